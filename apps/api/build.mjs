@@ -1,0 +1,25 @@
+// Bundles the service into dist/main.js. Workspace packages (@latchkey/*) are TypeScript sources and get
+// bundled in; everything else stays in node_modules.
+import { build } from 'esbuild';
+
+await build({
+  entryPoints: ['src/main.ts'],
+  outfile: 'dist/main.js',
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  sourcemap: true,
+  jsx: 'automatic',
+  logLevel: 'warning',
+  plugins: [
+    {
+      name: 'externalize-deps',
+      setup(b) {
+        b.onResolve({ filter: /^[^./]/ }, (args) =>
+          args.path.startsWith('@latchkey/') ? undefined : { path: args.path, external: true },
+        );
+      },
+    },
+  ],
+});

@@ -1,0 +1,200 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import helmet from '@fastify/helmet';
+import rateLimit from '@fastify/rate-limit';
+import fastifyStatic from '@fastify/static';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { Redis } from 'ioredis';
+import {
+  jsonSchemaTransform,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
+import { apiErrors } from '@latchkey/contract';
+import type { Config } from './config.js';
+import { createDatabase, type Database, type Db } from './db/client.js';
+import { AppError } from './errors.js';
+import { Passwords } from './lib/passwords.js';
+import { TokenService } from './lib/tokens.js';
+import { registerAuth, registerOwnership } from './plugins/auth.js';
+import { registerCors, type CorsOptions } from './plugins/cors.js';
+import { registerErrorHandling } from './plugins/errors.js';
+import { accountRoutes } from './modules/account/account.routes.js';
+import { applicationsRoutes } from './modules/applications/applications.routes.js';
+import { authRoutes } from './modules/auth/auth.routes.js';
+import { healthRoutes } from './modules/health/health.routes.js';
+import { platformUsersRoutes } from './modules/platform-users/platform-users.routes.js';
+import { cdnRoutes, logosRoutes } from './modules/logos/logos.routes.js';
+import { emailPreviewRoutes } from './modules/email-preview/email-preview.routes.js';
+import { createLogoStorage } from './plugins/storage/index.js';
+import { createMailer } from './plugins/mailer/index.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    db: Db;
+    database: Database;
+    tokens: TokenService;
+    passwords: Passwords;
+    redis: Redis | null;
+    /** Every route as registered: the security suite derives its authorization matrix from it. */
+    routeTable: { method: string; url: string; public: boolean }[];
+  }
+  interface FastifyContextConfig {
+    /** Marks a route that needs no portal access token (login, previews, health …). */
+    public?: boolean;
+  }
+}
+
+export type App = FastifyInstance;
+export type TypedApp = ReturnType<FastifyInstance['withTypeProvider']> & FastifyInstance;
+
+export interface BuildOptions {
+  /** An already migrated database (tests); otherwise one is created from config and migrated. */
+  database?: Database;
+  logger?: boolean;
+  /** Tests shorten the CORS cache so a removed domain can be seen to stop working. */
+  cors?: Pick<CorsOptions, 'cacheTtlMs'>;
+}
+
+/** Explicit wiring (house style 4): every plugin and module is registered here, in order. */
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger === false ? false : { level: config.logLevel },
+    trustProxy: config.trustProxy,
+    bodyLimit: 256 * 1024,
+    genReqId: (req) => (typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'].slice(0, 100) : crypto.randomUUID()),
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  const routeTable: FastifyInstance['routeTable'] = [];
+  app.decorate('routeTable', routeTable);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      if (method !== 'HEAD') routeTable.push({ method, url: route.url, public: route.config?.public === true });
+    }
+  });
+
+  const ownsDatabase = !options.database;
+  const database = options.database ?? (await createDatabase({ url: config.database.url, dataDir: path.join(config.dataDir, 'pgdata'), poolSize: config.database.poolSize }));
+  if (ownsDatabase) await database.migrate();
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : null;
+  app.decorate('config', config);
+  app.decorate('database', database);
+  app.decorate('db', database.db);
+  app.decorate('tokens', await TokenService.create(config));
+  app.decorate('passwords', new Passwords(config.argon2));
+  app.decorate('redis', redis);
+  app.decorate('storage', await createLogoStorage(config));
+  app.decorate('mailer', createMailer(config, app.log));
+  app.addHook('onClose', async () => {
+    app.storage.close?.();
+    await app.mailer.close();
+  });
+  app.addHook('onClose', async () => {
+    redis?.disconnect();
+    if (ownsDatabase) await database.close();
+  });
+
+  // Graceful shutdown: requests in flight when close() starts still finish, and their keep-alive
+  // connections are told to close, so server.close() is not left waiting on idle sockets.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+
+  registerErrorHandling(app, config.apiPrefix);
+  registerAuth(app, database.db, app.tokens);
+  registerOwnership(app, database.db);
+
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        // MUI (emotion) injects style elements at run time.
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:', 'blob:', config.storage.cdnBaseUrl],
+        connectSrc: ["'self'", ...(config.storage.driver === 's3' && config.storage.s3.endpoint ? [config.storage.s3.endpoint] : []), 'https:'],
+        frameSrc: ["'self'"],
+        frameAncestors: ["'none'"],
+        objectSrc: ["'none'"],
+        baseUri: ["'self'"],
+        formAction: ["'self'"],
+      },
+    },
+    crossOriginEmbedderPolicy: false,
+  });
+  // After helmet, so preflight answers carry the same security headers; its hook is app-wide and so runs
+  // before the route-level rate limit, and a 429 still carries the CORS headers the caller needs to read it.
+  registerCors(app, database.db, { apiPrefix: config.apiPrefix, publicUrl: config.publicUrl, ...options.cors });
+  await app.register(rateLimit, {
+    global: true,
+    max: config.rateLimit.max,
+    timeWindow: config.rateLimit.windowSeconds * 1000,
+    ...(redis ? { redis, nameSpace: 'latchkey-rl-' } : {}),
+    skipOnError: true,
+    errorResponseBuilder: (_req, context) =>
+      new AppError(429, apiErrors.tooManyAttempts, { 'retry-after': String(Math.ceil(context.ttl / 1000)) }),
+  });
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Latchkey platform API', version: '1.0.0' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(swaggerUi, { routePrefix: `${config.apiPrefix}/docs` });
+
+  await app.register(
+    async (api) => {
+      await api.register(healthRoutes);
+      await api.register(authRoutes, { prefix: '/auth' });
+      await api.register(accountRoutes);
+      await api.register(applicationsRoutes);
+      await api.register(platformUsersRoutes);
+      await api.register(logosRoutes);
+      await api.register(emailPreviewRoutes);
+    },
+    { prefix: config.apiPrefix },
+  );
+  await app.register(cdnRoutes);
+
+  registerSpa(app, config);
+  return app;
+}
+
+/** Serves the built portal (apps/web/dist) on the same origin, with index.html for client routes. */
+function registerSpa(app: FastifyInstance, config: Config) {
+  const dist = config.webDistDir ?? findWebDist();
+  if (!dist || !fs.existsSync(path.join(dist, 'index.html'))) return;
+  const indexHtml = fs.readFileSync(path.join(dist, 'index.html'));
+  void app.register(fastifyStatic, {
+    root: dist,
+    wildcard: false,
+    index: false,
+    setHeaders: (res, file) => {
+      res.header('Cache-Control', file.includes(`${path.sep}assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
+    },
+  });
+  app.decorate('serveSpa', (reply: FastifyReply) =>
+    reply.type('text/html').header('Cache-Control', 'no-cache').send(indexHtml),
+  );
+}
+
+function findWebDist(): string | undefined {
+  let dir = path.dirname(new URL(import.meta.url).pathname);
+  for (let i = 0; i < 5; i++) {
+    const candidate = path.join(dir, 'apps', 'web', 'dist');
+    if (fs.existsSync(candidate)) return candidate;
+    dir = path.dirname(dir);
+  }
+  return undefined;
+}

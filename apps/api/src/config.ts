@@ -1,0 +1,124 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The only reader of process.env (house style 8). Every variable here is in the README's table and in
+ * .env.example; defaults make `npm start` work on a fresh machine with nothing set.
+ */
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const int = (def: number) => z.coerce.number().int().positive().default(def);
+
+const envSchema = z.object({
+  NODE_ENV: z.string().default('production'),
+  HOST: z.string().default('0.0.0.0'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PUBLIC_URL: z.url().optional(),
+  API_PREFIX: z.string().regex(/^\/[a-z0-9-]+$/).default('/api'),
+  DATA_DIR: z.string().default('.data'),
+  WEB_DIST_DIR: z.string().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TRUST_PROXY: bool.default(false),
+
+  DATABASE_URL: z.string().optional(),
+  DATABASE_POOL_SIZE: int(10),
+
+  JWT_PRIVATE_KEY: z.string().optional(),
+  JWT_PREVIOUS_PUBLIC_KEYS: z.string().optional(),
+  JWT_ISSUER: z.string().default('latchkey'),
+  JWT_AUDIENCE: z.string().default('latchkey-portal'),
+  ACCESS_TOKEN_TTL_SECONDS: int(900),
+  REFRESH_TOKEN_TTL_SECONDS: int(60 * 60 * 24 * 30),
+  ARGON2_MEMORY_KIB: z.coerce.number().int().min(19456).default(19456),
+  ARGON2_ITERATIONS: z.coerce.number().int().min(2).default(2),
+  ARGON2_PARALLELISM: z.coerce.number().int().min(1).default(1),
+  INVITE_TTL_SECONDS: int(60 * 60 * 24 * 7),
+  PLATFORM_AUDIENCE: z.string().min(1).default('https://api.latchkey.dev'),
+  TOKEN_LEEWAY_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
+
+  STORAGE_DRIVER: z.enum(['local', 's3']).default('local'),
+  UPLOAD_SIGNING_SECRET: z.string().min(32).optional(),
+  UPLOAD_URL_TTL_SECONDS: int(300),
+  CDN_BASE_URL: z.url().optional(),
+  S3_ENDPOINT: z.url().optional(),
+  S3_REGION: z.string().default('us-east-1'),
+  S3_BUCKET: z.string().optional(),
+  S3_ACCESS_KEY_ID: z.string().optional(),
+  S3_SECRET_ACCESS_KEY: z.string().optional(),
+  S3_FORCE_PATH_STYLE: bool.default(false),
+
+  SMTP_URL: z.string().optional(),
+  MAIL_FROM: z.string().default('Latchkey <no-reply@latchkey.local>'),
+
+  REDIS_URL: z.string().optional(),
+  RATE_LIMIT_MAX: int(600),
+  RATE_LIMIT_WINDOW_SECONDS: int(60),
+  LOGIN_RATE_LIMIT_MAX: int(10),
+  LOGIN_RATE_LIMIT_WINDOW_SECONDS: int(60),
+
+  PRIVACY_POLICY_URL: z.url().default('https://www.latchkey.dev/privacy'),
+  DOCS_URL: z.url().default('https://developer.latchkey.dev'),
+});
+
+export type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env) {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
+  const dataDir = path.resolve(e.DATA_DIR);
+  if (e.STORAGE_DRIVER === 's3' && (!e.S3_BUCKET || !e.CDN_BASE_URL))
+    throw new Error('Invalid configuration:\n  STORAGE_DRIVER=s3 needs S3_BUCKET and CDN_BASE_URL');
+  return {
+    env: e.NODE_ENV,
+    host: e.HOST,
+    port: e.PORT,
+    publicUrl,
+    apiPrefix: e.API_PREFIX,
+    dataDir,
+    webDistDir: e.WEB_DIST_DIR ? path.resolve(e.WEB_DIST_DIR) : undefined,
+    logLevel: e.LOG_LEVEL,
+    trustProxy: e.TRUST_PROXY,
+    database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE },
+    jwt: {
+      privateKey: e.JWT_PRIVATE_KEY,
+      previousPublicKeys: e.JWT_PREVIOUS_PUBLIC_KEYS,
+      issuer: e.JWT_ISSUER,
+      audience: e.JWT_AUDIENCE,
+      accessTtl: e.ACCESS_TOKEN_TTL_SECONDS,
+      refreshTtl: e.REFRESH_TOKEN_TTL_SECONDS,
+    },
+    argon2: { memoryCost: e.ARGON2_MEMORY_KIB, timeCost: e.ARGON2_ITERATIONS, parallelism: e.ARGON2_PARALLELISM },
+    inviteTtl: e.INVITE_TTL_SECONDS,
+    /** Tokens an application's own backend signs for its users (GET /platform/auth). */
+    platformTokens: { audience: e.PLATFORM_AUDIENCE, leeway: e.TOKEN_LEEWAY_SECONDS },
+    storage: {
+      driver: e.STORAGE_DRIVER,
+      signingSecret: e.UPLOAD_SIGNING_SECRET,
+      uploadTtl: e.UPLOAD_URL_TTL_SECONDS,
+      cdnBaseUrl: (e.CDN_BASE_URL ?? `${publicUrl}/cdn`).replace(/\/+$/, ''),
+      s3: {
+        endpoint: e.S3_ENDPOINT,
+        region: e.S3_REGION,
+        bucket: e.S3_BUCKET,
+        accessKeyId: e.S3_ACCESS_KEY_ID,
+        secretAccessKey: e.S3_SECRET_ACCESS_KEY,
+        forcePathStyle: e.S3_FORCE_PATH_STYLE,
+      },
+    },
+    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
+    redisUrl: e.REDIS_URL,
+    rateLimit: {
+      max: e.RATE_LIMIT_MAX,
+      windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS,
+      loginMax: e.LOGIN_RATE_LIMIT_MAX,
+      loginWindowSeconds: e.LOGIN_RATE_LIMIT_WINDOW_SECONDS,
+    },
+    portal: { privacyPolicyUrl: e.PRIVACY_POLICY_URL, docsUrl: e.DOCS_URL },
+  };
+}
+
+export type Config = ReturnType<typeof loadConfig>;

@@ -1,0 +1,253 @@
+import { createPublicKey, verify as cryptoVerify, type JsonWebKey } from 'node:crypto';
+import { and, eq } from 'drizzle-orm';
+import { compactVerify, importJWK, type JWK } from 'jose';
+import {
+  MAX_TEXT_LENGTH,
+  TOKEN_CHECK_IDS,
+  TOKEN_CHECK_LABELS,
+  type PublicJwk,
+  type TokenCheck,
+  type TokenCheckId,
+  type TokenCheckReport,
+} from '@latchkey/contract';
+import type { Db } from '../db/client.js';
+import { applicationIssuers, applicationKeys } from '../db/schema.js';
+
+/**
+ * Verifies a JWT that an application's own backend signed for one of its users (issue 7). Nothing in the
+ * token is trusted before its signature is checked: the header and claims are only decoded to find the
+ * application (by `iss`) and its key (by `kid`). The algorithm must fit the registered key, never the
+ * other way round, so `none`, HS* "signed" with a public key, or an RSA key read as EC cannot pass.
+ * Every step is reported, because the portal's token tester shows them one by one.
+ */
+export interface VerifyOptions {
+  /** The platform audience (config PLATFORM_AUDIENCE): `aud` must contain it. */
+  audience: string;
+  /** Seconds of clock skew allowed on exp / iat / nbf. */
+  leeway: number;
+  /** The tester: only this application's issuers and keys count, so it reveals nothing of others. */
+  applicationId?: string;
+  /** Epoch seconds; tests may pin it. */
+  now?: number;
+}
+
+export interface VerifiedIdentity {
+  applicationId: string;
+  sub: string;
+  /** Lower-cased; null when the claim is absent or not an email address. */
+  email: string | null;
+  displayName: string | null;
+}
+
+export interface TokenVerification {
+  report: TokenCheckReport;
+  /** Set only when every check passed. */
+  identity: VerifiedIdentity | null;
+}
+
+/** Which algorithms each key type may be used with (RFC 7518, RFC 8037, RFC 8812). */
+const RSA_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];
+const EC_ALGS: Record<string, string> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512', secp256k1: 'ES256K' };
+const OKP_ALGS: Record<string, string[]> = { Ed25519: ['EdDSA', 'Ed25519'] };
+const ALL_ALGS = new Set([...RSA_ALGS, ...Object.values(EC_ALGS), ...Object.values(OKP_ALGS).flat()]);
+
+export function algorithmsFor(jwk: Pick<PublicJwk, 'kty' | 'crv'>): string[] {
+  if (jwk.kty === 'RSA') return RSA_ALGS;
+  if (jwk.kty === 'EC') return jwk.crv && EC_ALGS[jwk.crv] ? [EC_ALGS[jwk.crv]!] : [];
+  if (jwk.kty === 'OKP') return (jwk.crv && OKP_ALGS[jwk.crv]) || [];
+  return [];
+}
+
+const B64URL = /^[A-Za-z0-9_-]*$/;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const MAX_ISSUER_LENGTH = 2048;
+const MAX_SUB_LENGTH = 255;
+/** Postgres text cannot hold NUL; such a value cannot match anything and must not reach a query. */
+const storable = (v: string, max: number) => v.length > 0 && v.length <= max && !v.includes('\u0000');
+
+type Json = Record<string, unknown>;
+
+function decodePart(part: string): Json | null {
+  if (!B64URL.test(part) || part.length === 0) return null;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : null;
+  } catch {
+    return null;
+  }
+}
+
+const iso = (seconds: number) => {
+  const d = new Date(seconds * 1000);
+  return Number.isNaN(d.getTime()) ? String(seconds) : d.toISOString();
+};
+const isTime = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+export async function verifyApplicationToken(db: Db, token: string, options: VerifyOptions): Promise<TokenVerification> {
+  const results = new Map<TokenCheckId, Omit<TokenCheck, 'id' | 'label'>>();
+  const pass = (id: TokenCheckId, message: string) => results.set(id, { status: 'pass', message });
+  const fail = (id: TokenCheckId, message: string) => results.set(id, { status: 'fail', message });
+  const skip = (id: TokenCheckId, message: string) => results.set(id, { status: 'skipped', message });
+  const now = options.now ?? Math.floor(Date.now() / 1000);
+  const finish = (header: Json | null, claims: Json | null, applicationId: string | null): TokenVerification => {
+    const checks = TOKEN_CHECK_IDS.map((id) => ({
+      id,
+      label: TOKEN_CHECK_LABELS[id],
+      ...(results.get(id) ?? { status: 'skipped' as const, message: 'Not checked because the token could not be decoded' }),
+    }));
+    const failed = checks.find((c) => c.status !== 'pass');
+    const report: TokenCheckReport = { valid: !failed, error: failed?.message ?? null, header, claims, applicationId, checks };
+    if (failed || !applicationId || !claims) return { report, identity: null };
+    return { report, identity: { applicationId, sub: claims.sub as string, ...profileOf(claims) } };
+  };
+
+  // 1. Decode, trusting nothing yet.
+  const parts = token.trim().split('.');
+  if (parts.length === 5) {
+    fail('decode', 'This is an encrypted token (JWE); send a signed JWT (JWS)');
+    return finish(null, null, null);
+  }
+  const header = parts.length === 3 ? decodePart(parts[0]!) : null;
+  const claims = parts.length === 3 ? decodePart(parts[1]!) : null;
+  if (!header || !claims || !B64URL.test(parts[2] ?? '')) {
+    fail('decode', 'Not a JWT: expected three base64url parts, a JSON header and JSON claims, separated by dots');
+    return finish(header, claims, null);
+  }
+  pass('decode', `Header and claims decoded (alg ${String(header.alg)}, kid ${String(header.kid)})`);
+
+  // 2. Issuer → application (exact match; an issuer belongs to one application only).
+  let applicationId: string | null = null;
+  const iss = claims.iss;
+  const scope = options.applicationId ? 'on this application' : 'by any application';
+  if (typeof iss !== 'string' || iss.length === 0) fail('issuer', 'The token has no issuer (iss)');
+  else if (!storable(iss, MAX_ISSUER_LENGTH)) fail('issuer', `Issuer ${JSON.stringify(iss.slice(0, 100))} is not registered ${scope}`);
+  else {
+    const [row] = await db
+      .select({ applicationId: applicationIssuers.applicationId })
+      .from(applicationIssuers)
+      .where(eq(applicationIssuers.url, iss))
+      .limit(1);
+    if (!row || (options.applicationId && row.applicationId !== options.applicationId))
+      fail('issuer', `Issuer ${iss} is not registered ${scope} (auth domains must match exactly)`);
+    else {
+      applicationId = row.applicationId;
+      pass('issuer', `Issuer ${iss} is registered`);
+    }
+  }
+
+  // 3. Key by kid, among that application's keys only.
+  let jwk: PublicJwk | null = null;
+  const kid = header.kid;
+  if (typeof kid !== 'string' || kid.length === 0) fail('key', 'The token header has no key id (kid)');
+  else if (!applicationId) skip('key', 'No application to look the key up in (the issuer did not match)');
+  else if (!storable(kid, 1000)) fail('key', 'No key with this kid is registered on the application');
+  else {
+    const [row] = await db
+      .select({ jwk: applicationKeys.jwk })
+      .from(applicationKeys)
+      .where(and(eq(applicationKeys.applicationId, applicationId), eq(applicationKeys.kid, kid)))
+      .limit(1);
+    if (!row) fail('key', `No key with kid ${kid} is registered on the application`);
+    else {
+      jwk = row.jwk;
+      pass('key', `Key ${kid} (${jwk.kty}${jwk.crv ? ` ${jwk.crv}` : ''}) found`);
+    }
+  }
+
+  // 4. Algorithm: decided by the registered key, never by the token alone.
+  const alg = header.alg;
+  let algOk = false;
+  if (typeof alg !== 'string' || alg.length === 0) fail('algorithm', 'The token header has no algorithm (alg)');
+  else if (alg.toLowerCase() === 'none') fail('algorithm', 'Unsigned tokens (alg none) are never accepted');
+  else if (/^HS/i.test(alg)) fail('algorithm', `Symmetric algorithms (${alg}) are never accepted; sign with your private key`);
+  else if (!ALL_ALGS.has(alg)) fail('algorithm', `Unsupported algorithm ${alg}`);
+  else if (!jwk) skip('algorithm', `${alg} could not be compared with a key (no key matched)`);
+  else {
+    const allowed = algorithmsFor(jwk);
+    if (!allowed.includes(alg)) fail('algorithm', `Algorithm ${alg} does not fit this ${describeKey(jwk)} key (use ${allowed.join(', ') || 'none'})`);
+    else if (jwk.alg && jwk.alg !== alg) fail('algorithm', `Key ${jwk.kid} is registered for ${jwk.alg} only, but the token says ${alg}`);
+    else {
+      algOk = true;
+      pass('algorithm', `${alg} fits the ${describeKey(jwk)} key`);
+    }
+  }
+
+  // 5. Signature.
+  if (!jwk || !algOk || typeof alg !== 'string') skip('signature', 'Not checked: needs a matching key and a fitting algorithm');
+  else {
+    const problem = await checkSignature(token.trim(), jwk, alg);
+    if (problem) fail('signature', problem);
+    else pass('signature', `Signature verified with key ${jwk.kid}`);
+  }
+
+  // 6. Audience.
+  const aud = claims.aud;
+  const audiences = typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud.filter((a): a is string => typeof a === 'string') : [];
+  if (audiences.length === 0) fail('audience', `The token has no audience (aud); it must contain ${options.audience}`);
+  else if (!audiences.includes(options.audience))
+    fail('audience', `Wrong audience: aud must contain ${options.audience} (the token has ${audiences.join(', ')})`);
+  else pass('audience', `Audience contains ${options.audience}`);
+
+  // 7. Times, with leeway.
+  const { exp, iat, nbf } = claims;
+  const leeway = options.leeway;
+  if (exp === undefined) fail('times', 'The token has no expiry (exp); it is required');
+  else if (!isTime(exp)) fail('times', 'The expiry (exp) must be a number of seconds');
+  else if (exp <= now - leeway) fail('times', `The token expired at ${iso(exp)}`);
+  else if (nbf !== undefined && !isTime(nbf)) fail('times', 'Not-before (nbf) must be a number of seconds');
+  else if (isTime(nbf) && nbf > now + leeway) fail('times', `The token is not valid yet: not before ${iso(nbf)}`);
+  else if (iat !== undefined && !isTime(iat)) fail('times', 'Issued-at (iat) must be a number of seconds');
+  else if (isTime(iat) && iat > now + leeway) fail('times', `The token was issued in the future (${iso(iat)}); check the signing clock`);
+  else pass('times', `Valid until ${iso(exp)} (leeway ${leeway}s)`);
+
+  // 8. Subject: the user's id at the application.
+  const sub = claims.sub;
+  if (typeof sub !== 'string' || sub.length === 0) fail('subject', 'The token has no subject (sub), the user id at your application');
+  else if (!storable(sub, MAX_SUB_LENGTH)) fail('subject', `The subject (sub) must be at most ${MAX_SUB_LENGTH} characters`);
+  else pass('subject', `Subject ${sub}`);
+
+  return finish(header, claims, applicationId);
+}
+
+function describeKey(jwk: PublicJwk): string {
+  return jwk.kty === 'RSA' ? 'RSA' : `${jwk.kty} ${jwk.crv ?? ''}`.trim();
+}
+
+/** null when the signature is good, otherwise why not. */
+async function checkSignature(token: string, jwk: PublicJwk, alg: string): Promise<string | null> {
+  const mismatch = `The signature does not match key ${jwk.kid}`;
+  const publicMembers: JWK = { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y, n: jwk.n, e: jwk.e };
+  if (alg === 'ES256K') {
+    // jose 6 dropped secp256k1; Node's crypto still verifies it (RFC 8812: SHA-256, raw r||s).
+    try {
+      const [h, p, s] = token.split('.') as [string, string, string];
+      const key = createPublicKey({ key: publicMembers as JsonWebKey, format: 'jwk' });
+      const ok = cryptoVerify('sha256', Buffer.from(`${h}.${p}`), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(s, 'base64url'));
+      return ok ? null : mismatch;
+    } catch {
+      return `Key ${jwk.kid} could not be used to verify the signature`;
+    }
+  }
+  let key;
+  try {
+    key = await importJWK(publicMembers, alg);
+  } catch {
+    return `Key ${jwk.kid} could not be used with ${alg}`;
+  }
+  try {
+    await compactVerify(token, key, { algorithms: [alg] });
+    return null;
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED') return mismatch;
+    return `${mismatch}: ${(error as Error).message}`;
+  }
+}
+
+function profileOf(claims: Json): { email: string | null; displayName: string | null } {
+  const rawEmail = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : '';
+  const email = storable(rawEmail, 254) && EMAIL.test(rawEmail) ? rawEmail : null;
+  const rawName = [claims.name, claims.displayName].find((v): v is string => typeof v === 'string' && v.trim().length > 0);
+  const name = rawName?.trim().split('\u0000').join('').slice(0, MAX_TEXT_LENGTH);
+  return { email, displayName: name || null };
+}

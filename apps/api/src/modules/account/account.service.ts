@@ -1,0 +1,40 @@
+import { and, eq, ne } from 'drizzle-orm';
+import type { FastifyInstance } from 'fastify';
+import { apiErrors, type Account, type ChangePassword } from '@latchkey/contract';
+import { sessions, users } from '../../db/schema.js';
+import { unauthorized } from '../../errors.js';
+import type { AuthUser } from '../../plugins/auth.js';
+
+export async function getAccount(app: FastifyInstance, user: AuthUser): Promise<Account> {
+  const [row] = await app.db
+    .select({ userId: users.id, email: users.email, displayName: users.displayName, emailVerified: users.emailVerified, publicKey: sessions.publicKey })
+    .from(users)
+    .innerJoin(sessions, eq(sessions.id, user.sessionId))
+    .where(eq(users.id, user.id))
+    .limit(1);
+  if (!row) throw unauthorized();
+  return row;
+}
+
+export async function updateAccount(app: FastifyInstance, user: AuthUser, displayName: string): Promise<void> {
+  await app.db.update(users).set({ displayName }).where(eq(users.id, user.id));
+}
+
+/**
+ * Changes the password and ends every other session of the user. An invited user who signed in with
+ * their one-time code has no password yet; that session is the proof, so the old password is not checked.
+ */
+export async function changePassword(app: FastifyInstance, user: AuthUser, input: ChangePassword): Promise<void> {
+  const [row] = await app.db.select().from(users).where(eq(users.id, user.id)).limit(1);
+  if (!row) throw unauthorized();
+  const fromInvitation = row.passwordHash === null && row.passwordChangeRequired;
+  if (!fromInvitation && !(await app.passwords.verify(row.passwordHash, input.oldPassword))) {
+    throw unauthorized(apiErrors.wrongOldPassword);
+  }
+  const passwordHash = await app.passwords.hash(input.newPassword);
+  await app.db.update(users).set({ passwordHash, passwordChangeRequired: false }).where(eq(users.id, user.id));
+  await app.db
+    .update(sessions)
+    .set({ revokedAt: new Date() })
+    .where(and(eq(sessions.userId, user.id), ne(sessions.id, user.sessionId)));
+}

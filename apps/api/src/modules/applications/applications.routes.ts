@@ -1,0 +1,102 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  applicationIdParamsSchema,
+  applicationSchema,
+  createApplicationSchema,
+  directoryQuerySchema,
+  directoryResultSchema,
+  errorBodySchema,
+  ownerBodySchema,
+  ownerSchema,
+  updateApplicationSchema,
+} from '@latchkey/contract';
+import { authItemsRoutes } from './auth-items.routes.js';
+import { createApplication, deleteApplication, getApplication, listApplications, updateApplication } from './applications.service.js';
+import { addOwner, listOwners, queryDirectory, removeOwner } from './owners.service.js';
+
+const tags = ['applications'];
+const security = [{ bearer: [] }];
+const E = errorBodySchema;
+const base = '/platform/application';
+const one = `${base}/:applicationId`;
+
+/** /platform/application/** and /directory/query. Every :applicationId route is owner-only (404 otherwise). */
+export async function applicationsRoutes(instance: FastifyInstance) {
+  const app = instance.withTypeProvider<ZodTypeProvider>();
+  const owner = { onRequest: [app.authenticate, app.requireOwner] };
+  const signedIn = { onRequest: [app.authenticate] };
+
+  app.get(base, { ...signedIn, schema: { tags, security, response: { 200: z.array(applicationSchema), 401: E } } }, async (request) =>
+    listApplications(app.db, request.user.id),
+  );
+
+  app.post(
+    base,
+    { ...signedIn, schema: { tags, security, body: createApplicationSchema, response: { 201: z.null(), 400: E, 401: E } } },
+    async (request, reply) => {
+      const id = await createApplication(app, request.user.id, request.body);
+      return reply.code(201).header('location', `${app.config.publicUrl}${app.config.apiPrefix}${base}/${id}`).send(null);
+    },
+  );
+
+  app.get(
+    one,
+    { ...owner, schema: { tags, security, params: applicationIdParamsSchema, response: { 200: applicationSchema, 401: E, 404: E } } },
+    async (request) => getApplication(app.db, request.params.applicationId),
+  );
+
+  app.post(
+    one,
+    { ...owner, schema: { tags, security, params: applicationIdParamsSchema, body: updateApplicationSchema, response: { 204: z.null(), 400: E, 401: E, 404: E } } },
+    async (request, reply) => {
+      await updateApplication(app, request.params.applicationId, request.body);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.delete(
+    one,
+    { ...owner, schema: { tags, security, params: applicationIdParamsSchema, response: { 204: z.null(), 401: E, 404: E } } },
+    async (request, reply) => {
+      await deleteApplication(app.db, request.params.applicationId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    `${one}/owner`,
+    { ...owner, schema: { tags, security, params: applicationIdParamsSchema, response: { 200: z.array(ownerSchema), 401: E, 404: E } } },
+    async (request) => listOwners(app.db, request.params.applicationId),
+  );
+
+  app.post(
+    `${one}/owner`,
+    { ...owner, schema: { tags, security, params: applicationIdParamsSchema, body: ownerBodySchema, response: { 204: z.null(), 400: E, 401: E, 404: E, 409: E } } },
+    async (request, reply) => {
+      await addOwner(app.db, request.params.applicationId, request.body.userId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.delete(
+    `${one}/owner`,
+    { ...owner, schema: { tags, security, params: applicationIdParamsSchema, body: ownerBodySchema, response: { 204: z.null(), 400: E, 401: E, 404: E, 409: E } } },
+    async (request, reply) => {
+      await removeOwner(app.db, request.params.applicationId, request.body.userId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  // The spec's form `/platform/application//directory/query` reaches the same route: duplicate slashes are folded.
+  for (const path of ['/directory/query', `${base}/directory/query`]) {
+    app.post(
+      path,
+      { ...signedIn, schema: { tags: ['directory'], security, body: directoryQuerySchema, response: { 200: directoryResultSchema, 400: E, 401: E, 404: E } } },
+      async (request) => queryDirectory(app.db, request.body.email),
+    );
+  }
+
+  await app.register(authItemsRoutes);
+}

@@ -1,0 +1,156 @@
+import { eq, sql } from 'drizzle-orm';
+import type { FastifyInstance } from 'fastify';
+import {
+  apiErrors,
+  type Application,
+  type CreateApplication,
+  type EmailPreferencesUpdate,
+  type PublicJwk,
+  type UpdateApplication,
+} from '@latchkey/contract';
+import type { Db } from '../../db/client.js';
+import {
+  applicationCorsDomains,
+  applicationIssuers,
+  applicationKeys,
+  applicationOwners,
+  applications,
+} from '../../db/schema.js';
+import { notFound } from '../../errors.js';
+import { checkLogoUrl } from '../logos/logos.service.js';
+
+type ApplicationRow = typeof applications.$inferSelect;
+
+/**
+ * The child rows of each application, aggregated by the database in the same statement as the
+ * application itself: one round trip per read instead of five (measured in docs/performance.md).
+ */
+const childColumns = {
+  keys: sql<{ kid: string; jwk: PublicJwk }[]>`coalesce((select json_agg(json_build_object('kid', k.kid, 'jwk', k.jwk) order by k.created_at, k.kid) from ${applicationKeys} k where k.application_id = ${applications.id}), '[]'::json)`,
+  issuers: sql<string[]>`coalesce((select json_agg(i.url order by i.created_at, i.url) from ${applicationIssuers} i where i.application_id = ${applications.id}), '[]'::json)`,
+  cors: sql<string[]>`coalesce((select json_agg(c.origin order by c.created_at, c.origin) from ${applicationCorsDomains} c where c.application_id = ${applications.id}), '[]'::json)`,
+  owners: sql<string[]>`coalesce((select json_agg(o.user_id order by o.created_at, o.user_id) from ${applicationOwners} o where o.application_id = ${applications.id}), '[]'::json)`,
+};
+type AssembledRow = { app: ApplicationRow; keys: { kid: string; jwk: PublicJwk }[]; issuers: string[]; cors: string[]; owners: string[] };
+
+/** The two reads every portal screen makes, prepared once per database (no SQL building per request). */
+function prepareReads(db: Db) {
+  return {
+    get: db
+      .select({ app: applications, ...childColumns })
+      .from(applications)
+      .where(eq(applications.id, sql.placeholder('applicationId')))
+      .limit(1)
+      .prepare('application_get'),
+    list: db
+      .select({ app: applications, ...childColumns })
+      .from(applications)
+      .innerJoin(applicationOwners, eq(applicationOwners.applicationId, applications.id))
+      .where(eq(applicationOwners.userId, sql.placeholder('userId')))
+      .orderBy(applications.createdAt, applications.id)
+      .prepare('application_list'),
+  };
+}
+const prepared = new WeakMap<Db, ReturnType<typeof prepareReads>>();
+function preparedReads(db: Db) {
+  let reads = prepared.get(db);
+  if (!reads) prepared.set(db, (reads = prepareReads(db)));
+  return reads;
+}
+
+/** Aggregated rows → the contract's Application. */
+function assemble(rows: AssembledRow[]): Application[] {
+  return rows.map(({ app: r, keys, issuers, cors, owners }) => {
+    const authKeys: Record<string, PublicJwk> = {};
+    for (const k of keys) authKeys[k.kid] = k.jwk;
+    return {
+      applicationId: r.id,
+      name: r.name,
+      companyName: r.companyName,
+      mailingAddress: r.mailingAddress,
+      owners,
+      logoUrl: r.logoUrl,
+      privacyPolicy: r.privacyPolicy,
+      supportContact: r.supportContact,
+      appLink: r.appLink,
+      authDomains: issuers,
+      corsDomains: cors,
+      authKeys,
+      emailPreferences: {
+        senderEmail: r.senderEmail,
+        senderName: r.senderName,
+        primaryColour: r.primaryColour,
+        secondaryColour: r.secondaryColour,
+        onlySendEssentialEmails: r.onlySendEssentialEmails,
+        callToAction: r.callToAction ?? null,
+      },
+      lastUpdated: Math.floor(r.updatedAt.getTime() / 1000),
+    };
+  });
+}
+
+export async function listApplications(db: Db, userId: string): Promise<Application[]> {
+  return assemble(await preparedReads(db).list.execute({ userId }));
+}
+
+export async function getApplication(db: Db, applicationId: string): Promise<Application> {
+  const [app] = assemble(await preparedReads(db).get.execute({ applicationId }));
+  if (!app) throw notFound(apiErrors.applicationNotFound);
+  return app;
+}
+
+/** Column values of an update: absent members stay as they are; `null` clears optional ones. */
+function columnsOf(input: UpdateApplication): Partial<typeof applications.$inferInsert> {
+  const set: Partial<typeof applications.$inferInsert> = {};
+  for (const key of ['name', 'companyName', 'mailingAddress', 'privacyPolicy', 'supportContact', 'appLink', 'logoUrl'] as const) {
+    if (input[key] !== undefined) (set as Record<string, unknown>)[key] = input[key];
+  }
+  const prefs: EmailPreferencesUpdate = input.emailPreferences ?? {};
+  for (const key of ['senderEmail', 'senderName', 'primaryColour', 'secondaryColour', 'onlySendEssentialEmails', 'callToAction'] as const) {
+    if (prefs[key] !== undefined) (set as Record<string, unknown>)[key] = prefs[key];
+  }
+  return set;
+}
+
+export async function createApplication(app: FastifyInstance, userId: string, input: CreateApplication): Promise<string> {
+  const id = crypto.randomUUID();
+  if (input.logoUrl) await checkLogoUrl(app.storage, id, input.logoUrl);
+  await app.db.transaction(async (tx) => {
+    await tx.insert(applications).values({ id, name: input.name, companyName: input.companyName, mailingAddress: input.mailingAddress, ...columnsOf(input) });
+    await tx.insert(applicationOwners).values({ applicationId: id, userId });
+  });
+  return id;
+}
+
+/**
+ * Partial update. Only the given columns are written, in one statement, so owners editing different
+ * fields at the same time never overwrite each other. An update with nothing to change changes nothing.
+ */
+export async function updateApplication(app: FastifyInstance, applicationId: string, input: UpdateApplication): Promise<void> {
+  const set = columnsOf(input);
+  if (Object.keys(set).length === 0) return;
+  if (set.logoUrl) await checkLogoUrl(app.storage, applicationId, set.logoUrl);
+  await app.db
+    .update(applications)
+    .set({ ...set, version: sql`${applications.version} + 1`, updatedAt: sql`now()` })
+    .where(eq(applications.id, applicationId));
+}
+
+export async function deleteApplication(db: Db, applicationId: string): Promise<void> {
+  await db.delete(applications).where(eq(applications.id, applicationId));
+}
+
+/** Keys, issuers, CORS domains and owners live in rows of their own; their changes still bump the version. */
+export async function touchApplication(db: Db, applicationId: string): Promise<void> {
+  await db
+    .update(applications)
+    .set({ version: sql`${applications.version} + 1`, updatedAt: sql`now()` })
+    .where(eq(applications.id, applicationId));
+}
+
+export const isUniqueViolation = (err: unknown): boolean => {
+  for (let e = err as { code?: string; cause?: unknown } | undefined, i = 0; e && i < 4; e = e.cause as typeof e, i++) {
+    if (e.code === '23505') return true;
+  }
+  return false;
+};

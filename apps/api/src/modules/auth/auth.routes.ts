@@ -1,0 +1,71 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  authResponseSchema,
+  errorBodySchema,
+  loginSchema,
+  refreshResponseSchema,
+  registerQuerySchema,
+  registerSchema,
+} from '@latchkey/contract';
+import { bearerToken } from '../../plugins/auth.js';
+import { destroySession, login, refresh, register } from './auth.service.js';
+
+const errors = { 400: errorBodySchema, 401: errorBodySchema, 429: errorBodySchema };
+
+/** /auth/* — mounted with prefix /auth under the API prefix. */
+export async function authRoutes(instance: FastifyInstance) {
+  const app = instance.withTypeProvider<ZodTypeProvider>();
+  const { loginMax, loginWindowSeconds } = app.config.rateLimit;
+
+  app.post(
+    '/register',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['auth'],
+        querystring: registerQuerySchema,
+        body: registerSchema,
+        response: { 200: authResponseSchema, 409: errorBodySchema, 422: errorBodySchema, ...errors },
+      },
+    },
+    async (request) => register(app, request.body, request.query.force),
+  );
+
+  app.post(
+    '/token',
+    {
+      config: {
+        public: true,
+        // Per IP and email, counted after the body is parsed; shared through Redis when configured.
+        rateLimit: {
+          max: loginMax,
+          timeWindow: loginWindowSeconds * 1000,
+          hook: 'preHandler',
+          keyGenerator: (req) => `login:${req.ip}:${String((req.body as { email?: unknown } | undefined)?.email ?? '').toLowerCase()}`,
+        },
+      },
+      schema: { tags: ['auth'], body: loginSchema, response: { 200: authResponseSchema, 422: errorBodySchema, ...errors } },
+    },
+    async (request) => login(app, request.body),
+  );
+
+  app.post(
+    '/token/refresh',
+    { config: { public: true }, schema: { tags: ['auth'], response: { 200: refreshResponseSchema, ...errors } } },
+    async (request) => refresh(app, bearerToken(request)),
+  );
+
+  app.post(
+    '/token/destroy',
+    {
+      onRequest: app.authenticate,
+      schema: { tags: ['auth'], security: [{ bearer: [] }], response: { 204: z.null(), 401: errorBodySchema } },
+    },
+    async (request, reply) => {
+      await destroySession(app, request.user.sessionId);
+      return reply.code(204).send(null);
+    },
+  );
+}

@@ -1,0 +1,135 @@
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { and, eq, gt, isNull, sql } from 'drizzle-orm';
+import { apiErrors, type AuthResponse, type Register } from '@latchkey/contract';
+import type { FastifyInstance } from 'fastify';
+import { sessions, users } from '../../db/schema.js';
+import { AppError, conflict, unauthorized } from '../../errors.js';
+
+type App = FastifyInstance;
+
+const isUniqueViolation = (err: unknown) =>
+  (err as { code?: string })?.code === '23505' || (err as { cause?: { code?: string } })?.cause?.code === '23505';
+
+/** A session: a row holding the only refresh-token id still valid, and a per-session Ed25519 pair. */
+export async function createSession(app: App, user: { id: string; email: string }, passwordChangeRequired = false): Promise<AuthResponse> {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const publicDer = publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
+  const refreshJti = randomUUID();
+  const [session] = await app.db
+    .insert(sessions)
+    .values({
+      userId: user.id,
+      refreshJti,
+      publicKey: publicDer,
+      expiresAt: new Date(Date.now() + app.config.jwt.refreshTtl * 1000),
+    })
+    .returning({ id: sessions.id });
+  const sid = session!.id;
+  const [authToken, refresh] = await Promise.all([
+    app.tokens.signAccess({ sub: user.id, email: user.email, sid }),
+    app.tokens.signRefresh({ sub: user.id, sid, jti: refreshJti }),
+  ]);
+  return {
+    authToken,
+    refreshToken: refresh.token,
+    privateKey: privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
+    publicKey: publicDer,
+    ...(passwordChangeRequired ? { passwordChangeRequired: true } : {}),
+  };
+}
+
+export async function register(app: App, input: Register, force: boolean): Promise<AuthResponse> {
+  const email = input.email.toLowerCase();
+  const passwordHash = await app.passwords.hash(input.password);
+  const [existing] = await app.db.select().from(users).where(eq(users.email, email)).limit(1);
+  if (existing) {
+    if (existing.passwordHash) throw conflict(apiErrors.accountExists);
+    // A pending invitation: answered 422 unless the caller forces the registration over it.
+    if (!force) throw new AppError(422, apiErrors.pendingInvite);
+    await app.db
+      .update(users)
+      .set({ passwordHash, inviteCodeHash: null, inviteExpiresAt: null, passwordChangeRequired: false, displayName: input.displayName ?? existing.displayName })
+      .where(eq(users.id, existing.id));
+    return createSession(app, { id: existing.id, email });
+  }
+  try {
+    const [user] = await app.db
+      .insert(users)
+      .values({ email, passwordHash, displayName: input.displayName || null })
+      .returning({ id: users.id });
+    return createSession(app, { id: user!.id, email });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(apiErrors.accountExists);
+    throw err;
+  }
+}
+
+/**
+ * Password login, or — for a pending invitation — a one-time login with the emailed code. The code is
+ * spent on first use; the account then has to choose a password (`passwordChangeRequired`).
+ */
+export async function login(app: App, input: { email: string; password: string }): Promise<AuthResponse> {
+  const email = input.email.toLowerCase();
+  const [user] = await app.db.select().from(users).where(eq(users.email, email)).limit(1);
+  if (user?.passwordHash) {
+    if (!(await app.passwords.verify(user.passwordHash, input.password))) throw unauthorized(apiErrors.wrongCredentials);
+    return createSession(app, user, user.passwordChangeRequired);
+  }
+  if (user?.inviteCodeHash) {
+    const expired = !user.inviteExpiresAt || user.inviteExpiresAt.getTime() < Date.now();
+    if (expired || !(await app.passwords.verify(user.inviteCodeHash, input.password))) {
+      // Wrong code on a pending invite: the portal tells the user to use the invitation email (spec §8, 422).
+      throw new AppError(expired ? 401 : 422, expired ? apiErrors.wrongCredentials : apiErrors.pendingInvite);
+    }
+    // Spend the code atomically: only one login can consume it.
+    const spent = await app.db
+      .update(users)
+      .set({ inviteCodeHash: null, inviteExpiresAt: null, passwordChangeRequired: true, emailVerified: true })
+      .where(and(eq(users.id, user.id), eq(users.inviteCodeHash, user.inviteCodeHash)))
+      .returning({ id: users.id });
+    if (spent.length === 0) throw unauthorized(apiErrors.wrongCredentials);
+    return createSession(app, user, true);
+  }
+  await app.passwords.verify(null, input.password);
+  throw unauthorized(apiErrors.wrongCredentials);
+}
+
+/**
+ * Rotation with reuse detection. The conditional UPDATE is the whole race: of two refreshes presenting
+ * the same token, exactly one matches `refresh_jti`; the other finds the session with a newer jti, which
+ * means the token was used twice — possibly stolen — so the whole session is revoked.
+ */
+export async function refresh(app: App, token: string | null): Promise<{ authToken: string; refreshToken: string }> {
+  if (!token) throw unauthorized();
+  let claims;
+  try {
+    claims = await app.tokens.verifyRefresh(token);
+  } catch {
+    throw unauthorized();
+  }
+  const next = randomUUID();
+  const rotated = await app.db
+    .update(sessions)
+    .set({ refreshJti: next })
+    .where(and(eq(sessions.id, claims.sid), eq(sessions.refreshJti, claims.jti), isNull(sessions.revokedAt), gt(sessions.expiresAt, sql`now()`)))
+    .returning({ userId: sessions.userId });
+  if (rotated.length === 0) {
+    const [session] = await app.db.select().from(sessions).where(eq(sessions.id, claims.sid)).limit(1);
+    if (session && !session.revokedAt && session.refreshJti !== claims.jti) {
+      await app.db.update(sessions).set({ revokedAt: new Date() }).where(eq(sessions.id, session.id));
+      throw unauthorized(apiErrors.refreshReused);
+    }
+    throw unauthorized();
+  }
+  const [user] = await app.db.select({ id: users.id, email: users.email }).from(users).where(eq(users.id, rotated[0]!.userId)).limit(1);
+  if (!user) throw unauthorized();
+  const [authToken, refreshed] = await Promise.all([
+    app.tokens.signAccess({ sub: user.id, email: user.email, sid: claims.sid }),
+    app.tokens.signRefresh({ sub: user.id, sid: claims.sid, jti: next }),
+  ]);
+  return { authToken, refreshToken: refreshed.token };
+}
+
+export async function destroySession(app: App, sessionId: string): Promise<void> {
+  await app.db.update(sessions).set({ revokedAt: new Date() }).where(eq(sessions.id, sessionId));
+}

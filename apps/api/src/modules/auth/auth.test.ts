@@ -1,0 +1,179 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_V2_ACCEPT, apiErrors, messages } from '@latchkey/contract';
+import { eq } from 'drizzle-orm';
+import { users } from '../../db/schema.js';
+import { createTestApp, uniqueEmail, type TestApp } from '../../../test/helpers.js';
+import { createInvitation } from './invitations.service.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({ LOGIN_RATE_LIMIT_MAX: '1000' });
+});
+afterAll(() => t.close());
+
+const register = (payload: object, query = '') => t.app.inject({ method: 'POST', url: `/api/auth/register${query}`, payload });
+const login = (payload: object, headers: Record<string, string> = {}) => t.app.inject({ method: 'POST', url: '/api/auth/token', payload, headers });
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString());
+const headerOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString());
+
+describe('register', () => {
+  it('creates an account and answers like login', async () => {
+    const email = uniqueEmail('reg');
+    const res = await register({ email, password: 'abcde', displayName: 'Reg' });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(Object.keys(body).sort()).toEqual(['authToken', 'privateKey', 'publicKey', 'refreshToken']);
+    expect(headerOf(body.authToken).alg).toBe('EdDSA');
+    expect(claimsOf(body.authToken)).toMatchObject({ email, sub: expect.any(String), sid: expect.any(String), exp: expect.any(Number) });
+    expect(Buffer.from(body.privateKey, 'base64').length).toBeGreaterThan(40);
+  });
+
+  it('validates with the contract messages', async () => {
+    const bad = await register({ email: 'nope', password: 'abc' });
+    expect(bad.statusCode).toBe(400);
+    const messagesSeen = bad.json().errors.map((e: { message: string }) => e.message);
+    expect(messagesSeen).toContain(messages.invalidEmail);
+    expect(messagesSeen).toContain(messages.passwordTooShort);
+    expect(bad.json()).toMatchObject({ code: 400, message: expect.any(String) });
+  });
+
+  it('refuses an existing account case-insensitively with 409', async () => {
+    const email = uniqueEmail('dup');
+    await register({ email, password: 'abcde' });
+    const again = await register({ email: email.toUpperCase(), password: 'abcde' });
+    expect(again.statusCode).toBe(409);
+    expect(again.json()).toEqual({ code: 409, message: apiErrors.accountExists });
+  });
+
+  it('stores argon2id at no less than OWASP minimum', async () => {
+    const email = uniqueEmail('hash');
+    await register({ email, password: 'abcde' });
+    const [row] = await t.database.db.select().from(users).where(eq(users.email, email));
+    const m = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$/.exec(row!.passwordHash!);
+    expect(m).not.toBeNull();
+    expect(Number(m![1])).toBeGreaterThanOrEqual(19456);
+    expect(Number(m![2])).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('login', () => {
+  const email = uniqueEmail('login');
+  beforeAll(async () => {
+    await register({ email, password: 'right-pass' });
+  });
+
+  it('accepts the v2 Accept header and any email case', async () => {
+    const res = await login({ email: email.toUpperCase(), password: 'right-pass' }, { accept: API_V2_ACCEPT });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().authToken).toEqual(expect.any(String));
+  });
+
+  it('answers 401 for a wrong password and an unknown email alike', async () => {
+    for (const payload of [{ email, password: 'wrong-pass' }, { email: uniqueEmail('ghost'), password: 'whatever' }]) {
+      const res = await login(payload);
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toEqual({ code: 401, message: apiErrors.wrongCredentials });
+    }
+  });
+});
+
+describe('refresh and logout', () => {
+  it('rotates refresh tokens and revokes the session when an old one is reused', async () => {
+    const first = (await register({ email: uniqueEmail('rot'), password: 'abcde' })).json();
+    const r1 = await t.app.inject({ method: 'POST', url: '/api/auth/token/refresh', headers: bearer(first.refreshToken) });
+    expect(r1.statusCode).toBe(200);
+    const second = r1.json();
+    expect(second.refreshToken).not.toBe(first.refreshToken);
+    expect((await t.app.inject({ url: '/api/account', headers: bearer(second.authToken) })).statusCode).toBe(200);
+
+    const reuse = await t.app.inject({ method: 'POST', url: '/api/auth/token/refresh', headers: bearer(first.refreshToken) });
+    expect(reuse.statusCode).toBe(401);
+    expect(reuse.json().message).toBe(apiErrors.refreshReused);
+    expect((await t.app.inject({ url: '/api/account', headers: bearer(second.authToken) })).statusCode).toBe(401);
+    expect((await t.app.inject({ method: 'POST', url: '/api/auth/token/refresh', headers: bearer(second.refreshToken) })).statusCode).toBe(401);
+  });
+
+  it('refuses an access token as a refresh token, and no token at all', async () => {
+    const s = (await register({ email: uniqueEmail('acc'), password: 'abcde' })).json();
+    expect((await t.app.inject({ method: 'POST', url: '/api/auth/token/refresh', headers: bearer(s.authToken) })).statusCode).toBe(401);
+    expect((await t.app.inject({ method: 'POST', url: '/api/auth/token/refresh' })).statusCode).toBe(401);
+  });
+
+  it('destroy ends the session for the access and the refresh token', async () => {
+    const s = (await register({ email: uniqueEmail('bye'), password: 'abcde' })).json();
+    const res = await t.app.inject({ method: 'POST', url: '/api/auth/token/destroy', headers: bearer(s.authToken) });
+    expect(res.statusCode).toBe(204);
+    expect((await t.app.inject({ url: '/api/account', headers: bearer(s.authToken) })).statusCode).toBe(401);
+    expect((await t.app.inject({ method: 'POST', url: '/api/auth/token/refresh', headers: bearer(s.refreshToken) })).statusCode).toBe(401);
+  });
+});
+
+describe('invitations', () => {
+  it('code works once, requires a password change, then the new password works', async () => {
+    const email = uniqueEmail('invite');
+    await createInvitation(t.app, { email, inviterName: 'Owner' });
+    const outbox = path.join(t.dataDir, 'outbox');
+    const mail = fs.readdirSync(outbox).map((f) => fs.readFileSync(path.join(outbox, f), 'utf8')).find((m) => m.includes(encodeURIComponent(email)));
+    expect(mail).toBeDefined();
+    const code = decodeURIComponent(/code=([A-Za-z0-9_%-]+)/.exec(mail!)![1]!);
+
+    expect((await register({ email, password: 'abcde' })).statusCode).toBe(422);
+    expect((await login({ email, password: 'not-the-code' })).json()).toEqual({ code: 422, message: apiErrors.pendingInvite });
+
+    const first = await login({ email, password: code });
+    expect(first.statusCode).toBe(200);
+    expect(first.json().passwordChangeRequired).toBe(true);
+    expect((await login({ email, password: code })).statusCode).toBe(401);
+
+    const change = await t.app.inject({
+      method: 'POST',
+      url: '/api/account/password',
+      headers: bearer(first.json().authToken),
+      payload: { oldPassword: code, newPassword: 'chosen-pass' },
+    });
+    expect(change.statusCode).toBe(204);
+    const after = await login({ email, password: 'chosen-pass' });
+    expect(after.statusCode).toBe(200);
+    expect(after.json().passwordChangeRequired).toBeUndefined();
+  });
+
+  it('register with force=true replaces a pending invitation', async () => {
+    const email = uniqueEmail('force');
+    await createInvitation(t.app, { email });
+    expect((await register({ email, password: 'abcde' }, '?force=true')).statusCode).toBe(200);
+    expect((await login({ email, password: 'abcde' })).statusCode).toBe(200);
+  });
+
+  it('POST /account/invite invites a colleague, 409 for an existing account', async () => {
+    const me = (await register({ email: uniqueEmail('inviter'), password: 'abcde' })).json();
+    const existing = uniqueEmail('existing');
+    await register({ email: existing, password: 'abcde' });
+    const ok = await t.app.inject({ method: 'POST', url: '/api/account/invite', headers: bearer(me.authToken), payload: { email: uniqueEmail('colleague') } });
+    expect(ok.statusCode).toBe(204);
+    const taken = await t.app.inject({ method: 'POST', url: '/api/account/invite', headers: bearer(me.authToken), payload: { email: existing } });
+    expect(taken.statusCode).toBe(409);
+  });
+});
+
+describe('rate limit', () => {
+  it('answers 429 with Retry-After beyond the limit', async () => {
+    const limited = await createTestApp({ LOGIN_RATE_LIMIT_MAX: '3' });
+    try {
+      const email = uniqueEmail('brute');
+      const statuses: number[] = [];
+      let last;
+      for (let i = 0; i < 4; i++) {
+        last = await limited.app.inject({ method: 'POST', url: '/api/auth/token', payload: { email, password: 'guess-' + i } });
+        statuses.push(last.statusCode);
+      }
+      expect(statuses).toEqual([401, 401, 401, 429]);
+      expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
+      expect(last!.json()).toEqual({ code: 429, message: apiErrors.tooManyAttempts });
+    } finally {
+      await limited.close();
+    }
+  });
+});

@@ -1,0 +1,79 @@
+import { eq } from 'drizzle-orm';
+import { apiErrors, DEFAULT_CALL_TO_ACTION, type EmailPreviewQuery } from '@latchkey/contract';
+import { LruCache, renderBrandedEmail, type EmailBranding } from '@latchkey/email';
+import type { Db } from '../../db/client.js';
+import { applications } from '../../db/schema.js';
+import { notFound } from '../../errors.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Rendered previews, keyed by application id, its version (bumped on every change) and the overrides,
+ * so a warm preview is one primary-key read and no rendering. Per process: a stale entry can never be
+ * served, because a change bumps the version in the key.
+ */
+const cache = new LruCache<string, string>(500);
+
+type Row = Pick<typeof applications.$inferSelect, 'id' | 'version'> & { branding: EmailBranding };
+
+async function loadApplication(db: Db, applicationId: string): Promise<Row> {
+  if (!UUID.test(applicationId)) throw notFound(apiErrors.applicationNotFound);
+  const [row] = await db.select().from(applications).where(eq(applications.id, applicationId)).limit(1);
+  if (!row) throw notFound(apiErrors.applicationNotFound);
+  return {
+    id: row.id,
+    version: row.version,
+    branding: {
+      name: row.name,
+      logoUrl: row.logoUrl,
+      companyName: row.companyName,
+      mailingAddress: row.mailingAddress,
+      privacyPolicy: row.privacyPolicy,
+      supportContact: row.supportContact,
+      appLink: row.appLink,
+      emailPreferences: {
+        senderName: row.senderName,
+        senderEmail: row.senderEmail,
+        primaryColour: row.primaryColour,
+        secondaryColour: row.secondaryColour,
+        onlySendEssentialEmails: row.onlySendEssentialEmails,
+        callToAction: row.callToAction,
+      },
+    },
+  };
+}
+
+/**
+ * Spec §7: the query overrides what is stored (empty values were dropped by the schema). Any CTA field
+ * given makes a call to action, its missing parts taken from the stored one or the default.
+ */
+export function applyOverrides(branding: EmailBranding, query: EmailPreviewQuery): EmailBranding {
+  const prefs = branding.emailPreferences;
+  const ctaGiven = query.ctaHeadline !== undefined || query.ctaAbridged !== undefined || query.ctaTarget !== undefined;
+  const base = prefs.callToAction ?? DEFAULT_CALL_TO_ACTION;
+  return {
+    ...branding,
+    emailPreferences: {
+      ...prefs,
+      primaryColour: query.primaryColour ?? prefs.primaryColour,
+      secondaryColour: query.secondaryColour ?? prefs.secondaryColour,
+      callToAction: ctaGiven
+        ? {
+            headline: query.ctaHeadline ?? base.headline,
+            actionText: query.ctaAbridged ?? base.actionText,
+            actionTarget: query.ctaTarget ?? base.actionTarget,
+          }
+        : prefs.callToAction,
+    },
+  };
+}
+
+export async function renderPreview(db: Db, applicationId: string, query: EmailPreviewQuery): Promise<string> {
+  const app = await loadApplication(db, applicationId);
+  const key = JSON.stringify([app.id, app.version, query.ctaHeadline, query.ctaAbridged, query.ctaTarget, query.primaryColour, query.secondaryColour]);
+  const cached = cache.get(key);
+  if (cached !== undefined) return cached;
+  const { html } = await renderBrandedEmail({ branding: applyOverrides(app.branding, query), message: { kind: 'sample' } });
+  cache.set(key, html);
+  return html;
+}

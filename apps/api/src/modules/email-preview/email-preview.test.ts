@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import { eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_PRIMARY_COLOUR, messages } from '@latchkey/contract';
+import { createTestApp, type TestApp } from '../../../test/helpers.js';
+import { applications } from '../../db/schema.js';
+import { seedApplication } from '../logos/test-fixtures.js';
+
+const PAYLOAD = `<img src=x onerror="alert(1)"><script>alert(1)</script>"'><svg onload=alert(1)>`;
+let t: TestApp;
+let appId: string;
+const preview = (query = '', id = appId) => t.app.inject({ url: `/api/email/preview/${id}${query ? `?${query}` : ''}` });
+const qs = (o: Record<string, string>) => new URLSearchParams(o).toString();
+
+/** No script-capable tag and no event-handler attribute anywhere in the markup. */
+function expectInert(html: string) {
+  const tags = [...html.matchAll(/<([a-zA-Z][a-zA-Z0-9]*)((?:\s+[^\s=>/]+(?:="[^"]*")?)*)\s*\/?>/g)];
+  expect(tags.length).toBeGreaterThan(10);
+  for (const [, name, attrs] of tags) {
+    expect(['script', 'iframe', 'object', 'embed', 'svg']).not.toContain(name!.toLowerCase());
+    for (const [, attr] of (attrs ?? '').matchAll(/\s+([^\s=>/]+)(?:="[^"]*")?/g)) expect(attr!.toLowerCase().startsWith('on')).toBe(false);
+  }
+}
+
+beforeAll(async () => {
+  t = await createTestApp();
+  appId = await seedApplication(t, null, {
+    name: `Acme ${PAYLOAD}`,
+    companyName: PAYLOAD,
+    mailingAddress: PAYLOAD,
+    senderName: PAYLOAD,
+    privacyPolicy: 'https://acme.example/privacy',
+    supportContact: 'mailto:help@acme.example',
+    primaryColour: '#123456',
+    secondaryColour: '#654321',
+    onlySendEssentialEmails: true,
+    callToAction: { headline: 'Stored headline', actionText: 'Stored text', actionTarget: 'https://acme.example/help' },
+  });
+});
+afterAll(() => t?.close());
+
+describe('GET /email/preview/:applicationId', () => {
+  it('renders the stored branding as HTML with a strict CSP, without a token', async () => {
+    const res = await preview();
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    const csp = String(res.headers['content-security-policy']);
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain('img-src https: http: data:');
+    expect(csp).toContain("style-src 'unsafe-inline'");
+    expect(csp).toContain("frame-ancestors 'self'");
+    expect(csp).not.toContain('script-src');
+    expect(res.body).toContain('background-color:#123456');
+    expect(res.body).toContain('Stored headline');
+    expect(res.body).toContain('href="https://acme.example/help"');
+    expect(res.body).toContain('We only send essential emails.');
+  });
+
+  it('escapes every stored value', async () => {
+    const res = await preview();
+    expectInert(res.body);
+    expect(res.body).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+  });
+
+  it('applies the query overrides, escaped', async () => {
+    const res = await preview(qs({ ctaHeadline: PAYLOAD, ctaAbridged: 'Get Help', ctaTarget: 'mailto:support@acme.example', primaryColour: '#abc', secondaryColour: '#00FF00' }));
+    expect(res.statusCode).toBe(200);
+    expectInert(res.body);
+    expect(res.body).toContain('background-color:#abc');
+    expect(res.body).toContain('background-color:#00FF00');
+    expect(res.body).toContain('Get Help');
+    expect(res.body).toContain('href="mailto:support@acme.example"');
+    expect(res.body).not.toContain('Stored headline');
+  });
+
+  it('ignores empty values and keeps the stored ones for missing CTA parts', async () => {
+    const res = await preview(qs({ ctaHeadline: 'New headline', ctaTarget: '', primaryColour: '' }));
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('New headline');
+    expect(res.body).toContain('Stored text');
+    expect(res.body).toContain('href="https://acme.example/help"');
+    expect(res.body).toContain('background-color:#123456');
+  });
+
+  it('uses the default call to action for missing parts when none is stored', async () => {
+    const bare = await seedApplication(t, null);
+    const none = await preview('', bare);
+    expect(none.body).not.toContain('Need any help?');
+    expect(none.body).toContain(`background-color:${DEFAULT_PRIMARY_COLOUR}`);
+    const withCta = await preview(qs({ ctaAbridged: 'Get Help' }), bare);
+    expect(withCta.body).toContain('Need any help?');
+    expect(withCta.body).toContain('Get Help');
+  });
+
+  it.each([
+    [{ primaryColour: 'red' }, messages.invalidHexColour],
+    [{ secondaryColour: '#12345' }, messages.invalidHexColour],
+    [{ primaryColour: '#fff;background:url(x)' }, messages.invalidHexColour],
+    [{ ctaTarget: 'javascript:alert(1)' }, messages.invalidUrlOrMailto],
+    [{ ctaTarget: 'data:text/html,<script>alert(1)</script>' }, messages.invalidUrlOrMailto],
+    [{ ctaHeadline: 'x'.repeat(201) }, messages.tooLong],
+  ])('refuses %o with 400', async (query, message) => {
+    const res = await preview(qs(query));
+    expect(res.statusCode).toBe(400);
+    expect(res.json().message).toBe(message);
+  });
+
+  it('answers 404 for an unknown or malformed application id', async () => {
+    for (const id of [randomUUID(), 'not-a-uuid', `${randomUUID()}'--`]) {
+      const res = await preview('', encodeURIComponent(id));
+      expect(res.statusCode, id).toBe(404);
+      expect(res.json().code).toBe(404);
+    }
+  });
+
+  it('shows a change at once (the cache is keyed by version)', async () => {
+    const id = await seedApplication(t, null, { name: 'Before' });
+    expect((await preview('', id)).body).toContain('Before');
+    await t.database.db.update(applications).set({ name: 'After', version: sql`${applications.version} + 1` }).where(eq(applications.id, id));
+    const after = await preview('', id);
+    expect(after.body).toContain('After');
+    expect(after.body).not.toContain('Before');
+  });
+});

@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../../test/helpers.js';
+
+describe('health, readiness, config and unknown routes', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('answers health and readiness', async () => {
+    expect((await t.app.inject({ url: '/api/health' })).json()).toEqual({ status: 'ok' });
+    const ready = await t.app.inject({ url: '/api/ready' });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toEqual({ status: 'ready' });
+  });
+
+  it('serves the portal config with upload and CDN bases', async () => {
+    const res = await t.app.inject({ url: '/api/config' });
+    expect(res.json()).toMatchObject({
+      uploadBaseUrl: 'http://localhost:3000/api/uploads',
+      cdnBaseUrl: 'http://localhost:3000/cdn',
+      platformAudience: 'https://api.latchkey.dev',
+    });
+  });
+
+  it('serves the configured platform audience, which Getting Started shows to owners', async () => {
+    const other = await createTestApp({ PLATFORM_AUDIENCE: 'https://doors.example.test' });
+    try {
+      expect((await other.app.inject({ url: '/api/config' })).json()).toMatchObject({ platformAudience: 'https://doors.example.test' });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('answers JSON 404 for unknown API routes', async () => {
+    const res = await t.app.inject({ url: '/api/does-not-exist' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ code: 404, message: 'Not found' });
+  });
+
+  it('publishes an OpenAPI document', async () => {
+    const res = await t.app.inject({ url: '/api/docs/json' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toHaveProperty('openapi');
+  });
+
+  it('refuses oversize bodies with 413 JSON', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/health',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ x: 'a'.repeat(300 * 1024) }),
+    });
+    expect(res.statusCode).toBe(413);
+    expect(res.json()).toEqual({ code: 413, message: 'The request is too large' });
+  });
+});

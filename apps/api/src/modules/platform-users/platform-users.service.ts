@@ -1,0 +1,157 @@
+import { and, asc, eq, ilike, isNull, or, sql } from 'drizzle-orm';
+import {
+  platformUserErrors,
+  type ApplicationUser,
+  type ApplicationUserList,
+  type ApplicationUserListQuery,
+} from '@latchkey/contract';
+import type { Db } from '../../db/client.js';
+import { applicationUsers } from '../../db/schema.js';
+import { badRequest, conflict, notFound } from '../../errors.js';
+import type { VerifiedIdentity } from '../../lib/third-party-tokens.js';
+
+type Row = typeof applicationUsers.$inferSelect;
+const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
+
+function toUser(row: Row): ApplicationUser {
+  return {
+    userId: row.id,
+    sub: row.sub,
+    email: row.email,
+    displayName: row.displayName,
+    status: row.status,
+    createdAt: seconds(row.createdAt),
+    updatedAt: seconds(row.updatedAt),
+    lastSeenAt: row.lastSeenAt ? seconds(row.lastSeenAt) : null,
+  };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 4; e = e.cause as typeof e, i++) {
+    if (e.code === '23505') return true;
+  }
+  return false;
+}
+
+/**
+ * First sign-in creates the user, later tokens refresh email and name; a pending user added by email
+ * is claimed by the first token carrying that email. Retried on a unique violation, which only a
+ * concurrent first sign-in of the same user can cause.
+ */
+export async function upsertFromToken(db: Db, identity: VerifiedIdentity): Promise<ApplicationUser> {
+  const { applicationId, sub, email, displayName } = identity;
+  const now = new Date();
+  // A token without an email or name keeps what the user already has.
+  const profile = { ...(email ? { email } : {}), ...(displayName ? { displayName } : {}) };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await db.transaction(async (tx) => {
+        const [existing] = await tx
+          .update(applicationUsers)
+          .set({ ...profile, updatedAt: now, lastSeenAt: now })
+          .where(and(eq(applicationUsers.applicationId, applicationId), eq(applicationUsers.sub, sub)))
+          .returning();
+        if (existing) {
+          // The user is now known under that email; an invitation for it is fulfilled.
+          if (email) await tx.delete(applicationUsers).where(pendingWithEmail(applicationId, email));
+          return toUser(existing);
+        }
+        if (email) {
+          const [claimed] = await tx
+            .update(applicationUsers)
+            .set({ sub, status: 'active', ...profile, updatedAt: now, lastSeenAt: now })
+            .where(pendingWithEmail(applicationId, email))
+            .returning();
+          if (claimed) return toUser(claimed);
+        }
+        const [created] = await tx
+          .insert(applicationUsers)
+          .values({ applicationId, sub, email, displayName, status: 'active', lastSeenAt: now })
+          .onConflictDoUpdate({
+            target: [applicationUsers.applicationId, applicationUsers.sub],
+            set: { ...profile, updatedAt: now, lastSeenAt: now },
+          })
+          .returning();
+        return toUser(created!);
+      });
+    } catch (error) {
+      if (attempt < 2 && isUniqueViolation(error)) continue;
+      throw error;
+    }
+  }
+}
+
+const pendingWithEmail = (applicationId: string, email: string) =>
+  and(eq(applicationUsers.applicationId, applicationId), isNull(applicationUsers.sub), sql`lower(${applicationUsers.email}) = ${email}`);
+
+/** The cursor is opaque to clients: base64url of [created_at to the microsecond, id]. */
+const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const cursorTime = sql<string>`to_char(${applicationUsers.createdAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+export function encodeCursor(time: string, id: string): string {
+  return Buffer.from(JSON.stringify([time, id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): [string, string] {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(value) && value.length === 2 && CURSOR_TIME.test(String(value[0])) && UUID.test(String(value[1])))
+      return [value[0] as string, value[1] as string];
+  } catch {
+    // fall through
+  }
+  throw badRequest(platformUserErrors.invalidCursor);
+}
+
+/** Keyset paging in (created_at, id) order: stable while users are added or removed between pages. */
+export async function listUsers(db: Db, applicationId: string, query: ApplicationUserListQuery): Promise<ApplicationUserList> {
+  const conditions = [eq(applicationUsers.applicationId, applicationId)];
+  if (query.cursor) {
+    const [time, id] = decodeCursor(query.cursor);
+    conditions.push(sql`(${applicationUsers.createdAt}, ${applicationUsers.id}) > (${time}::timestamptz, ${id}::uuid)`);
+  }
+  if (query.search) {
+    const pattern = `%${query.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    conditions.push(or(ilike(applicationUsers.email, pattern), ilike(applicationUsers.displayName, pattern))!);
+  }
+  const rows = await db
+    .select({ row: applicationUsers, cursorTime })
+    .from(applicationUsers)
+    .where(and(...conditions))
+    .orderBy(asc(applicationUsers.createdAt), asc(applicationUsers.id))
+    .limit(query.pageSize + 1);
+  const page = rows.slice(0, query.pageSize);
+  const last = page.at(-1);
+  return {
+    users: page.map((r) => toUser(r.row)),
+    nextCursor: rows.length > query.pageSize && last ? encodeCursor(last.cursorTime, last.row.id) : null,
+  };
+}
+
+/** An owner adds someone by email: pending until that person's first token. */
+export async function addUser(db: Db, applicationId: string, rawEmail: string): Promise<ApplicationUser> {
+  const email = rawEmail.trim().toLowerCase();
+  const [known] = await db
+    .select({ id: applicationUsers.id })
+    .from(applicationUsers)
+    .where(and(eq(applicationUsers.applicationId, applicationId), sql`lower(${applicationUsers.email}) = ${email}`))
+    .limit(1);
+  if (known) throw conflict(platformUserErrors.userExists);
+  const [created] = await db
+    .insert(applicationUsers)
+    .values({ applicationId, email, status: 'pending' })
+    .onConflictDoNothing()
+    .returning();
+  // Nothing inserted: the same email was added concurrently.
+  if (!created) throw conflict(platformUserErrors.userExists);
+  return toUser(created);
+}
+
+export async function removeUser(db: Db, applicationId: string, userId: string): Promise<void> {
+  const removed = await db
+    .delete(applicationUsers)
+    .where(and(eq(applicationUsers.applicationId, applicationId), eq(applicationUsers.id, userId)))
+    .returning({ id: applicationUsers.id });
+  if (removed.length === 0) throw notFound(platformUserErrors.userNotFound);
+}

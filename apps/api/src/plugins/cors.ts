@@ -1,0 +1,121 @@
+import type { FastifyInstance } from 'fastify';
+import { eq } from 'drizzle-orm';
+import { apiErrors, normaliseOrigin } from '@latchkey/contract';
+import type { Db } from '../db/client.js';
+import { applicationCorsDomains } from '../db/schema.js';
+import { AppError } from '../errors.js';
+
+/** How long one origin's answer (allowed or not) is reused before the database is asked again. */
+export const CORS_CACHE_TTL_MS = 5_000;
+/** Distinct origins remembered at once; beyond it the oldest answer is dropped (random Origin floods). */
+const CORS_CACHE_MAX_ENTRIES = 1_000;
+const PREFLIGHT_MAX_AGE_SECONDS = 600;
+/** Origins are short; anything longer is not one anybody registered, so it never reaches the database. */
+const MAX_ORIGIN_LENGTH = 300;
+
+export interface CorsOptions {
+  apiPrefix: string;
+  /** The portal's own URL: requests from its origin are same-origin and get no CORS headers. */
+  publicUrl: string;
+  /** Defaults to CORS_CACHE_TTL_MS; 0 asks the database on every request. */
+  cacheTtlMs?: number;
+}
+
+/**
+ * A partner's web app, on an origin one of the applications registered as a CORS domain, calls the
+ * platform API from the browser with a token its own backend signed (GET /platform/auth …). Only the
+ * platform routes take part; the portal's own auth and account routes, the portal and /cdn stay
+ * same-origin. Tokens travel as bearer headers, never cookies, so no Allow-Credentials.
+ *
+ * Registered origin: `Access-Control-Allow-Origin: <origin>` on every answer, errors included (the
+ * partner's code can read a 401's message), and a preflight is answered 204 here, before routing, auth
+ * and rate limits; it adds no route, so the route table the security suite walks is unchanged.
+ * Any other cross-origin caller: no CORS headers; its preflight gets 403 `{ code, message }`.
+ */
+export function registerCors(app: FastifyInstance, db: Db, options: CorsOptions) {
+  const ownOrigin = normaliseOrigin(options.publicUrl);
+  const scope = `${options.apiPrefix}/platform`;
+  const isRegistered = cachedLookup(
+    async (origin: string) => {
+      // application_cors_domains_origin_idx: one index probe, whichever application registered it.
+      const rows = await db.select({ origin: applicationCorsDomains.origin }).from(applicationCorsDomains).where(eq(applicationCorsDomains.origin, origin)).limit(1);
+      return rows.length > 0;
+    },
+    { ttlMs: options.cacheTtlMs ?? CORS_CACHE_TTL_MS, maxEntries: CORS_CACHE_MAX_ENTRIES },
+  );
+
+  app.addHook('onRequest', async (request, reply) => {
+    const header = request.headers.origin;
+    if (!header || !inScope(request.url, scope)) return;
+    const origin = parseOrigin(header);
+    if (origin === ownOrigin) return;
+    // The answer depends on Origin from here on: shared caches must keep callers apart.
+    reply.header('vary', 'Origin');
+    const allowed = origin !== null && (await isRegistered(origin));
+    const preflight = request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
+    if (!allowed) {
+      if (preflight) throw new AppError(403, apiErrors.corsOriginNotAllowed);
+      return;
+    }
+    reply.header('access-control-allow-origin', origin);
+    // Let the partner's script read when to retry after a 429, and where a created resource lives.
+    if (!preflight) return void reply.header('access-control-expose-headers', 'retry-after, location');
+    return reply
+      .code(204)
+      .headers({
+        'access-control-allow-methods': 'GET, POST, PATCH, PUT, DELETE',
+        'access-control-allow-headers': 'authorization, content-type, accept',
+        'access-control-max-age': String(PREFLIGHT_MAX_AGE_SECONDS),
+      })
+      .send();
+  });
+}
+
+function inScope(url: string, scope: string): boolean {
+  const path = url.split('?', 1)[0] ?? '';
+  return path === scope || path.startsWith(`${scope}/`);
+}
+
+/**
+ * The origin as stored (contract normaliser: lower-case host, default port dropped, no path), or null
+ * for what can never be registered: `null`, garbage, anything but https.
+ */
+function parseOrigin(value: string): string | null {
+  if (value.length > MAX_ORIGIN_LENGTH) return null;
+  try {
+    const origin = normaliseOrigin(value);
+    return origin.startsWith('https://') ? origin : null;
+  } catch {
+    return null;
+  }
+}
+
+export interface CacheOptions {
+  ttlMs: number;
+  maxEntries: number;
+  now?: () => number;
+}
+
+/**
+ * Remembers each key's answer for `ttlMs`, so a removed CORS domain stops working within that time on
+ * every instance without any cross-instance signal. Concurrent misses share one lookup; a failed lookup
+ * is not remembered. With a fixed TTL, insertion order is expiry order, so the first key is the oldest.
+ */
+export function cachedLookup<T>(lookup: (key: string) => Promise<T>, { ttlMs, maxEntries, now = Date.now }: CacheOptions) {
+  const entries = new Map<string, { expires: number; value: Promise<T> }>();
+  return (key: string): Promise<T> => {
+    const at = now();
+    const hit = entries.get(key);
+    if (hit && hit.expires > at) return hit.value;
+    entries.delete(key);
+    const value = lookup(key);
+    if (ttlMs <= 0) return value;
+    if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
+    const entry = { expires: at + ttlMs, value };
+    entries.set(key, entry);
+    value.catch(() => {
+      if (entries.get(key) === entry) entries.delete(key);
+    });
+    return value;
+  };
+}

@@ -1,0 +1,143 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { LogoContentType } from '@latchkey/contract';
+import { sniffImage } from './image.js';
+import { newObjectKey, parseObjectKey, type LogoStorage, type UploadTarget } from './storage.js';
+
+export interface LocalStorageOptions {
+  /** Public origin of the service, e.g. http://localhost:3000. */
+  publicUrl: string;
+  /** Where the API is mounted (/api): upload URLs are `${publicUrl}${apiPrefix}/uploads/logos/…`. */
+  apiPrefix: string;
+  /** `${publicUrl}/cdn` unless a CDN sits in front. */
+  cdnBaseUrl: string;
+  dataDir: string;
+  /** HMAC key for upload URLs (≥ 32 chars); see loadUploadSecret. */
+  secret: string;
+  ttlSeconds: number;
+  now?: () => number;
+}
+
+export type UploadCheck = { ok: true; contentType: LogoContentType } | { ok: false; reason: 'invalid' | 'expired' };
+
+/**
+ * Embedded mode: the service is the upload host and the CDN. An upload URL carries an expiry and an
+ * HMAC over method, object key, content type and expiry, so it is good for one object of one type,
+ * under one application's prefix, for a few minutes.
+ */
+export class LocalLogoStorage implements LogoStorage {
+  readonly driver = 'local' as const;
+  readonly uploadBaseUrl: string;
+  readonly cdnBaseUrl: string;
+  readonly root: string;
+  readonly #secret: Buffer;
+  readonly #ttl: number;
+  readonly #now: () => number;
+
+  constructor(options: LocalStorageOptions) {
+    if (options.secret.length < 32) throw new Error('The upload signing secret must be at least 32 characters');
+    this.uploadBaseUrl = `${options.publicUrl.replace(/\/+$/, '')}${options.apiPrefix}/uploads`;
+    this.cdnBaseUrl = options.cdnBaseUrl.replace(/\/+$/, '');
+    this.root = path.resolve(options.dataDir, 'uploads');
+    this.#secret = Buffer.from(options.secret, 'utf8');
+    this.#ttl = options.ttlSeconds;
+    this.#now = options.now ?? Date.now;
+  }
+
+  async createUploadUrl({ applicationId, contentType }: { applicationId: string; contentType: LogoContentType }): Promise<UploadTarget> {
+    const objectKey = newObjectKey(applicationId, contentType);
+    const expires = Math.floor(this.#now() / 1000) + this.#ttl;
+    const query = new URLSearchParams({ expires: String(expires), sig: this.#sign(objectKey, contentType, expires) });
+    return { uploadUrl: `${this.uploadBaseUrl}/${objectKey}?${query}`, objectKey, expiresAt: new Date(expires * 1000) };
+  }
+
+  /**
+   * Checks an incoming PUT: a key of ours, a signature over exactly this key and declared content type,
+   * not expired. The content type comes from the request header; the key's extension must agree.
+   */
+  verifyUpload(objectKey: string, query: { expires?: unknown; sig?: unknown }, contentType: string | undefined): UploadCheck {
+    const parsed = parseObjectKey(objectKey);
+    if (!parsed || typeof query.expires !== 'string' || typeof query.sig !== 'string') return { ok: false, reason: 'invalid' };
+    if (!/^\d{1,12}$/.test(query.expires) || contentType !== parsed.contentType) return { ok: false, reason: 'invalid' };
+    const expires = Number(query.expires);
+    const expected = Buffer.from(this.#sign(objectKey, parsed.contentType, expires), 'utf8');
+    const given = Buffer.from(query.sig, 'utf8');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: 'invalid' };
+    if (expires * 1000 <= this.#now()) return { ok: false, reason: 'expired' };
+    return { ok: true, contentType: parsed.contentType };
+  }
+
+  /** Writes atomically: a temp file beside the target, then rename, so a reader never sees half a logo. */
+  async put(objectKey: string, bytes: Uint8Array): Promise<void> {
+    const file = this.#fileFor(objectKey);
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+    try {
+      await fs.writeFile(temp, bytes, { flag: 'wx', mode: 0o644 });
+      await fs.rename(temp, file);
+    } catch (error) {
+      await fs.rm(temp, { force: true });
+      throw error;
+    }
+  }
+
+  async get(objectKey: string): Promise<{ bytes: Buffer; contentType: LogoContentType } | null> {
+    const parsed = parseObjectKey(objectKey);
+    if (!parsed) return null;
+    try {
+      return { bytes: await fs.readFile(this.#fileFor(objectKey)), contentType: parsed.contentType };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+  }
+
+  /** The bytes were checked when they arrived; here the object only has to exist and still be clean. */
+  async verifyObject(objectKey: string): Promise<boolean> {
+    const object = await this.get(objectKey);
+    return object !== null && sniffImage(object.bytes) === object.contentType;
+  }
+
+  async deleteObject(objectKey: string): Promise<void> {
+    if (!parseObjectKey(objectKey)) return;
+    await fs.rm(this.#fileFor(objectKey), { force: true });
+  }
+
+  #sign(objectKey: string, contentType: string, expires: number): string {
+    return createHmac('sha256', this.#secret).update(`PUT\n${objectKey}\n${contentType}\n${expires}`).digest('base64url');
+  }
+
+  #fileFor(objectKey: string): string {
+    if (!parseObjectKey(objectKey)) throw new Error('Not a valid object key');
+    const file = path.resolve(this.root, objectKey);
+    // Belt and braces: the key pattern already rules out anything but logos/{uuid}/{hex}.{ext}.
+    if (!file.startsWith(this.root + path.sep)) throw new Error('Not a valid object key');
+    return file;
+  }
+}
+
+/**
+ * The configured secret, or one generated once and kept in the data directory (mode 0600), so upload
+ * URLs survive a restart and every instance sharing the directory agrees.
+ */
+export async function loadUploadSecret(dataDir: string, configured: string | undefined): Promise<string> {
+  if (configured) return configured;
+  const file = path.join(dataDir, 'upload-signing-secret');
+  try {
+    const existing = (await fs.readFile(file, 'utf8')).trim();
+    if (existing.length >= 32) return existing;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  await fs.mkdir(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString('base64url');
+  try {
+    await fs.writeFile(file, secret, { flag: 'wx', mode: 0o600 });
+    return secret;
+  } catch (error) {
+    // Another instance won the race: use its secret.
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return (await fs.readFile(file, 'utf8')).trim();
+    throw error;
+  }
+}

@@ -1,0 +1,84 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import type { FastifyInstance } from 'fastify';
+import { buildApp, type BuildOptions } from '../src/app.js';
+import { loadConfig, type Env } from '../src/config.js';
+import { createDatabase, type Database } from '../src/db/client.js';
+
+/**
+ * Which real database the API tests run on: PGlite in-process, or — in the second Vitest project, when
+ * TEST_DATABASE_URL is set — a fresh database on that PostgreSQL server per test file.
+ */
+export const testDbKind = process.env.TEST_DB_KIND === 'postgres' ? 'postgres' : 'pglite';
+
+async function createTestDatabase(): Promise<{ database: Database; drop: () => Promise<void> }> {
+  if (testDbKind === 'pglite') {
+    const database = await createDatabase({});
+    await database.migrate();
+    return { database, drop: async () => {} };
+  }
+  const adminUrl = process.env.TEST_DATABASE_URL;
+  if (!adminUrl) throw new Error('TEST_DB_KIND=postgres needs TEST_DATABASE_URL');
+  const name = `latchkey_test_${randomUUID().replace(/-/g, '')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const database = await createDatabase({ url: url.toString(), poolSize: 5 });
+  await database.migrate();
+  return {
+    database,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  database: Database;
+  dataDir: string;
+  close: () => Promise<void>;
+}
+
+/** A real app on a real, freshly migrated database. Call close() in afterAll. */
+export async function createTestApp(env: Env = {}, build: Pick<BuildOptions, 'cors'> = {}): Promise<TestApp> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-test-'));
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    PUBLIC_URL: 'http://localhost:3000',
+    RATE_LIMIT_MAX: '100000',
+    LOGIN_RATE_LIMIT_MAX: '100000',
+    ...env,
+  });
+  const { database, drop } = await createTestDatabase();
+  const app = await buildApp(config, { ...build, database, logger: false });
+  await app.ready();
+  return {
+    app,
+    database,
+    dataDir,
+    close: async () => {
+      await app.close();
+      await database.close();
+      await drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+let counter = 0;
+/** A unique address per call so tests in one file never collide. */
+export function uniqueEmail(prefix = 'user'): string {
+  counter += 1;
+  return `${prefix}.${counter}.${randomUUID().slice(0, 8)}@example.com`;
+}

@@ -1,0 +1,106 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+
+const apiDir = path.resolve(import.meta.dirname, '../..');
+
+export interface ServiceProcess {
+  url: string;
+  child: ChildProcess;
+  logs: string[];
+  exited: Promise<number | null>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+/** Starts the built service (dist/main.js) as a real process; logs are kept line by line. */
+export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    cwd: apiDir,
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: url, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  let buf = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    buf += d.toString();
+    const lines = buf.split('\n');
+    buf = lines.pop() ?? '';
+    logs.push(...lines.filter(Boolean));
+  });
+  child.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { url, child, logs, exited };
+}
+
+export async function waitReady(url: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const res = await fetch(`${url}/api/ready`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${url} not ready after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/**
+ * A TCP proxy in front of PostgreSQL, so a test can make the database unreachable for one service
+ * (and bring it back) without stopping the server other tests use.
+ */
+export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1') {
+  const sockets = new Set<net.Socket>();
+  let server: net.Server | null = null;
+  const port = await freePort();
+  const open = () =>
+    new Promise<void>((resolve) => {
+      server = net.createServer((client) => {
+        const upstream = net.connect(targetPort, targetHost);
+        sockets.add(client).add(upstream);
+        client.pipe(upstream).pipe(client);
+        const drop = () => {
+          client.destroy();
+          upstream.destroy();
+          sockets.delete(client);
+          sockets.delete(upstream);
+        };
+        client.on('error', drop).on('close', drop);
+        upstream.on('error', drop).on('close', drop);
+      });
+      server.listen(port, '127.0.0.1', () => resolve());
+    });
+  await open();
+  return {
+    port,
+    /** Refuse new connections and cut the open ones: the database is "down". */
+    cut: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        sockets.clear();
+        if (server) server.close(() => resolve());
+        else resolve();
+        server = null;
+      }),
+    restore: open,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        if (server) server.close(() => resolve());
+        else resolve();
+      }),
+  };
+}

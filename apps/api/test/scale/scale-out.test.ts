@@ -1,0 +1,204 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes, randomUUID, generateKeyPairSync } from 'node:crypto';
+import pg from 'pg';
+import S3rver from 's3rver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deriveLogoUrl, portalConfigSchema } from '@latchkey/contract';
+import { makePng } from './png.js';
+import { freePort, startService, startTcpProxy, waitReady, type ServiceProcess } from './processes.js';
+
+/**
+ * Issue 6: two service processes on one PostgreSQL database, one S3-compatible bucket (s3rver) behind a
+ * CDN base URL, and Redis — a journey that alternates between them. Needs the built service
+ * (npm run build) and TEST_DATABASE_URL + TEST_REDIS_URL (CI has both running).
+ */
+const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const BUCKET = 'latchkey-logos';
+
+let dbName: string;
+let s3: S3rver;
+let s3Dir: string;
+let proxy: Awaited<ReturnType<typeof startTcpProxy>>;
+let a: ServiceProcess;
+let b: ServiceProcess;
+const tmpDirs: string[] = [];
+
+async function json(res: Response) {
+  const text = await res.text();
+  return text ? JSON.parse(text) : null;
+}
+function post(base: string, p: string, body?: unknown, token?: string) {
+  return fetch(`${base}/api${p}`, {
+    method: 'POST',
+    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
+}
+function get(base: string, p: string, token?: string) {
+  return fetch(`${base}/api${p}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+}
+
+beforeAll(async () => {
+  dbName = `latchkey_scale_${randomUUID().replace(/-/g, '')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${dbName}`);
+  await admin.end();
+  const dbUrl = new URL(adminUrl);
+  const pgPort = Number(dbUrl.port || 5432);
+  proxy = await startTcpProxy(pgPort, dbUrl.hostname);
+
+  s3Dir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-s3-'));
+  const s3Port = await freePort();
+  s3 = new S3rver({ port: s3Port, address: '127.0.0.1', directory: s3Dir, silent: true, configureBuckets: [{ name: BUCKET, configs: [] }] });
+  await s3.run();
+
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const shared = {
+    STORAGE_DRIVER: 's3',
+    S3_ENDPOINT: `http://127.0.0.1:${s3Port}`,
+    S3_BUCKET: BUCKET,
+    S3_ACCESS_KEY_ID: 'S3RVER',
+    S3_SECRET_ACCESS_KEY: 'S3RVER',
+    S3_FORCE_PATH_STYLE: 'true',
+    CDN_BASE_URL: `http://127.0.0.1:${s3Port}/${BUCKET}`,
+    REDIS_URL: redisUrl,
+    JWT_PRIVATE_KEY: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    UPLOAD_SIGNING_SECRET: randomBytes(32).toString('hex'),
+    LOGIN_RATE_LIMIT_MAX: '5',
+  };
+  const dataDir = () => {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-scale-'));
+    tmpDirs.push(d);
+    return d;
+  };
+  const viaProxy = new URL(adminUrl);
+  viaProxy.pathname = `/${dbName}`;
+  const direct = new URL(viaProxy);
+  viaProxy.host = `127.0.0.1:${proxy.port}`;
+  // Both start at the same moment on an empty database: migrations must run once, safely.
+  [a, b] = await Promise.all([
+    startService({ ...shared, DATABASE_URL: viaProxy.toString(), DATA_DIR: dataDir() }),
+    startService({ ...shared, DATABASE_URL: direct.toString(), DATA_DIR: dataDir() }),
+  ]);
+  await Promise.all([waitReady(a.url), waitReady(b.url)]);
+}, 90_000);
+
+afterAll(async () => {
+  for (const p of [a, b]) if (p && p.child.exitCode === null) p.child.kill('SIGKILL');
+  await proxy?.close();
+  await s3?.close();
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`drop database if exists ${dbName} with (force)`);
+  await admin.end();
+  for (const d of [s3Dir, ...tmpDirs]) if (d) fs.rmSync(d, { recursive: true, force: true });
+});
+
+describe('two instances on one Postgres, one bucket and Redis', () => {
+  it('applied the migrations exactly once', async () => {
+    const c = new pg.Client({ connectionString: adminUrl.replace(/\/[^/]*$/, `/${dbName}`) });
+    await c.connect();
+    const { rows } = await c.query('select count(*)::int as n from drizzle.__drizzle_migrations');
+    await c.end();
+    const journal = JSON.parse(fs.readFileSync(path.resolve(import.meta.dirname, '../../drizzle/meta/_journal.json'), 'utf8'));
+    expect(rows[0].n).toBe(journal.entries.length);
+  });
+
+  it('runs a journey that alternates between A and B', async () => {
+    const email = `scale.${randomUUID().slice(0, 8)}@example.com`;
+    const reg = await post(a.url, '/auth/register', { email, password: 'correct-horse', displayName: 'Scale' });
+    expect(reg.status).toBe(200);
+
+    const login = await post(b.url, '/auth/token', { email, password: 'correct-horse' });
+    expect(login.status).toBe(200);
+    const session = await json(login);
+
+    const created = await post(a.url, '/platform/application', { name: 'Scaled', companyName: 'Co', mailingAddress: '1 Road' }, session.authToken);
+    expect(created.status).toBe(201);
+    const appId = created.headers.get('location')!.split('/').pop()!;
+
+    const upload = await post(b.url, `/platform/application/${appId}/logo`, { contentType: 'image/png' }, session.authToken);
+    expect(upload.status).toBe(200);
+    const { uploadUrl } = await json(upload);
+    const png = makePng(8, 8);
+    const put = await fetch(uploadUrl, { method: 'PUT', headers: { 'content-type': 'image/png' }, body: new Uint8Array(png) });
+    expect(put.status).toBe(200);
+
+    const config = portalConfigSchema.parse(await json(await get(a.url, '/config')));
+    const logoUrl = deriveLogoUrl(uploadUrl, config);
+    const saved = await post(a.url, `/platform/application/${appId}`, { logoUrl }, session.authToken);
+    expect(saved.status).toBe(204);
+
+    const app = await json(await get(a.url, `/platform/application/${appId}`, session.authToken));
+    expect(app.logoUrl).toBe(logoUrl);
+    const logo = await fetch(logoUrl);
+    expect(logo.status).toBe(200);
+    expect(Buffer.from(await logo.arrayBuffer()).equals(png)).toBe(true);
+
+    const refreshed = await fetch(`${b.url}/api/auth/token/refresh`, { method: 'POST', headers: { authorization: `Bearer ${session.refreshToken}` } });
+    expect(refreshed.status).toBe(200);
+    const rotated = await json(refreshed);
+    expect(rotated.refreshToken).not.toBe(session.refreshToken);
+
+    expect((await get(b.url, '/account', rotated.authToken)).status).toBe(200);
+    const destroyed = await post(a.url, '/auth/token/destroy', undefined, rotated.authToken);
+    expect(destroyed.status).toBe(204);
+    expect((await get(b.url, '/account', rotated.authToken)).status).toBe(401);
+  });
+
+  it('shares login rate-limit counts between the instances', async () => {
+    const email = `brute.${randomUUID().slice(0, 8)}@example.com`;
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const res = await post(i % 2 === 0 ? a.url : b.url, '/auth/token', { email, password: 'wrong-password' });
+      statuses.push(res.status);
+      if (res.status === 429) expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    expect(statuses.slice(0, 5).every((s) => s === 401)).toBe(true);
+    expect(statuses[5]).toBe(429);
+  });
+
+  it('answers 503 quickly while its database is unreachable and recovers by itself', async () => {
+    const email = `ready.${randomUUID().slice(0, 8)}@example.com`;
+    const session = await json(await post(b.url, '/auth/register', { email, password: 'correct-horse' }));
+    await proxy.cut();
+    const started = Date.now();
+    const ready = await get(a.url, '/ready');
+    expect(ready.status).toBe(503);
+    const list = await get(a.url, '/platform/application', session.authToken);
+    expect(list.status).toBe(503);
+    expect(await json(list)).toEqual({ code: 503, message: expect.any(String) });
+    expect(Date.now() - started).toBeLessThan(8000);
+    expect(a.child.exitCode).toBeNull();
+    await proxy.restore();
+    await waitReady(a.url, 20_000);
+    expect((await get(a.url, '/platform/application', session.authToken)).status).toBe(200);
+  });
+
+  it('writes structured JSON logs with request ids', () => {
+    const parsed = a.logs.flatMap((l) => {
+      try {
+        return [JSON.parse(l) as { reqId?: string; level?: number }];
+      } catch {
+        return [];
+      }
+    });
+    expect(parsed.some((l) => typeof l.reqId === 'string' && typeof l.level === 'number')).toBe(true);
+  });
+
+  it('finishes in-flight requests on SIGTERM, then exits cleanly', async () => {
+    const email = `drain.${randomUUID().slice(0, 8)}@example.com`;
+    await post(b.url, '/auth/register', { email, password: 'correct-horse' });
+    // Logins are slow on purpose (argon2id), so these are genuinely in flight when the signal lands.
+    const inFlight = Array.from({ length: 4 }, () => post(b.url, '/auth/token', { email, password: 'correct-horse' }));
+    await new Promise((r) => setTimeout(r, 30));
+    b.child.kill('SIGTERM');
+    const results = await Promise.all(inFlight);
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(await b.exited).toBe(0);
+  });
+});

@@ -1,0 +1,113 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiErrors } from '@latchkey/contract';
+import { createTestApp, uniqueEmail, type TestApp } from '../helpers.js';
+import { hs256WithPublicKey, makeSigningKey, signWith, unsignedToken, type Claims } from './tokens.js';
+
+/**
+ * Issue 4: every route of the service's own route table × every kind of credential. A new route is
+ * covered the moment it is registered; one that answers without a token must be marked `public`.
+ */
+const key = makeSigningKey();
+let t: TestApp;
+let owner: { token: string; refresh: string; claims: Claims };
+let stranger: { token: string };
+let appId: string;
+const APP_NAME = 'Matrix Secret Application';
+
+/** Routes that are public by design; everything else must refuse anonymous callers. */
+const DOCS = /^\/api\/docs/;
+
+async function register(email: string) {
+  const res = await t.app.inject({ method: 'POST', url: '/api/auth/register', payload: { email, password: 'matrix-pass', displayName: 'M' } });
+  expect(res.statusCode).toBe(200);
+  const body = res.json() as { authToken: string; refreshToken: string };
+  const payload = JSON.parse(Buffer.from(body.authToken.split('.')[1]!, 'base64url').toString()) as Claims;
+  return { token: body.authToken, refresh: body.refreshToken, claims: { sub: payload.sub, email: payload.email, sid: payload.sid } };
+}
+
+function fill(url: string) {
+  return url.replace(':applicationId', appId).replace(/:(\w+)/g, 'x').replace(/\*$/, 'x');
+}
+
+beforeAll(async () => {
+  t = await createTestApp({ JWT_PRIVATE_KEY: key.pem });
+  owner = await register(uniqueEmail('owner'));
+  stranger = await register(uniqueEmail('stranger'));
+  const created = await t.app.inject({
+    method: 'POST',
+    url: '/api/platform/application',
+    headers: { authorization: `Bearer ${owner.token}` },
+    payload: { name: APP_NAME, companyName: 'Matrix Co', mailingAddress: '1 Matrix Road' },
+  });
+  expect(created.statusCode).toBe(201);
+  appId = created.headers.location!.toString().split('/').pop()!;
+});
+afterAll(() => t?.close());
+
+describe('authorization matrix', () => {
+  it('holds for every route × credential', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const otherKey = generateKeyPairSync('ed25519').privateKey;
+    const badCredentials: Record<string, string | undefined> = {
+      'no token': undefined,
+      'malformed token': 'not-a.jwt',
+      'expired token': await signWith(key.privateKey, owner.claims, { exp: now - 60 }),
+      'wrong signature': await signWith(otherKey, owner.claims),
+      'alg none': unsignedToken(owner.claims),
+      'HS256 with the public key': hs256WithPublicKey(owner.claims, key.publicPem),
+      'refresh token as access token': owner.refresh,
+      'wrong audience': await signWith(key.privateKey, owner.claims, { aud: 'someone-else' }),
+    };
+    const routes = t.app.routeTable.filter((r) => r.url.startsWith('/api') && !DOCS.test(r.url));
+    // Destructive calls go last, so the owner's session and application survive the rest of the matrix.
+    const destructive = (r: { method: string; url: string }) =>
+      r.url.endsWith('/token/destroy') ? 2 : r.method === 'DELETE' && r.url.endsWith(':applicationId') ? 1 : 0;
+    const protectedRoutes = routes.filter((r) => !r.public).sort((x, y) => destructive(x) - destructive(y));
+    expect(protectedRoutes.length).toBeGreaterThan(10);
+    let cases = 0;
+    const failures: string[] = [];
+
+    for (const route of protectedRoutes) {
+      const url = fill(route.url);
+      const send = (token?: string) =>
+        t.app.inject({
+          method: route.method as 'GET',
+          url,
+          headers: token ? { authorization: `Bearer ${token}` } : {},
+          ...(route.method === 'GET' ? {} : { payload: {} }),
+        });
+      for (const [label, token] of Object.entries(badCredentials)) {
+        const res = await send(token);
+        cases++;
+        if (res.statusCode !== 401) failures.push(`${route.method} ${route.url} with ${label}: ${res.statusCode}`);
+        else expect(res.json()).toEqual({ code: 401, message: expect.any(String) });
+      }
+
+      const asStranger = await send(stranger.token);
+      cases++;
+      if (asStranger.body.includes(appId) || asStranger.body.includes(APP_NAME))
+        failures.push(`${route.method} ${route.url}: a non-owner received the application's data`);
+      if (route.url.includes(':applicationId') && asStranger.statusCode !== 404)
+        failures.push(`${route.method} ${route.url} as non-owner: ${asStranger.statusCode} (expected 404)`);
+
+      const asOwner = await send(owner.token);
+      cases++;
+      const ownerRefused =
+        asOwner.statusCode === 401 || asOwner.statusCode === 403 || asOwner.statusCode >= 500 ||
+        (asOwner.statusCode === 404 && asOwner.json().message === apiErrors.applicationNotFound);
+      if (ownerRefused) failures.push(`${route.method} ${route.url} as owner: ${asOwner.statusCode} ${asOwner.body}`);
+    }
+
+    // The owner's refresh token still works; none of the bad tokens logged anyone out.
+    console.log(`authorization matrix: ${protectedRoutes.length} protected routes × ${Object.keys(badCredentials).length + 2} credentials = ${cases} cases`);
+    expect(failures).toEqual([]);
+  });
+
+  it('marks as public only routes that really need no token', () => {
+    const publicRoutes = t.app.routeTable.filter((r) => r.public).map((r) => `${r.method} ${r.url}`);
+    for (const r of publicRoutes) {
+      expect(r).toMatch(/\/(health|ready|config)$|\/auth\/(token|register|token\/refresh)$|\/email\/preview\/|\/uploads\/|\/cdn\/|\/platform\/auth$/);
+    }
+  });
+});

@@ -1,0 +1,23 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * API tests run on PGlite always and, when TEST_DATABASE_URL is set, a second time on that PostgreSQL
+ * server (a fresh database per test file).
+ */
+const projects = [
+  { extends: true as const, test: { name: 'api-pglite', env: { TEST_DB_KIND: 'pglite' } } },
+  ...(process.env.TEST_DATABASE_URL
+    ? [{ extends: true as const, test: { name: 'api-postgres', env: { TEST_DB_KIND: 'postgres' }, include: ['src/**/*.test.ts'], exclude: ['src/plugins/storage/**', 'src/plugins/mailer/**'] } }]
+    : []),
+];
+
+export default defineConfig({
+  test: {
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: ['test/scale/**', '**/node_modules/**'],
+    testTimeout: 20_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    projects,
+  },
+});

@@ -1,0 +1,51 @@
+import { Alert, Box, Container, Tab, Tabs } from '@mui/material';
+import { useEffect } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Outlet, Link as RouterLink, useLocation, useParams } from 'react-router';
+import { PageLoader } from '../../components/ui/page-loader';
+import { useApplication } from '../../features/applications/api';
+import { errorMessage } from '../../lib/http';
+import { setSessionValue } from '../../lib/session';
+import { paths } from '../paths';
+
+/** Which tab the URL selects; other routes of the shell (settings) select none. */
+export function activeTab(pathname: string): 'overview' | 'getting-started' | false {
+  const section = pathname.split('/')[2];
+  return section === 'overview' || section === 'getting-started' ? section : false;
+}
+
+/** Spec §2 application shell: tabs that follow the URL; the application is loaded by :appId and passed down. */
+export function AppShellLayout() {
+  const { t } = useTranslation();
+  const { appId = '' } = useParams();
+  const { pathname } = useLocation();
+  const app = useApplication(appId);
+
+  useEffect(() => {
+    if (app.data) setSessionValue('appId', app.data.applicationId);
+  }, [app.data]);
+
+  return (
+    <>
+      <Box component="nav" aria-label={t('nav.applicationTabs')} sx={{ bgcolor: 'background.paper', borderBottom: 1, borderColor: 'grey.300' }}>
+        <Container maxWidth="lg">
+          <Tabs value={activeTab(pathname)} variant="scrollable" allowScrollButtonsMobile>
+            <Tab label={t('nav.overview')} value="overview" component={RouterLink} to={paths.overview(appId)} />
+            <Tab
+              label={t('nav.gettingStarted')}
+              value="getting-started"
+              component={RouterLink}
+              to={paths.gettingStarted(appId)}
+            />
+          </Tabs>
+        </Container>
+      </Box>
+      <Container component="main" maxWidth="lg" sx={{ py: { xs: 2, md: 4 }, px: { xs: 1, sm: 2, md: 3 } }}>
+        {app.isPending && <PageLoader />}
+        {app.isError && <Alert severity="error">{errorMessage(app.error)}</Alert>}
+        {/* The loaded application is handed to the child screens (Getting Started reads it). */}
+        {app.data && <Outlet context={app.data} />}
+      </Container>
+    </>
+  );
+}

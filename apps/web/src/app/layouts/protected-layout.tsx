@@ -1,0 +1,17 @@
+import { Box } from '@mui/material';
+import { Navigate, Outlet } from 'react-router';
+import { useSession } from '../../lib/use-session';
+import { paths } from '../paths';
+import { AppToolbar } from './app-toolbar';
+
+/** Signed-in area. The loader guards navigation; this also reacts when a failed refresh ends the session mid-page. */
+export function ProtectedLayout() {
+  const session = useSession();
+  if (!session.token) return <Navigate to={paths.login} replace />;
+  return (
+    <Box sx={{ minHeight: '100vh', bgcolor: 'background.default' }}>
+      <AppToolbar />
+      <Outlet />
+    </Box>
+  );
+}

@@ -1,0 +1,97 @@
+import { createBrowserRouter, Navigate, type RouteObject } from 'react-router';
+import { alwaysRevalidate, protectedLoader } from './guard';
+import { SplashLayout } from './layouts/splash-layout';
+import { RouteError } from './layouts/route-error';
+import { paths } from './paths';
+
+// Each screen is its own chunk (react-router's route `lazy`, which loads the module before rendering
+// and so avoids a Suspense waterfall); /login pulls in only the splash layout and the login form.
+// Routes that read the API through TanStack Query sit under QueryLayout, loaded in parallel with them.
+const queryLayout = () => import('./layouts/query-layout').then((m) => ({ Component: m.QueryLayout }));
+
+export const routes: RouteObject[] = [
+  {
+    element: <SplashLayout />,
+    errorElement: <RouteError />,
+    children: [
+      { path: paths.splash, element: <Navigate to={paths.login} replace /> },
+      { path: paths.login, lazy: () => import('../features/auth/login-page').then((m) => ({ Component: m.LoginPage })) },
+      {
+        lazy: queryLayout,
+        children: [
+          {
+            path: paths.register,
+            lazy: () => import('../features/auth/register-page').then((m) => ({ Component: m.RegisterPage })),
+          },
+        ],
+      },
+      {
+        path: paths.acceptInvite,
+        lazy: () => import('../features/auth/accept-invite-page').then((m) => ({ Component: m.AcceptInvitePage })),
+      },
+    ],
+  },
+  {
+    lazy: queryLayout,
+    errorElement: <RouteError />,
+    children: [
+      {
+        path: paths.home,
+        loader: protectedLoader,
+        shouldRevalidate: alwaysRevalidate,
+        errorElement: <RouteError />,
+        lazy: () => import('./layouts/protected-layout').then((m) => ({ Component: m.ProtectedLayout })),
+        children: [
+          { index: true, element: <Navigate to={paths.start} replace /> },
+          {
+            path: 'start',
+            lazy: () => import('../features/applications/start/start-page').then((m) => ({ Component: m.StartPage })),
+            children: [
+              {
+                path: 'new',
+                lazy: () =>
+                  import('../features/applications/wizard/add-application-wizard').then((m) => ({
+                    Component: m.AddApplicationWizard,
+                  })),
+              },
+            ],
+          },
+          {
+            path: ':appId',
+            lazy: () => import('./layouts/app-shell-layout').then((m) => ({ Component: m.AppShellLayout })),
+            children: [
+              { index: true, element: <Navigate to="overview" replace /> },
+              {
+                path: 'overview',
+                lazy: () =>
+                  import('../features/applications/overview/overview-page').then((m) => ({ Component: m.OverviewPage })),
+              },
+              {
+                path: 'getting-started',
+                lazy: () =>
+                  import('../features/getting-started/getting-started-page').then((m) => ({
+                    Component: m.GettingStartedPage,
+                  })),
+                children: [
+                  { index: true, element: <Navigate to="ios" replace /> },
+                  { path: 'ios', element: null },
+                  { path: 'android', element: null },
+                  { path: 'javascript', element: null },
+                ],
+              },
+              {
+                path: 'settings',
+                lazy: () => import('../features/settings/settings-page').then((m) => ({ Component: m.SettingsPage })),
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  },
+  { path: '*', lazy: () => import('./layouts/not-found-page').then((m) => ({ Component: m.NotFoundPage })) },
+];
+
+export function createRouter() {
+  return createBrowserRouter(routes);
+}

@@ -1,0 +1,42 @@
+import { BREAKPOINTS, DEFAULT_PRIMARY_COLOUR, TOOLBAR_HEIGHT_PX } from '@latchkey/contract';
+import { createTheme } from '@mui/material/styles';
+
+declare module '@mui/material/styles' {
+  interface BreakpointOverrides {
+    xxl: true;
+  }
+}
+
+/**
+ * Spec §1 palette. The bright blue secondary fails contrast as text on white, so it is used for
+ * fills with navy text on them, and a darker shade of it carries links and outlined accents.
+ */
+export const theme = createTheme({
+  breakpoints: { values: { ...BREAKPOINTS } },
+  palette: {
+    mode: 'light',
+    primary: { main: DEFAULT_PRIMARY_COLOUR, contrastText: '#FFFFFF' },
+    secondary: { main: '#45BDD1', dark: '#1F7A8C', contrastText: DEFAULT_PRIMARY_COLOUR },
+    success: { main: '#2E7D32' },
+    error: { main: '#C62828' },
+    grey: { 100: '#F1F3F5', 300: '#DDE2E6', 500: '#8A949C', 700: '#4A555E' },
+    background: { default: '#F4F7F9', paper: '#FFFFFF' },
+    text: { primary: '#14212B', secondary: '#4A555E' },
+  },
+  shape: { borderRadius: 8 },
+  typography: {
+    fontFamily: '"Inter", "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif',
+    h1: { fontSize: '2rem', fontWeight: 600 },
+    h2: { fontSize: '1.5rem', fontWeight: 600 },
+    h3: { fontSize: '1.25rem', fontWeight: 600 },
+    button: { textTransform: 'none', fontWeight: 600 },
+  },
+  mixins: { toolbar: { minHeight: TOOLBAR_HEIGHT_PX } },
+  components: {
+    MuiTextField: { defaultProps: { variant: 'outlined', fullWidth: true, margin: 'normal' } },
+    MuiButton: { defaultProps: { disableElevation: true } },
+    MuiCard: { defaultProps: { variant: 'outlined' } },
+    MuiLink: { defaultProps: { underline: 'always', color: 'secondary.dark' } },
+    MuiDialog: { defaultProps: { fullWidth: true, maxWidth: 'xs' } },
+  },
+});

@@ -1,0 +1,42 @@
+import { CONFIRM_DIALOG_MAX_WIDTH_PX } from '@latchkey/contract';
+import { Button, Dialog, DialogActions, DialogContent, DialogContentText, DialogTitle } from '@mui/material';
+import { useId } from 'react';
+
+export interface ConfirmDialogProps {
+  open: boolean;
+  title: string;
+  message?: string;
+  confirmLabel: string;
+  cancelLabel: string;
+  onConfirm: () => void;
+  onCancel: () => void;
+  destructive?: boolean;
+}
+
+export function ConfirmDialog(props: ConfirmDialogProps) {
+  const { open, title, message, confirmLabel, cancelLabel, onConfirm, onCancel, destructive = true } = props;
+  const titleId = useId();
+  return (
+    <Dialog
+      open={open}
+      onClose={onCancel}
+      aria-labelledby={titleId}
+      slotProps={{ paper: { sx: { maxWidth: CONFIRM_DIALOG_MAX_WIDTH_PX } } }}
+    >
+      <DialogTitle id={titleId}>{title}</DialogTitle>
+      {message && (
+        <DialogContent>
+          <DialogContentText>{message}</DialogContentText>
+        </DialogContent>
+      )}
+      <DialogActions>
+        <Button onClick={onCancel} autoFocus>
+          {cancelLabel}
+        </Button>
+        <Button variant="contained" color={destructive ? 'error' : 'primary'} onClick={onConfirm}>
+          {confirmLabel}
+        </Button>
+      </DialogActions>
+    </Dialog>
+  );
+}

@@ -1,0 +1,22 @@
+import { LOADING_DIALOG_DELAY_MS } from '@latchkey/contract';
+import { Box, CircularProgress, Dialog, DialogContent, Typography } from '@mui/material';
+import { useId } from 'react';
+import { useTranslation } from 'react-i18next';
+import { useDelayedFlag } from '../../lib/use-delayed-flag';
+
+/** Spec §9: appears only once a call has been running for 100 ms, so quick calls do not flash. */
+export function LoadingDialog({ active }: { active: boolean }) {
+  const { t } = useTranslation();
+  const open = useDelayedFlag(active, LOADING_DIALOG_DELAY_MS);
+  const titleId = useId();
+  return (
+    <Dialog open={open} aria-labelledby={titleId} aria-busy="true" maxWidth="xs">
+      <DialogContent>
+        <Box sx={{ display: 'flex', alignItems: 'center', gap: 2 }}>
+          <CircularProgress size={28} aria-hidden />
+          <Typography id={titleId}>{t('common.loading')}</Typography>
+        </Box>
+      </DialogContent>
+    </Dialog>
+  );
+}

@@ -1,0 +1,35 @@
+import { DEFAULT_CALL_TO_ACTION } from '@latchkey/contract';
+import { describe, expect, it } from 'vitest';
+import { toggleCallToAction } from './call-to-action';
+import { emailPreviewSrc } from './email-preview-query';
+
+const custom = { headline: 'Questions?', actionText: 'Get Help', actionTarget: 'https://help.test' };
+
+describe('call-to-action toggle (spec §4)', () => {
+  it('off stores the current one aside and clears it', () => {
+    expect(toggleCallToAction(false, custom, null)).toEqual({ next: null, stored: custom });
+  });
+
+  it('on restores the stored one', () => {
+    expect(toggleCallToAction(true, null, custom)).toEqual({ next: custom, stored: null });
+  });
+
+  it('on without a stored one uses the default', () => {
+    expect(toggleCallToAction(true, null, null).next).toEqual(DEFAULT_CALL_TO_ACTION);
+  });
+});
+
+describe('email preview src', () => {
+  it('passes the call to action and colours, omitting empty ones', () => {
+    const src = emailPreviewSrc('app-1', { callToAction: custom, primaryColour: '#112233', secondaryColour: '' });
+    const url = new URL(src, 'http://x');
+    expect(url.pathname).toBe('/api/email/preview/app-1');
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      ctaHeadline: 'Questions?',
+      ctaAbridged: 'Get Help',
+      ctaTarget: 'https://help.test',
+      primaryColour: '#112233',
+    });
+    expect(emailPreviewSrc('app-1', { callToAction: null })).toBe('/api/email/preview/app-1');
+  });
+});

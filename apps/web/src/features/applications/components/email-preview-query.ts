@@ -1,0 +1,23 @@
+import type { CallToAction } from '@latchkey/contract';
+import { API_BASE } from '../../../lib/http';
+
+export interface PreviewInput {
+  callToAction?: CallToAction | null;
+  primaryColour?: string;
+  secondaryColour?: string;
+}
+
+/** The preview frame's src; empty values are omitted (spec §7). actionText is what the API calls ctaAbridged. */
+export function emailPreviewSrc(applicationId: string, input: PreviewInput): string {
+  const query = new URLSearchParams();
+  const add = (key: string, value: string | undefined) => {
+    if (value && value.trim() !== '') query.set(key, value.trim());
+  };
+  add('ctaHeadline', input.callToAction?.headline);
+  add('ctaTarget', input.callToAction?.actionTarget);
+  add('ctaAbridged', input.callToAction?.actionText);
+  add('primaryColour', input.primaryColour);
+  add('secondaryColour', input.secondaryColour);
+  const qs = query.toString();
+  return `${API_BASE}/email/preview/${encodeURIComponent(applicationId)}${qs ? `?${qs}` : ''}`;
+}

@@ -1,0 +1,131 @@
+import type { Application } from '@latchkey/contract';
+import { screen, waitFor } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+import { storeSignIn } from '../../../lib/session';
+import { json, makeJwt, noContent, nowSeconds, renderRoute, stubFetch } from '../../../test/helpers';
+import { ApplicationCard } from './application-card';
+import { CompanyUrlsCard } from './company-urls-card';
+
+const sampleApp: Application = {
+  applicationId: 'app-1',
+  name: 'Acme Doors',
+  companyName: 'Acme Ltd',
+  mailingAddress: '1 Road',
+  owners: ['user-1', 'user-2'],
+  logoUrl: null,
+  privacyPolicy: 'https://acme.test/privacy',
+  supportContact: 'mailto:help@acme.test',
+  appLink: 'https://apps.test/acme',
+  authDomains: [],
+  corsDomains: [],
+  authKeys: {},
+  emailPreferences: {
+    senderEmail: null,
+    senderName: null,
+    primaryColour: '#00283C',
+    secondaryColour: '#45BDD1',
+    onlySendEssentialEmails: true,
+    callToAction: null,
+  },
+  lastUpdated: 0,
+};
+
+const owners = [
+  { userId: 'user-1', email: 'me@example.com', displayName: 'Me', orphan: false, foreign: false },
+  { userId: 'user-2', email: 'other@example.com', displayName: null, orphan: false, foreign: false },
+];
+
+function setup() {
+  storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600, sub: 'user-1' }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
+  const calls = stubFetch((call) => {
+    if (call.url.endsWith('/owner') && call.method === 'GET') return json(owners);
+    if (call.method === 'POST') return noContent();
+    return json(sampleApp);
+  });
+  return { calls, user: userEvent.setup() };
+}
+
+const updates = (calls: ReturnType<typeof stubFetch>) =>
+  calls.filter((c) => c.method === 'POST' && c.url === '/api/platform/application/app-1');
+
+describe('Application card edit mode', () => {
+  it('sends only the changed field, drops a reverted one, and enables Save only when dirty', async () => {
+    const { calls, user } = setup();
+    renderRoute(<ApplicationCard app={sampleApp} />);
+    const name = screen.getByRole('textbox', { name: /Application name/ });
+    expect(name).toBeDisabled();
+    expect(screen.queryByRole('button', { name: 'Save' })).toBeNull();
+
+    await user.click(screen.getByRole('button', { name: 'Edit Application' }));
+    expect(name).toBeEnabled();
+    expect(screen.getByRole('button', { name: 'Save' })).toBeDisabled();
+
+    // Change then revert the company: no longer dirty.
+    const company = screen.getByRole('textbox', { name: /Company name/ });
+    await user.type(company, 'X');
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Save' })).toBeEnabled());
+    await user.type(company, '{Backspace}');
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Save' })).toBeDisabled());
+
+    await user.clear(name);
+    expect(await screen.findByText('Required')).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Save' })).toBeDisabled();
+    await user.type(name, 'Acme Gates');
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Save' })).toBeEnabled());
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+
+    await waitFor(() => expect(updates(calls)).toHaveLength(1));
+    expect(updates(calls)[0]!.body).toEqual({ name: 'Acme Gates' });
+    await waitFor(() => expect(screen.queryByRole('button', { name: 'Save' })).toBeNull());
+  });
+
+  it('Cancel restores the snapshot without saving', async () => {
+    const { calls, user } = setup();
+    renderRoute(<ApplicationCard app={sampleApp} />);
+    await user.click(screen.getByRole('button', { name: 'Edit Application' }));
+    const name = screen.getByRole('textbox', { name: /Application name/ });
+    await user.type(name, ' edited');
+    await user.click(screen.getByRole('button', { name: 'Cancel' }));
+    expect(name).toHaveValue('Acme Doors');
+    expect(name).toBeDisabled();
+    expect(updates(calls)).toHaveLength(0);
+  });
+
+  it('owner buttons work only in edit mode, and there is no Remove on your own entry', async () => {
+    const { user } = setup();
+    renderRoute(<ApplicationCard app={sampleApp} />);
+    const removeOther = await screen.findByRole('button', { name: 'Remove owner other@example.com' });
+    expect(removeOther).toBeDisabled();
+    expect(screen.getByRole('button', { name: 'Add owner' })).toBeDisabled();
+    expect(screen.queryByRole('button', { name: 'Remove owner me@example.com' })).toBeNull();
+    await user.click(screen.getByRole('button', { name: 'Edit Application' }));
+    expect(removeOther).toBeEnabled();
+    expect(screen.getByRole('button', { name: 'Add owner' })).toBeEnabled();
+  });
+});
+
+describe('Company Urls card', () => {
+  it('sends an emptied optional URL as null and nothing else', async () => {
+    const { calls, user } = setup();
+    renderRoute(<CompanyUrlsCard app={sampleApp} />);
+    await user.click(screen.getByRole('button', { name: 'Edit Company Urls' }));
+    await user.clear(screen.getByRole('textbox', { name: /App link/ }));
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Save' })).toBeEnabled());
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(updates(calls)).toHaveLength(1));
+    expect(updates(calls)[0]!.body).toEqual({ appLink: null });
+  });
+
+  it('shows the Failed dialog with the server message when the save fails', async () => {
+    storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
+    stubFetch((call) => (call.method === 'POST' ? json({ code: 400, message: 'The request is not valid' }, 400) : json(sampleApp)));
+    const user = userEvent.setup();
+    renderRoute(<CompanyUrlsCard app={sampleApp} />);
+    await user.click(screen.getByRole('button', { name: 'Edit Company Urls' }));
+    await user.type(screen.getByRole('textbox', { name: /App link/ }), '/x');
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Save' })).toBeEnabled());
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    expect(await screen.findByRole('alertdialog', { name: 'Failed' })).toHaveTextContent('The request is not valid');
+  });
+});

@@ -1,0 +1,54 @@
+import { wizardStepSchemas, type Application } from '@latchkey/contract';
+import { TextField } from '@mui/material';
+import { useTranslation } from 'react-i18next';
+import { FormTextField } from '../../../components/ui/form-text-field';
+import { useOperation } from '../../../components/ui/use-operation';
+import { useUpdateApplication } from '../api';
+import { pickDirty } from './dirty-fields';
+import { EditableCard } from './editable-card';
+import { OwnersSection } from './owners-section';
+import { useEditForm } from './use-edit-form';
+
+/** Application card: id (read-only), name, company, address; owners below share its edit mode. */
+export function ApplicationCard({ app }: { app: Application }) {
+  const { t } = useTranslation();
+  const update = useUpdateApplication(app.applicationId);
+  const op = useOperation();
+  const { form, editing, startEdit, cancel, finish, saveEnabled } = useEditForm(wizardStepSchemas[0], {
+    name: app.name,
+    companyName: app.companyName,
+    mailingAddress: app.mailingAddress,
+  });
+
+  const onSubmit = form.handleSubmit(async (values) => {
+    const result = await op.run(() => update.mutateAsync(pickDirty(values, form.formState.dirtyFields)));
+    if (result.ok) finish();
+  });
+
+  return (
+    <EditableCard
+      title={t('overview.application')}
+      headingId="card-application"
+      editing={editing}
+      onEdit={startEdit}
+      onCancel={cancel}
+      onSubmit={onSubmit}
+      saveEnabled={saveEnabled}
+      after={<OwnersSection applicationId={app.applicationId} editing={editing} />}
+    >
+      <TextField label={t('overview.applicationId')} value={app.applicationId} slotProps={{ htmlInput: { readOnly: true } }} />
+      <FormTextField control={form.control} name="name" label={t('wizard.name')} required disabled={!editing} />
+      <FormTextField control={form.control} name="companyName" label={t('wizard.companyName')} required disabled={!editing} />
+      <FormTextField
+        control={form.control}
+        name="mailingAddress"
+        label={t('wizard.mailingAddress')}
+        required
+        multiline
+        minRows={2}
+        disabled={!editing}
+      />
+      {op.dialogs}
+    </EditableCard>
+  );
+}

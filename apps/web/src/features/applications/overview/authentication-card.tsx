@@ -1,0 +1,162 @@
+import { faPlus, faShieldHalved, faXmark } from '@fortawesome/free-solid-svg-icons';
+import { parseJwkInput, type Application, type PublicJwk } from '@latchkey/contract';
+import { Box, Button, Card, CardContent, Chip, IconButton, Typography } from '@mui/material';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { useSearchParams } from 'react-router';
+import { TOKEN_TESTER_PARAM } from '../../../app/paths';
+import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
+import { Icon } from '../../../components/ui/icon';
+import { useOperation } from '../../../components/ui/use-operation';
+import { useAuthItemAction, type AuthItemAction, type DomainKind } from '../auth-items-api';
+import { DomainDialog } from './domain-dialog';
+import { DomainList } from './domain-list';
+import { KeyDialog } from './key-dialog';
+import { TokenTesterDialog } from './token-tester-dialog';
+
+type Removal = { type: 'remove-key'; kid: string } | { type: 'remove-domain'; kind: DomainKind; url: string };
+
+class KeyInputError extends Error {}
+
+/** Auth keys (kid chips), auth domains and CORS domains; every change reloads, every failure says why. */
+export function AuthenticationCard({ app }: { app: Application }) {
+  const { t } = useTranslation();
+  const action = useAuthItemAction(app.applicationId);
+  const op = useOperation();
+  const [keyDialog, setKeyDialog] = useState<{ mode: 'add' } | { mode: 'edit'; key: PublicJwk } | null>(null);
+  const [domainDialog, setDomainDialog] = useState<DomainKind | null>(null);
+  const [removal, setRemoval] = useState<Removal | null>(null);
+  // The tester's open state lives in the URL, so Getting Started can link straight to it.
+  const [searchParams, setSearchParams] = useSearchParams();
+  const testerOpen = searchParams.has(TOKEN_TESTER_PARAM);
+  const setTesterOpen = (open: boolean) =>
+    setSearchParams(
+      (params) => {
+        const next = new URLSearchParams(params);
+        if (open) next.set(TOKEN_TESTER_PARAM, 'open');
+        else next.delete(TOKEN_TESTER_PARAM);
+        return next;
+      },
+      { replace: true },
+    );
+
+  const perform = (a: AuthItemAction, success?: string) =>
+    op.run(() => action.mutateAsync(a), success ? { success: { message: success, buttonLabel: t('common.letsGetStarted') } } : {});
+
+  const onSaveKey = (text: string) => {
+    const current = keyDialog;
+    setKeyDialog(null);
+    const parsed = parseJwkInput(text);
+    if (!parsed.ok) {
+      void op.run(() => Promise.reject(new KeyInputError(parsed.message)));
+      return;
+    }
+    if (current?.mode === 'edit') void perform({ type: 'replace-key', oldKey: current.key, key: parsed.key }, t('authCard.keyUpdated'));
+    else void perform({ type: 'add-key', key: parsed.key }, t('authCard.keyAdded'));
+  };
+
+  const confirmText =
+    removal?.type === 'remove-key'
+      ? t('authCard.removeKeyConfirm')
+      : removal?.kind === 'cors'
+        ? t('authCard.removeCorsDomainConfirm')
+        : t('authCard.removeAuthDomainConfirm');
+  const keys = Object.values(app.authKeys);
+
+  return (
+    <Card component="section" aria-labelledby="card-authentication" sx={{ mb: 3 }}>
+      <CardContent>
+        <Box sx={{ display: 'flex', alignItems: 'center', flexWrap: 'wrap', gap: 1, mb: 1 }}>
+          <Typography id="card-authentication" variant="h2" sx={{ flexGrow: 1 }}>
+            {t('authCard.title')}
+          </Typography>
+          <Button variant="contained" onClick={() => setTesterOpen(true)} startIcon={<Icon icon={faShieldHalved} />}>
+            {t('tokenTester.open')}
+          </Button>
+        </Box>
+        <Box component="section" aria-labelledby="auth-keys-title">
+          <Box sx={{ display: 'flex', alignItems: 'center', flexWrap: 'wrap', gap: 1 }}>
+            <Typography id="auth-keys-title" variant="h3" sx={{ flexGrow: 1 }}>
+              {t('authCard.keys')}
+            </Typography>
+            <Button variant="outlined" onClick={() => setKeyDialog({ mode: 'add' })} startIcon={<Icon icon={faPlus} />}>
+              {t('authCard.addKey')}
+            </Button>
+          </Box>
+          {keys.length === 0 ? (
+            <Typography color="text.secondary" sx={{ mt: 1 }}>
+              {t('authCard.noKeys')}
+            </Typography>
+          ) : (
+            <Box component="ul" sx={{ display: 'flex', flexWrap: 'wrap', gap: 1, listStyle: 'none', p: 0, mt: 1 }}>
+              {keys.map((key) => (
+                <Box component="li" key={key.kid} sx={{ display: 'inline-flex', alignItems: 'center' }}>
+                  <Chip
+                    label={key.kid}
+                    aria-label={t('authCard.editKeyLabel', { kid: key.kid })}
+                    onClick={() => setKeyDialog({ mode: 'edit', key })}
+                    sx={{ maxWidth: 260 }}
+                  />
+                  <IconButton size="small" aria-label={t('authCard.removeKeyLabel', { kid: key.kid })} onClick={() => setRemoval({ type: 'remove-key', kid: key.kid })}>
+                    <Icon icon={faXmark} />
+                  </IconButton>
+                </Box>
+              ))}
+            </Box>
+          )}
+        </Box>
+        <DomainList
+          id="auth-domains-title"
+          title={t('authCard.authDomains')}
+          empty={t('authCard.noAuthDomains')}
+          addLabel={t('authCard.addAuthDomain')}
+          urls={app.authDomains}
+          removeLabel={(url) => t('authCard.removeAuthDomainLabel', { url })}
+          onAdd={() => setDomainDialog('auth')}
+          onRemove={(url) => setRemoval({ type: 'remove-domain', kind: 'auth', url })}
+        />
+        <DomainList
+          id="cors-domains-title"
+          title={t('authCard.corsDomains')}
+          empty={t('authCard.noCorsDomains')}
+          addLabel={t('authCard.addCorsDomain')}
+          urls={app.corsDomains}
+          removeLabel={(url) => t('authCard.removeCorsDomainLabel', { url })}
+          onAdd={() => setDomainDialog('cors')}
+          onRemove={(url) => setRemoval({ type: 'remove-domain', kind: 'cors', url })}
+        />
+      </CardContent>
+      <KeyDialog
+        open={keyDialog !== null}
+        title={keyDialog?.mode === 'edit' ? t('authCard.editKey') : t('authCard.addKey')}
+        initialText={keyDialog?.mode === 'edit' ? JSON.stringify(keyDialog.key, null, 2) : ''}
+        onCancel={() => setKeyDialog(null)}
+        onSave={onSaveKey}
+      />
+      <DomainDialog
+        kind={domainDialog}
+        onCancel={() => setDomainDialog(null)}
+        onAdd={(url) => {
+          const kind = domainDialog ?? 'auth';
+          setDomainDialog(null);
+          void perform({ type: 'add-domain', kind, url });
+        }}
+      />
+      <ConfirmDialog
+        open={removal !== null}
+        title={confirmText}
+        message={removal?.type === 'remove-key' ? removal.kid : removal?.url}
+        confirmLabel={t('common.remove')}
+        cancelLabel={t('common.cancel')}
+        onConfirm={() => {
+          const r = removal;
+          setRemoval(null);
+          if (r) void perform(r);
+        }}
+        onCancel={() => setRemoval(null)}
+      />
+      <TokenTesterDialog applicationId={app.applicationId} open={testerOpen} onClose={() => setTesterOpen(false)} />
+      {op.dialogs}
+    </Card>
+  );
+}

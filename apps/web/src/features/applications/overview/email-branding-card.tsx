@@ -1,0 +1,120 @@
+import { wizardStepSchemas, type Application } from '@latchkey/contract';
+import { Box, Checkbox, FormControlLabel, FormHelperText, Typography } from '@mui/material';
+import { useState } from 'react';
+import { Controller, FormProvider, useWatch } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { ColourField } from '../../../components/ui/colour-field';
+import { FormTextField } from '../../../components/ui/form-text-field';
+import { MessageDialog } from '../../../components/ui/message-dialog';
+import { useOperation } from '../../../components/ui/use-operation';
+import { useUpdateApplication } from '../api';
+import { CallToActionFields } from '../components/call-to-action-fields';
+import { EmailPreviewFrame } from '../components/email-preview-frame';
+import { LogoPicker } from '../components/logo-picker';
+import { EditableCard } from './editable-card';
+import { useEditForm } from './use-edit-form';
+
+/** Sender details, call to action and colours: the whole emailPreferences object, as one form. */
+export const emailBrandingFormSchema = wizardStepSchemas[2].extend(
+  wizardStepSchemas[3].pick({ primaryColour: true, secondaryColour: true }).shape,
+);
+
+export function EmailBrandingCard({ app }: { app: Application }) {
+  const { t } = useTranslation();
+  const update = useUpdateApplication(app.applicationId);
+  const op = useOperation();
+  const [logoSaved, setLogoSaved] = useState(false);
+  const prefs = app.emailPreferences;
+  const { form, editing, startEdit, cancel, finish, saveEnabled } = useEditForm(emailBrandingFormSchema, {
+    senderEmail: prefs.senderEmail ?? '',
+    senderName: prefs.senderName ?? '',
+    onlySendEssentialEmails: prefs.onlySendEssentialEmails,
+    callToAction: prefs.callToAction,
+    primaryColour: prefs.primaryColour,
+    secondaryColour: prefs.secondaryColour,
+  });
+  const [callToAction, primaryColour, secondaryColour] = useWatch({
+    control: form.control,
+    name: ['callToAction', 'primaryColour', 'secondaryColour'],
+  });
+
+  // Spec §4: the Email save sends the whole emailPreferences object, then says so.
+  const onSubmit = form.handleSubmit(async (values) => {
+    const result = await op.run(() => update.mutateAsync({ emailPreferences: values }), {
+      success: { message: t('overview.updated') },
+    });
+    if (result.ok) finish();
+  });
+
+  const after = (
+    <>
+      <Typography variant="h3" sx={{ mb: 1 }}>
+        {t('overview.logo')}
+      </Typography>
+      <LogoPicker
+        applicationId={app.applicationId}
+        logoUrl={app.logoUrl}
+        onUploaded={async (logoUrl) => {
+          await update.mutateAsync({ logoUrl });
+          setLogoSaved(true);
+        }}
+      />
+      <Typography variant="h3" sx={{ mt: 3, mb: 1 }}>
+        {t('wizard.preview')}
+      </Typography>
+      <EmailPreviewFrame applicationId={app.applicationId} input={{ callToAction, primaryColour, secondaryColour }} />
+      <MessageDialog
+        open={logoSaved}
+        tone="success"
+        title={t('common.success')}
+        message={t('overview.logoUploaded')}
+        buttonLabel={t('common.done')}
+        onClose={() => setLogoSaved(false)}
+      />
+    </>
+  );
+
+  return (
+    <FormProvider {...form}>
+      <EditableCard
+        title={t('overview.emailBranding')}
+        headingId="card-email-branding"
+        editing={editing}
+        onEdit={startEdit}
+        onCancel={cancel}
+        onSubmit={onSubmit}
+        saveEnabled={saveEnabled}
+        after={after}
+      >
+        <Typography variant="h3">{t('overview.senderDetails')}</Typography>
+        <FormTextField control={form.control} name="senderEmail" label={t('wizard.senderEmail')} type="email" required disabled={!editing} />
+        <FormTextField control={form.control} name="senderName" label={t('wizard.senderName')} required disabled={!editing} />
+        <Controller
+          control={form.control}
+          name="onlySendEssentialEmails"
+          render={({ field }) => (
+            <Box>
+              <FormControlLabel
+                control={<Checkbox checked={field.value} onChange={(e) => field.onChange(e.target.checked)} disabled={!editing} />}
+                label={t('wizard.onlySendEssentialEmails')}
+              />
+              <FormHelperText sx={{ mt: -0.5 }}>{t('wizard.onlySendEssentialEmailsHelp')}</FormHelperText>
+            </Box>
+          )}
+        />
+        <Typography variant="h3" sx={{ mt: 2 }}>
+          {t('overview.callToActionHeading')}
+        </Typography>
+        <CallToActionFields disabled={!editing} />
+        <Typography variant="h3" sx={{ mt: 2 }}>
+          {t('overview.colours')}
+        </Typography>
+        <Box sx={{ display: 'grid', gap: { sm: 2 }, gridTemplateColumns: { xs: '1fr', sm: '1fr 1fr' } }}>
+          <ColourField name="primaryColour" label={t('wizard.primaryColour')} pickerLabel={t('wizard.pickPrimaryColour')} disabled={!editing} />
+          <ColourField name="secondaryColour" label={t('wizard.secondaryColour')} pickerLabel={t('wizard.pickSecondaryColour')} disabled={!editing} />
+        </Box>
+        {op.dialogs}
+      </EditableCard>
+    </FormProvider>
+  );
+}

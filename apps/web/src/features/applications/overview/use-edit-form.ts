@@ -1,0 +1,40 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import { useEffect, useState } from 'react';
+import { useForm, type DefaultValues, type FieldValues, type Resolver } from 'react-hook-form';
+import type { z } from 'zod';
+import { canSave } from './dirty-fields';
+
+/**
+ * Edit mode as a dirty form: the pen snapshots the server values as the form's defaults, Cancel
+ * resets to them, and while not editing the form follows the server object.
+ */
+export function useEditForm<T extends FieldValues>(schema: z.ZodType, serverValues: T) {
+  const [editing, setEditing] = useState(false);
+  const form = useForm<T, unknown, T>({
+    resolver: zodResolver(schema as never) as unknown as Resolver<T, unknown, T>,
+    defaultValues: serverValues as DefaultValues<T>,
+    mode: 'onChange',
+  });
+  const snapshot = JSON.stringify(serverValues);
+
+  useEffect(() => {
+    if (!editing) form.reset(JSON.parse(snapshot) as T);
+  }, [snapshot, editing, form]);
+
+  const { isDirty, isValid, isSubmitting } = form.formState;
+  return {
+    form,
+    editing,
+    startEdit: () => {
+      form.reset(JSON.parse(snapshot) as T);
+      setEditing(true);
+    },
+    cancel: () => {
+      form.reset(JSON.parse(snapshot) as T);
+      setEditing(false);
+    },
+    /** After a successful save; the application has been reloaded, so the effect resets to it. */
+    finish: () => setEditing(false),
+    saveEnabled: canSave(isDirty, isValid, isSubmitting),
+  };
+}

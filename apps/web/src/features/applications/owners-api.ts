@@ -1,0 +1,58 @@
+import { directoryResultSchema, ownerSchema, type DirectoryResult, type Owner } from '@latchkey/contract';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { z } from 'zod';
+import { ApiError, request } from '../../lib/http';
+import { applicationKeys } from './api';
+
+const ownerPath = (id: string) => `/platform/application/${encodeURIComponent(id)}/owner`;
+
+export async function listOwners(id: string): Promise<Owner[]> {
+  const res = await request(ownerPath(id));
+  return z.array(ownerSchema).parse(await res.json());
+}
+
+/** Directory lookup by email; null when there is no such user (404), other failures throw. */
+export async function queryDirectory(email: string): Promise<DirectoryResult | null> {
+  try {
+    const res = await request('/directory/query', { method: 'POST', body: { email } });
+    return directoryResultSchema.parse(await res.json());
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) return null;
+    throw e;
+  }
+}
+
+export async function addOwner(id: string, userId: string): Promise<void> {
+  await request(ownerPath(id), { method: 'POST', body: { userId } });
+}
+
+export async function removeOwner(id: string, userId: string): Promise<void> {
+  await request(ownerPath(id), { method: 'DELETE', body: { userId } });
+}
+
+export function useOwners(id: string) {
+  return useQuery({ queryKey: applicationKeys.owners(id), queryFn: () => listOwners(id) });
+}
+
+export type AddOwnerResult = 'added' | 'not-found';
+
+export function useAddOwner(id: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async (email: string): Promise<AddOwnerResult> => {
+      const user = await queryDirectory(email);
+      if (!user?.id) return 'not-found';
+      await addOwner(id, user.id);
+      return 'added';
+    },
+    onSettled: () => queryClient.invalidateQueries({ queryKey: applicationKeys.detail(id) }),
+  });
+}
+
+export function useRemoveOwner(id: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (userId: string) => removeOwner(id, userId),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: applicationKeys.detail(id) }),
+  });
+}

@@ -1,0 +1,67 @@
+import { faPlus } from '@fortawesome/free-solid-svg-icons';
+import { Alert, Box, Card, CardActionArea, Container, Drawer, Typography } from '@mui/material';
+import { useTranslation } from 'react-i18next';
+import { Outlet, Link as RouterLink, useMatch, useNavigate } from 'react-router';
+import { paths } from '../../../app/paths';
+import { Icon } from '../../../components/ui/icon';
+import { PageLoader } from '../../../components/ui/page-loader';
+import { errorMessage } from '../../../lib/http';
+import { useApplications } from '../api';
+import { ApplicationTile, tileSx } from './application-tile';
+
+const gridSx = {
+  display: 'grid',
+  gap: 2,
+  gridTemplateColumns: { xs: 'repeat(auto-fill, minmax(140px, 1fr))', sm: 'repeat(auto-fill, minmax(200px, 1fr))' },
+} as const;
+
+/** Spec §2 start screen; /start/new opens the add-application wizard in a side panel over it. */
+export function StartPage() {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const wizardOpen = useMatch(paths.addApplication) !== null;
+  const apps = useApplications();
+
+  return (
+    <Container component="main" maxWidth="lg" sx={{ py: { xs: 3, md: 5 } }}>
+      <Typography variant="h1" sx={{ mb: 1 }}>
+        {t('start.welcome')}
+      </Typography>
+      <Typography color="text.secondary" sx={{ mb: 4 }}>
+        {t('start.welcomeText')}
+      </Typography>
+      <Typography variant="h2" sx={{ mb: 2 }}>
+        {t('start.myApplications')}
+      </Typography>
+      {apps.isPending && <PageLoader />}
+      {apps.isError && <Alert severity="error">{errorMessage(apps.error)}</Alert>}
+      {apps.data && (
+        <Box component="ul" sx={{ ...gridSx, listStyle: 'none', p: 0, m: 0 }}>
+          {apps.data.map((app) => (
+            <li key={app.applicationId}>
+              <ApplicationTile app={app} />
+            </li>
+          ))}
+          <li>
+            <Card sx={{ height: '100%', borderStyle: 'dashed' }}>
+              <CardActionArea component={RouterLink} to={paths.addApplication} sx={tileSx}>
+                <Icon icon={faPlus} size="2x" />
+                <Typography component="span" sx={{ fontWeight: 600, mt: 2 }}>
+                  {t('start.addApplication')}
+                </Typography>
+              </CardActionArea>
+            </Card>
+          </li>
+        </Box>
+      )}
+      <Drawer
+        anchor="right"
+        open={wizardOpen}
+        onClose={() => void navigate(paths.start)}
+        slotProps={{ paper: { 'aria-labelledby': 'wizard-title', sx: { width: { xs: '100%', md: 720, lg: 960 } } } }}
+      >
+        {wizardOpen && <Outlet />}
+      </Drawer>
+    </Container>
+  );
+}

@@ -1,0 +1,17 @@
+import { useTranslation } from 'react-i18next';
+import { FormTextField } from '../../../components/ui/form-text-field';
+import { useStepForm, type StepProps } from './use-step-form';
+import { WizardFooter } from './wizard-footer';
+
+export function StepApplicationInfo({ values, busy, onSubmit, onBack }: StepProps<0>) {
+  const { t } = useTranslation();
+  const form = useStepForm(0, values[0]);
+  return (
+    <form noValidate onSubmit={form.handleSubmit(onSubmit)}>
+      <FormTextField control={form.control} name="name" label={t('wizard.name')} required autoFocus />
+      <FormTextField control={form.control} name="companyName" label={t('wizard.companyName')} required />
+      <FormTextField control={form.control} name="mailingAddress" label={t('wizard.mailingAddress')} required multiline minRows={3} />
+      <WizardFooter step={0} isValid={form.formState.isValid} busy={busy} onBack={onBack} />
+    </form>
+  );
+}

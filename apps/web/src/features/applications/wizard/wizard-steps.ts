@@ -1,0 +1,69 @@
+import {
+  DEFAULT_PRIMARY_COLOUR,
+  DEFAULT_SECONDARY_COLOUR,
+  type CallToAction,
+  type CreateApplication,
+  type UpdateApplication,
+} from '@latchkey/contract';
+
+/** Spec §3 "Wizard inputs by step", as the four forms hold them. */
+export interface WizardValues {
+  0: { name: string; companyName: string; mailingAddress: string };
+  1: { privacyPolicy: string; supportContact: string; appLink: string };
+  2: { senderEmail: string; senderName: string; onlySendEssentialEmails: boolean; callToAction: CallToAction | null };
+  3: { logoUrl: string; primaryColour: string; secondaryColour: string };
+}
+export type WizardStep = 0 | 1 | 2 | 3;
+export const LAST_STEP: WizardStep = 3;
+
+export const initialWizardValues: WizardValues = {
+  0: { name: '', companyName: '', mailingAddress: '' },
+  1: { privacyPolicy: '', supportContact: '', appLink: '' },
+  2: { senderEmail: '', senderName: '', onlySendEssentialEmails: true, callToAction: null },
+  3: { logoUrl: '', primaryColour: DEFAULT_PRIMARY_COLOUR, secondaryColour: DEFAULT_SECONDARY_COLOUR },
+};
+
+export type StepCall = { kind: 'create'; body: CreateApplication } | { kind: 'update'; body: UpdateApplication };
+
+const emptyToNull = (value: string): string | null => (value.trim() === '' ? null : value.trim());
+
+/**
+ * Which call a step makes (spec §4): step 0 creates; 1–3 update. Step 1 sends empty URLs as null;
+ * step 3 omits an empty logoUrl. Step 3 repeats step 2's email settings next to the colours so the
+ * stored emailPreferences are complete whether the server merges or replaces that object.
+ */
+export function stepCall<S extends WizardStep>(step: S, values: WizardValues): StepCall {
+  switch (step) {
+    case 0:
+      return { kind: 'create', body: { ...values[0] } };
+    case 1:
+      return {
+        kind: 'update',
+        body: {
+          privacyPolicy: emptyToNull(values[1].privacyPolicy),
+          supportContact: emptyToNull(values[1].supportContact),
+          appLink: emptyToNull(values[1].appLink),
+        },
+      };
+    case 2:
+      return { kind: 'update', body: { emailPreferences: { ...values[2] } } };
+    default: {
+      const { logoUrl, primaryColour, secondaryColour } = values[3];
+      return {
+        kind: 'update',
+        body: {
+          ...(logoUrl.trim() === '' ? {} : { logoUrl: logoUrl.trim() }),
+          emailPreferences: { ...values[2], primaryColour, secondaryColour },
+        },
+      };
+    }
+  }
+}
+
+/** Spec §2: Back shows from step index 2 on. */
+export const canGoBack = (step: WizardStep): boolean => step >= 2;
+
+/** Spec §2: leaving after step index 1 and before success warns. */
+export const shouldWarnOnExit = (step: WizardStep, added: boolean): boolean => step > 1 && !added;
+
+export const isLastStep = (step: WizardStep): boolean => step === LAST_STEP;

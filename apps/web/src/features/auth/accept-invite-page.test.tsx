@@ -1,0 +1,41 @@
+import { screen } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+import { getSession } from '../../lib/session';
+import { json, makeJwt, noContent, nowSeconds, renderRoute, stubFetch } from '../../test/helpers';
+import { AcceptInvitePage } from './accept-invite-page';
+
+describe('AcceptInvitePage (account creation from an invitation link)', () => {
+  it('signs in with the code, changes the password, signs in again and goes to /start', async () => {
+    const codeToken = makeJwt({ exp: nowSeconds() + 600, sid: 'code' });
+    const finalToken = makeJwt({ exp: nowSeconds() + 600, sid: 'final', email: 'new@example.com' });
+    const calls = stubFetch((call) => {
+      if (call.url === '/api/auth/token') {
+        const { password } = call.body as { password: string };
+        return password === 'CODE1'
+          ? json({ authToken: codeToken, refreshToken: 'r1', privateKey: 'a', publicKey: 'b', passwordChangeRequired: true })
+          : json({ authToken: finalToken, refreshToken: 'r2', privateKey: 'c', publicKey: 'd' });
+      }
+      if (call.url === '/api/account/password') return noContent();
+      return json({ userId: 'u', email: 'new@example.com', displayName: 'New', emailVerified: true, publicKey: null });
+    });
+    const user = userEvent.setup();
+    renderRoute(<AcceptInvitePage />, {
+      path: '/accept-invite',
+      initial: '/accept-invite?email=new%40example.com&code=CODE1',
+      extra: [{ path: '/start', element: <p>start</p> }],
+    });
+    await user.type(screen.getByLabelText(/^Password/), 'chosen-pw');
+    await user.type(screen.getByLabelText(/Repeat password/), 'chosen-pw');
+    await user.click(screen.getByRole('button', { name: 'Choose password' }));
+    expect(await screen.findByText('start')).toBeInTheDocument();
+    const sequence = calls.filter((c) => c.method === 'POST').map((c) => [c.url, c.body]);
+    expect(sequence).toEqual([
+      ['/api/auth/token', { email: 'new@example.com', password: 'CODE1' }],
+      ['/api/account/password', { oldPassword: 'CODE1', newPassword: 'chosen-pw' }],
+      ['/api/auth/token', { email: 'new@example.com', password: 'chosen-pw' }],
+    ]);
+    expect(calls.find((c) => c.url === '/api/account/password')!.headers.Authorization).toBe(`Bearer ${codeToken}`);
+    expect(getSession()).toMatchObject({ token: finalToken, refreshToken: 'r2', email: 'new@example.com' });
+  });
+});

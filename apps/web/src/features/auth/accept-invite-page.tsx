@@ -1,0 +1,77 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import { choosePasswordFormSchema, type AuthErrorEntry } from '@latchkey/contract';
+import { Alert, Box, Button, Typography } from '@mui/material';
+import { useState } from 'react';
+import { useForm } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { useLocation, useNavigate, useSearchParams } from 'react-router';
+import { paths } from '../../app/paths';
+import { clearSession } from '../../lib/session';
+import { acceptInvitation } from './api';
+import { AuthTextField } from './auth-text-field';
+import { AuthErrorDialog } from './auth-error-dialog';
+import { authErrorOf } from './auth-error';
+
+/** /accept-invite?email=&code= from the invitation email: choose a password, then you are signed in. */
+export function AcceptInvitePage() {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const [params] = useSearchParams();
+  const email = params.get('email') ?? '';
+  // From the emailed link the code is in the query; after a code sign-in on /login it travels in router state.
+  const state = useLocation().state as { code?: string; signedIn?: boolean } | null;
+  const code = params.get('code') ?? state?.code ?? '';
+  const [error, setError] = useState<AuthErrorEntry | null>(null);
+  const form = useForm({
+    resolver: zodResolver(choosePasswordFormSchema),
+    mode: 'onTouched',
+    defaultValues: { password: '', repeatPassword: '' },
+  });
+
+  const onSubmit = form.handleSubmit(async ({ password }) => {
+    setError(null);
+    try {
+      await acceptInvitation(email, code, password, state?.signedIn === true);
+      await navigate(paths.start);
+    } catch (e) {
+      // A half-finished exchange must not leave the code's session behind.
+      clearSession();
+      setError(authErrorOf(e));
+    }
+  });
+
+  return (
+    <Box component="form" noValidate onSubmit={onSubmit} aria-labelledby="invite-title">
+      <Typography id="invite-title" variant="h2" component="h2" sx={{ fontSize: '1.125rem', mb: 1 }}>
+        {t('auth.inviteTitle')}
+      </Typography>
+      {!email || !code ? (
+        <Alert severity="warning">{t('auth.inviteMissing')}</Alert>
+      ) : (
+        <>
+          <Typography>{t('auth.inviteIntro', { email })}</Typography>
+          <AuthTextField
+            control={form.control}
+            name="password"
+            label={t('auth.password')}
+            type="password"
+            autoComplete="new-password"
+            required
+          />
+          <AuthTextField
+            control={form.control}
+            name="repeatPassword"
+            label={t('auth.repeatPassword')}
+            type="password"
+            autoComplete="new-password"
+            required
+          />
+          <Button type="submit" variant="contained" fullWidth size="large" disabled={form.formState.isSubmitting} sx={{ mt: 2 }}>
+            {t('auth.choosePassword')}
+          </Button>
+        </>
+      )}
+      <AuthErrorDialog error={error} onDismiss={() => setError(null)} />
+    </Box>
+  );
+}

@@ -1,0 +1,81 @@
+import {
+  API_V2_ACCEPT,
+  accountSchema,
+  authResponseSchema,
+  type Account,
+  type AuthResponse,
+  type ChangePassword,
+  type Login,
+  type Register,
+} from '@latchkey/contract';
+import { useQueryClient } from '@tanstack/react-query';
+import { useCallback } from 'react';
+import { useNavigate } from 'react-router';
+import { paths } from '../../app/paths';
+import { request } from '../../lib/http';
+import { clearSession, setSessionValue, storeSignIn } from '../../lib/session';
+
+export async function login(body: Login): Promise<AuthResponse> {
+  const res = await request('/auth/token', { method: 'POST', body, auth: false, accept: API_V2_ACCEPT });
+  return authResponseSchema.parse(await res.json());
+}
+
+export async function register(body: Register): Promise<AuthResponse> {
+  const res = await request('/auth/register', { method: 'POST', body, auth: false, accept: API_V2_ACCEPT });
+  return authResponseSchema.parse(await res.json());
+}
+
+export async function changePassword(body: ChangePassword): Promise<void> {
+  await request('/account/password', { method: 'POST', body });
+}
+
+export async function getAccount(): Promise<Account> {
+  const res = await request('/account');
+  return accountSchema.parse(await res.json());
+}
+
+export async function destroyToken(): Promise<void> {
+  await request('/auth/token/destroy', { method: 'POST' });
+}
+
+/** Stores a successful sign-in, then the display name from the account (best effort: the toolbar falls back to email). */
+export async function completeSignIn(auth: AuthResponse, displayName?: string): Promise<void> {
+  storeSignIn(auth);
+  if (displayName) {
+    setSessionValue('displayName', displayName);
+    return;
+  }
+  try {
+    const account = await getAccount();
+    setSessionValue('displayName', account.displayName);
+  } catch {
+    // The session is valid without it.
+  }
+}
+
+/**
+ * Account creation from an invitation link (spec §4): sign in with the emailed code, change the
+ * password from the code to the chosen one, then sign in again with the new password.
+ */
+export async function acceptInvitation(email: string, code: string, password: string, alreadySignedIn = false): Promise<void> {
+  // The code works once: after a code sign-in on the login screen the session already exists.
+  if (!alreadySignedIn) storeSignIn(await login({ email, password: code }));
+  await changePassword({ oldPassword: code, newPassword: password });
+  await completeSignIn(await login({ email, password }));
+}
+
+/** Spec §4 logout: end the server session (best effort), clear all browser storage, go to login. */
+export function useLogout(): () => Promise<void> {
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  return useCallback(async () => {
+    try {
+      await destroyToken();
+    } catch {
+      // An already-dead session is still a logout.
+    }
+    clearSession();
+    queryClient.clear();
+    await navigate(paths.login, { replace: true });
+  }, [navigate, queryClient]);
+}

@@ -1,0 +1,7 @@
+import { authErrorFor, type AuthErrorEntry } from '@latchkey/contract';
+import { ApiError } from '../../lib/http';
+
+/** Spec §8: login/register failures map by HTTP status; anything that is not an HTTP answer counts as 0. */
+export function authErrorOf(error: unknown): AuthErrorEntry {
+  return authErrorFor(error instanceof ApiError ? error.status : 0);
+}

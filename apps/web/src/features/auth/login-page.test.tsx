@@ -1,0 +1,59 @@
+import { screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+import { getSession } from '../../lib/session';
+import { json, makeJwt, nowSeconds, renderRoute, stubFetch } from '../../test/helpers';
+import { LoginPage } from './login-page';
+
+describe('LoginPage', () => {
+  it('validates, then shows the spec §8 dialog for wrong credentials', async () => {
+    const calls = stubFetch(() => json({ code: 401, message: 'Wrong email or password' }, 401));
+    const user = userEvent.setup();
+    renderRoute(<LoginPage />, { path: '/login', initial: '/login' });
+
+    await user.type(screen.getByRole('textbox', { name: /Email/ }), 'bad@');
+    await user.click(screen.getByRole('button', { name: 'Login' }));
+    expect(await screen.findByText('Invalid email address')).toBeInTheDocument();
+    expect(calls).toHaveLength(0);
+
+    await user.type(screen.getByRole('textbox', { name: /Email/ }), 'x.com');
+    await user.type(screen.getByLabelText(/Password/), 'secret');
+    await user.click(screen.getByRole('button', { name: 'Login' }));
+    const dialog = await screen.findByRole('alertdialog', { name: 'Wrong credentials' });
+    expect(within(dialog).getByText('try again')).toBeInTheDocument();
+    expect(calls[0]).toMatchObject({ method: 'POST', url: '/api/auth/token', body: { email: 'bad@x.com', password: 'secret' } });
+    expect(calls[0]!.headers.Accept).toBe('application/vnd.doordeck.api-v2+json');
+  });
+
+  it('stores the session with the email from the token and goes to /start', async () => {
+    const token = makeJwt({ exp: nowSeconds() + 600, email: 'me@example.com' });
+    stubFetch((call) =>
+      call.url === '/api/auth/token'
+        ? json({ authToken: token, refreshToken: 'r', privateKey: 'priv', publicKey: 'pub' })
+        : json({ userId: 'u', email: 'me@example.com', displayName: 'Me', emailVerified: true, publicKey: null }),
+    );
+    const user = userEvent.setup();
+    const { router } = renderRoute(<LoginPage />, { path: '/login', initial: '/login', extra: [{ path: '/start', element: <p>start</p> }] });
+    await user.type(screen.getByRole('textbox', { name: /Email/ }), 'me@example.com');
+    await user.type(screen.getByLabelText(/Password/), 'secret');
+    await user.click(screen.getByRole('button', { name: 'Login' }));
+    expect(await screen.findByText('start')).toBeInTheDocument();
+    expect(router.state.location.pathname).toBe('/start');
+    expect(getSession()).toMatchObject({ token, refreshToken: 'r', privateKey: 'priv', publicKey: 'pub', email: 'me@example.com', displayName: 'Me' });
+  });
+});
+
+describe('LoginPage with an invitation code', () => {
+  it('sends a user who signed in with a code to choose a password', async () => {
+    const token = makeJwt({ exp: nowSeconds() + 600 });
+    stubFetch(() => json({ authToken: token, refreshToken: 'r', privateKey: 'p', publicKey: 'q', passwordChangeRequired: true }));
+    const user = userEvent.setup();
+    const { router } = renderRoute(<LoginPage />, { path: '/login', initial: '/login', extra: [{ path: '/accept-invite', element: <p>choose</p> }] });
+    await user.type(screen.getByRole('textbox', { name: /Email/ }), 'new@example.com');
+    await user.type(screen.getByLabelText(/Password/), 'CODE123');
+    await user.click(screen.getByRole('button', { name: 'Login' }));
+    expect(await screen.findByText('choose')).toBeInTheDocument();
+    expect(router.state.location.search).toBe('?email=new%40example.com');
+    expect(router.state.location.state).toEqual({ code: 'CODE123', signedIn: true });
+  });
+});

@@ -1,0 +1,104 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import { registerFormSchema, type AuthErrorEntry } from '@latchkey/contract';
+import { Box, Button, Checkbox, FormControlLabel, FormHelperText, Link, Typography } from '@mui/material';
+import { useState } from 'react';
+import { Controller, useForm } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { Link as RouterLink, useNavigate } from 'react-router';
+import { paths } from '../../app/paths';
+import { visuallyHidden } from '../../components/ui/visually-hidden';
+import { usePortalConfig } from '../../lib/config';
+import { completeSignIn, register } from './api';
+import { AuthTextField } from './auth-text-field';
+import { AuthErrorDialog } from './auth-error-dialog';
+import { authErrorOf } from './auth-error';
+
+export function RegisterPage() {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const config = usePortalConfig();
+  const [error, setError] = useState<AuthErrorEntry | null>(null);
+  const form = useForm({
+    resolver: zodResolver(registerFormSchema),
+    mode: 'onTouched',
+    defaultValues: { email: '', displayName: '', password: '', repeatPassword: '', agreement: false as unknown as true },
+  });
+  const { isSubmitting } = form.formState;
+
+  const onSubmit = form.handleSubmit(async ({ email, displayName, password }) => {
+    setError(null);
+    try {
+      await completeSignIn(await register({ email, displayName, password }), displayName);
+      await navigate(paths.start);
+    } catch (e) {
+      setError(authErrorOf(e));
+    }
+  });
+
+  return (
+    <Box component="form" noValidate onSubmit={onSubmit} aria-labelledby="register-title">
+      <Typography id="register-title" variant="h2" component="h2" sx={{ fontSize: '1.125rem', mb: 1 }}>
+        {t('auth.registerTitle')}
+      </Typography>
+      <AuthTextField control={form.control} name="email" label={t('auth.email')} type="email" autoComplete="email" required />
+      <AuthTextField control={form.control} name="displayName" label={t('auth.displayName')} autoComplete="name" required />
+      <AuthTextField
+        control={form.control}
+        name="password"
+        label={t('auth.password')}
+        type="password"
+        autoComplete="new-password"
+        required
+      />
+      <AuthTextField
+        control={form.control}
+        name="repeatPassword"
+        label={t('auth.repeatPassword')}
+        type="password"
+        autoComplete="new-password"
+        required
+      />
+      <Controller
+        control={form.control}
+        name="agreement"
+        render={({ field, fieldState }) => (
+          <>
+            <FormControlLabel
+              control={
+                <Checkbox
+                  checked={field.value === true}
+                  onChange={(e) => field.onChange(e.target.checked)}
+                  onBlur={field.onBlur}
+                  slotProps={{ input: { ref: field.ref, 'aria-invalid': fieldState.error ? true : undefined } }}
+                />
+              }
+              label={
+                <>
+                  {t('auth.agreementPrefix')}
+                  <Link href={config.data?.privacyPolicyUrl} target="_blank" rel="noopener noreferrer">
+                    {t('auth.privacyPolicy')}
+                    <Box component="span" sx={visuallyHidden}>
+                      {' '}
+                      {t('auth.opensInNewTab')}
+                    </Box>
+                  </Link>
+                </>
+              }
+            />
+            {fieldState.error && <FormHelperText error>{fieldState.error.message}</FormHelperText>}
+          </>
+        )}
+      />
+      <Button type="submit" variant="contained" fullWidth size="large" disabled={isSubmitting} sx={{ mt: 2 }}>
+        {t('auth.register')}
+      </Button>
+      <Typography sx={{ mt: 2, textAlign: 'center' }}>
+        {t('auth.haveAccount')}{' '}
+        <Link component={RouterLink} to={paths.login}>
+          {t('auth.login')}
+        </Link>
+      </Typography>
+      <AuthErrorDialog error={error} onDismiss={() => setError(null)} />
+    </Box>
+  );
+}

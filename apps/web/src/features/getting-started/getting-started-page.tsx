@@ -1,0 +1,62 @@
+import { faArrowUpRightFromSquare } from '@fortawesome/free-solid-svg-icons';
+import type { Application } from '@latchkey/contract';
+import { Alert, Box, Link, Paper, Tab, Tabs, Typography } from '@mui/material';
+import { useTranslation } from 'react-i18next';
+import { Outlet, Link as RouterLink, useLocation, useOutletContext, useParams } from 'react-router';
+import { paths, PLATFORMS, type Platform } from '../../app/paths';
+import { Icon } from '../../components/ui/icon';
+import { PageLoader } from '../../components/ui/page-loader';
+import { visuallyHidden } from '../../components/ui/visually-hidden';
+import { usePortalConfig } from '../../lib/config';
+import { errorMessage } from '../../lib/http';
+import { IntegrationSteps } from './integration-steps';
+
+/**
+ * Spec §2 Getting started: a tab per platform (its own URL) with the spec's sentence, then the steps
+ * filled with this application's values. The application comes from the shell, which loaded it.
+ */
+export function GettingStartedPage() {
+  const { t } = useTranslation();
+  const { appId = '' } = useParams();
+  const { pathname } = useLocation();
+  const app = useOutletContext<Application>();
+  const config = usePortalConfig();
+  const platform = (PLATFORMS as readonly string[]).includes(pathname.split('/')[3] ?? '')
+    ? (pathname.split('/')[3] as Platform)
+    : 'ios';
+  const name = t(`gettingStarted.${platform}`);
+
+  return (
+    <Paper variant="outlined" sx={{ p: { xs: 2, sm: 3 }, minWidth: 0 }}>
+      {/* The child routes draw nothing; the index child is what redirects /getting-started to /ios. */}
+      <Outlet />
+      <Typography variant="h1" sx={{ mb: 2 }}>
+        {t('gettingStarted.title')}
+      </Typography>
+      <Tabs value={platform} aria-label={t('gettingStarted.platforms')} variant="scrollable" allowScrollButtonsMobile>
+        {PLATFORMS.map((p) => (
+          <Tab key={p} value={p} label={t(`gettingStarted.${p}`)} component={RouterLink} to={paths.gettingStartedPlatform(appId, p)} />
+        ))}
+      </Tabs>
+      <Box sx={{ py: 3 }}>
+        <Typography>{t('gettingStarted.intro', { platform: name })}</Typography>
+        {config.isPending && <PageLoader />}
+        {config.isError && (
+          <Alert severity="error" sx={{ mt: 2 }}>
+            {errorMessage(config.error)}
+          </Alert>
+        )}
+        {config.data && <IntegrationSteps app={app} platform={platform} audience={config.data.platformAudience} />}
+        {config.data?.docsUrl && (
+          <Link href={config.data.docsUrl} target="_blank" rel="noopener noreferrer" sx={{ display: 'inline-flex', gap: 1, alignItems: 'center', mt: 2 }}>
+            {t('gettingStarted.docs')}
+            <Icon icon={faArrowUpRightFromSquare} />
+            <Box component="span" sx={visuallyHidden}>
+              {t('auth.opensInNewTab')}
+            </Box>
+          </Link>
+        )}
+      </Box>
+    </Paper>
+  );
+}

@@ -1,0 +1,101 @@
+import { decodeClaims } from './jwt';
+
+/** Spec §3 "Auth session": what the portal keeps in browser storage, one key each. */
+export const SESSION_KEYS = {
+  token: 'token',
+  refreshToken: 'refreshToken',
+  privateKey: 'privateKey',
+  publicKey: 'publicKey',
+  email: 'email',
+  appId: 'appId',
+  displayName: 'displayName',
+} as const;
+type SessionKey = keyof typeof SESSION_KEYS;
+
+export interface Session {
+  token: string | null;
+  refreshToken: string | null;
+  privateKey: string | null;
+  publicKey: string | null;
+  email: string | null;
+  appId: string | null;
+  displayName: string | null;
+}
+
+const listeners = new Set<() => void>();
+let snapshot: Session | null = null;
+
+function read(key: SessionKey): string | null {
+  return localStorage.getItem(SESSION_KEYS[key]);
+}
+
+function write(key: SessionKey, value: string | null | undefined): void {
+  if (value === null || value === undefined) localStorage.removeItem(SESSION_KEYS[key]);
+  else localStorage.setItem(SESSION_KEYS[key], value);
+}
+
+function changed(): void {
+  snapshot = null;
+  for (const l of listeners) l();
+}
+
+export function getSession(): Session {
+  // Cached so useSyncExternalStore sees a stable object between changes.
+  snapshot ??= {
+    token: read('token'),
+    refreshToken: read('refreshToken'),
+    privateKey: read('privateKey'),
+    publicKey: read('publicKey'),
+    email: read('email'),
+    appId: read('appId'),
+    displayName: read('displayName'),
+  };
+  return snapshot;
+}
+
+export function subscribeSession(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+export interface SignedIn {
+  authToken: string;
+  refreshToken: string;
+  privateKey: string;
+  publicKey: string;
+}
+
+/** After login/register: stores the tokens and the email taken from the token's claim. */
+export function storeSignIn(auth: SignedIn): void {
+  write('token', auth.authToken);
+  write('refreshToken', auth.refreshToken);
+  write('privateKey', auth.privateKey);
+  write('publicKey', auth.publicKey);
+  write('email', decodeClaims(auth.authToken)?.email ?? null);
+  changed();
+}
+
+/** After a refresh: refresh tokens rotate, so a new one replaces the old when the server sends it. */
+export function storeRefreshed(authToken: string, refreshToken?: string): void {
+  write('token', authToken);
+  if (refreshToken) write('refreshToken', refreshToken);
+  changed();
+}
+
+export function setSessionValue(key: 'appId' | 'displayName', value: string | null): void {
+  if (read(key) === value) return;
+  write(key, value);
+  changed();
+}
+
+/** Spec §4: logout clears all browser storage. */
+export function clearSession(): void {
+  localStorage.clear();
+  changed();
+}
+
+/** The signed-in user's id (token `sub`), used to hide Remove on the user's own owner entry. */
+export function currentUserId(): string | null {
+  const token = getSession().token;
+  return token ? (decodeClaims(token)?.sub ?? null) : null;
+}

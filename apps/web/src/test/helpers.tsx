@@ -1,0 +1,62 @@
+import { render } from '@testing-library/react';
+import type { ReactElement } from 'react';
+import { createMemoryRouter, RouterProvider, type RouteObject } from 'react-router';
+import { vi } from 'vitest';
+import { AppProviders, createQueryClient } from '../app/providers';
+
+const b64url = (value: object) =>
+  btoa(JSON.stringify(value)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+
+/** An unsigned JWT with the portal's claims; the browser never verifies signatures. */
+export function makeJwt(claims: { exp: number; sub?: string; email?: string; sid?: string }): string {
+  return `${b64url({ alg: 'none' })}.${b64url({ sub: 'user-1', email: 'me@example.com', sid: 's1', ...claims })}.sig`;
+}
+
+export const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+export interface Call {
+  method: string;
+  url: string;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
+type Responder = (call: Call) => Response | Promise<Response>;
+
+/** Stubs fetch at the network boundary and records every call; each test answers what it needs. */
+export function stubFetch(responder: Responder): Call[] {
+  const calls: Call[] = [];
+  vi.stubGlobal(
+    'fetch',
+    vi.fn(async (input: RequestInfo | URL, init?: RequestInit) => {
+      const call: Call = {
+        method: init?.method ?? 'GET',
+        url: String(input),
+        body: typeof init?.body === 'string' ? JSON.parse(init.body) : undefined,
+        headers: (init?.headers ?? {}) as Record<string, string>,
+      };
+      calls.push(call);
+      return responder(call);
+    }),
+  );
+  return calls;
+}
+
+export const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json', ...headers } });
+
+export const noContent = () => new Response(null, { status: 204 });
+
+export function renderRoute(
+  element: ReactElement,
+  { path = '/', initial = '/', extra = [] as RouteObject[], children = undefined as RouteObject[] | undefined } = {},
+) {
+  const router = createMemoryRouter([{ path, element, children }, ...extra], { initialEntries: [initial] });
+  const queryClient = createQueryClient();
+  const utils = render(
+    <AppProviders queryClient={queryClient}>
+      <RouterProvider router={router} />
+    </AppProviders>,
+  );
+  return { ...utils, router, queryClient };
+}

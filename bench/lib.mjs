@@ -1,0 +1,131 @@
+// Shared pieces of the benchmarks: start the built service or a bare Fastify as real processes, measure
+// with autocannon, and talk to the API over HTTP like any client.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+
+export const root = path.resolve(import.meta.dirname, '..');
+
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+async function waitFor(url, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > deadline) throw new Error(`${url} not ready`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** The built service as a real process; generous rate limits so the benchmark measures the work, not the limiter. */
+export async function startService(env = {}) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-bench-'));
+  const child = spawn(process.execPath, ['apps/api/dist/main.js'], {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_URL: url,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_MAX: '100000000',
+      LOGIN_RATE_LIMIT_MAX: '100000000',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  await waitFor(`${url}/api/ready`);
+  return {
+    url,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.on('exit', r));
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function startBareFastify() {
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'bare-fastify.mjs'), String(port)], {
+    cwd: path.join(root, 'apps/api'),
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(url);
+  return { url, stop: async () => { child.kill('SIGTERM'); await new Promise((r) => child.on('exit', r)); } };
+}
+
+/** autocannon run → { rps, p50, p99, errors, non2xx }. */
+export function load({ url, connections = 64, duration = 10, headers = {}, method = 'GET', body }) {
+  return new Promise((resolve, reject) => {
+    autocannon({ url, connections, duration, headers, method, body, pipelining: 1 }, (err, r) => {
+      if (err) return reject(err);
+      resolve({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx });
+    });
+  });
+}
+
+export async function api(base, method, p, { token, body } = {}) {
+  const res = await fetch(`${base}/api${p}`, {
+    method,
+    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${p} → ${res.status} ${text}`);
+  return { res, body: text ? JSON.parse(text) : null };
+}
+
+/** Registers a user and creates one realistic application (keys, issuers, CORS domains). */
+export async function seedOwner(base, label = 'bench') {
+  const email = `${label}.${Date.now()}.${Math.random().toString(36).slice(2, 8)}@example.com`;
+  const password = 'bench-password';
+  const { body: auth } = await api(base, 'POST', '/auth/register', { body: { email, password, displayName: 'Bench' } });
+  const { res } = await api(base, 'POST', '/platform/application', {
+    token: auth.authToken,
+    body: { name: 'Bench app', companyName: 'Bench Ltd', mailingAddress: '1 Bench Road' },
+  });
+  const appId = res.headers.get('location').split('/').pop();
+  for (let i = 0; i < 3; i++) {
+    await api(base, 'POST', `/platform/application/${appId}/cors`, { token: auth.authToken, body: { url: `https://app${i}.example.com` } });
+    await api(base, 'POST', `/platform/application/${appId}/auth/issuer`, { token: auth.authToken, body: { url: `https://issuer${i}.${appId}.example.com` } });
+  }
+  return { email, password, token: auth.authToken, appId };
+}
+
+export function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** Sequential latency of one request, warm: p50 and p99 in ms. */
+export async function sequentialLatency(fn, n) {
+  for (let i = 0; i < Math.min(20, n); i++) await fn();
+  const times = [];
+  for (let i = 0; i < n; i++) {
+    const t = process.hrtime.bigint();
+    await fn();
+    times.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p99: percentile(times, 99) };
+}

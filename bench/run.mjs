@@ -1,0 +1,191 @@
+#!/usr/bin/env node
+// `npm run bench`: every figure of issue 5 in one run on this machine, printed as one table with ratios.
+// Needs the build (it runs `npm run build` when dist/ is missing). Postgres rows need BENCH_DATABASE_URL or
+// TEST_DATABASE_URL (a server where we may create a scratch database).
+import { execSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { runLighthouse } from './lighthouse.mjs';
+import { api, load, root, seedOwner, sequentialLatency, startBareFastify, startService } from './lib.mjs';
+
+const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
+const pgAdminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+const rows = [];
+const row = (section, metric, value, budget = '', verdict = '') => {
+  rows.push({ section, metric, value, budget, verdict });
+  console.log(`  ${section} · ${metric}: ${value}${budget ? `  (budget ${budget}: ${verdict})` : ''}`);
+};
+const ms = (v) => `${v.toFixed(2)} ms`;
+const ok = (b) => (b ? 'met' : 'NOT met');
+
+if (!fs.existsSync(path.join(root, 'apps/api/dist/main.js')) || !fs.existsSync(path.join(root, 'apps/web/dist/index.html'))) {
+  execSync('npm run build --silent', { cwd: root, stdio: 'inherit' });
+}
+
+async function scratchDatabase() {
+  const name = `latchkey_bench_${randomUUID().replace(/-/g, '')}`;
+  const c = new pg.Client({ connectionString: pgAdminUrl });
+  await c.connect();
+  await c.query(`create database ${name}`);
+  await c.end();
+  const url = new URL(pgAdminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const d = new pg.Client({ connectionString: pgAdminUrl });
+      await d.connect();
+      await d.query(`drop database if exists ${name} with (force)`);
+      await d.end();
+    },
+  };
+}
+
+console.log(`Latchkey benchmarks — ${new Date().toISOString()} — ${os()}\n`);
+function os() {
+  const cpus = (fs.readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.*)$/m) ?? [])[1] ?? 'unknown CPU';
+  return `${process.platform}, ${cpus}, ${(fs.readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm) ?? []).length} cores, Node ${process.version}`;
+}
+
+// 1. Bare Fastify yardstick.
+const bare = await startBareFastify();
+const bareRun = await load({ url: bare.url, duration: DURATION });
+await bare.stop();
+row('bare fastify', 'req/s · p50 · p99 @64', `${bareRun.rps.toFixed(0)} · ${bareRun.p50} ms · ${bareRun.p99} ms`);
+
+const modes = [{ name: 'pglite', env: {} }];
+if (pgAdminUrl) modes.push({ name: 'postgres', env: null });
+
+for (const mode of modes) {
+  let scratch = null;
+  if (mode.name === 'postgres') {
+    scratch = await scratchDatabase();
+    mode.env = { DATABASE_URL: scratch.url };
+  }
+  const svc = await startService(mode.env);
+  try {
+    const owner = await seedOwner(svc.url);
+    const headers = { authorization: `Bearer ${owner.token}` };
+    // 1. Authenticated reads vs bare Fastify.
+    for (const [label, p] of [
+      ['GET application/{id}', `/platform/application/${owner.appId}`],
+      ['GET application (list)', '/platform/application'],
+    ]) {
+      const r = await load({ url: `${svc.url}/api${p}`, headers, duration: DURATION });
+      if (r.non2xx || r.errors) row(mode.name, `${label} errors`, `${r.non2xx} non-2xx, ${r.errors} errors`);
+      const ratio = r.rps / bareRun.rps;
+      row(mode.name, `${label} req/s (× bare)`, `${r.rps.toFixed(0)} (${ratio.toFixed(2)}×)`, '≥ 0.5×', ok(ratio >= 0.5));
+      row(mode.name, `${label} p50 · p99 @64`, `${r.p50} ms · ${r.p99} ms`, 'p99 ≤ 15 ms', ok(r.p99 <= 15));
+    }
+
+    // 2. Login cost at the configured argon2id parameters, and reads while 20 logins/s are in flight.
+    const login = () => api(svc.url, 'POST', '/auth/token', { body: { email: owner.email, password: owner.password } });
+    const loginLatency = await sequentialLatency(login, 40);
+    row(mode.name, 'login p50 (sequential)', ms(loginLatency.p50), '≤ 60 ms', ok(loginLatency.p50 <= 60));
+    const loginRun = await load({
+      url: `${svc.url}/api/auth/token`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: owner.email, password: owner.password }),
+      connections: 8,
+      duration: Math.min(DURATION, 5),
+    });
+    row(mode.name, 'login throughput @8', `${loginRun.rps.toFixed(1)} logins/s`);
+    const readUrl = `${svc.url}/api/platform/application/${owner.appId}`;
+    const idle = await load({ url: readUrl, headers, duration: DURATION });
+    let stop = false;
+    const loginLoop = (async () => {
+      const pending = [];
+      while (!stop) {
+        pending.push(login().catch(() => {}));
+        await new Promise((r) => setTimeout(r, 50)); // 20/s
+      }
+      await Promise.all(pending);
+    })();
+    const busy = await load({ url: readUrl, headers, duration: DURATION });
+    stop = true;
+    await loginLoop;
+    const factor = busy.p99 / Math.max(idle.p99, 1);
+    row(mode.name, 'read p99 idle → with 20 logins/s', `${idle.p99} ms → ${busy.p99} ms (${factor.toFixed(2)}×)`, '≤ 2×', ok(factor <= 2));
+
+    // 3. Email preview, warm.
+    const previewUrl = `${svc.url}/api/email/preview/${owner.appId}?primaryColour=%23112233&ctaHeadline=Hello`;
+    const preview = await sequentialLatency(async () => {
+      const r = await fetch(previewUrl);
+      if (!r.ok) throw new Error(`preview ${r.status}`);
+      await r.text();
+    }, 300);
+    row(mode.name, 'email preview p50 · p99 (warm)', `${ms(preview.p50)} · ${ms(preview.p99)}`, 'p50 ≤ 5 ms', ok(preview.p50 <= 5));
+  } finally {
+    await svc.stop();
+  }
+
+  // 5. Scale: the same reads with 100 rows, then with 100,000 users and 300,000 applications seeded.
+  const svc2 = await startService(mode.env ?? {});
+  try {
+    const owner = await seedOwner(svc2.url, 'scale');
+    const headers = { authorization: `Bearer ${owner.token}` };
+    const small = {
+      get: await load({ url: `${svc2.url}/api/platform/application/${owner.appId}`, headers, duration: Math.min(DURATION, 5), connections: 8 }),
+      list: await load({ url: `${svc2.url}/api/platform/application`, headers, duration: Math.min(DURATION, 5), connections: 8 }),
+    };
+    const seeded = await seedBulk(mode.name === 'postgres' ? mode.env.DATABASE_URL : null);
+    if (seeded) {
+      const big = {
+        get: await load({ url: `${svc2.url}/api/platform/application/${owner.appId}`, headers, duration: Math.min(DURATION, 5), connections: 8 }),
+        list: await load({ url: `${svc2.url}/api/platform/application`, headers, duration: Math.min(DURATION, 5), connections: 8 }),
+      };
+      for (const k of ['get', 'list']) {
+        const f = big[k].p50 / Math.max(small[k].p50, 0.5);
+        row(mode.name, `${k} p50 · 100 rows → 300k apps`, `${small[k].p50} ms → ${big[k].p50} ms (${f.toFixed(2)}×)`, '≤ 1.2×', ok(f <= 1.2));
+      }
+    } else {
+      row(mode.name, 'scale seed', 'skipped: PGlite is single-process (seeded only through Postgres)');
+    }
+  } finally {
+    await svc2.stop();
+    await scratch?.drop();
+  }
+}
+
+/** 100,000 users and 300,000 applications (3 per user, each with an owner row) in plain SQL. */
+async function seedBulk(databaseUrl) {
+  if (!databaseUrl) return false;
+  const c = new pg.Client({ connectionString: databaseUrl });
+  await c.connect();
+  const t = Date.now();
+  await c.query(`insert into users (id, email, display_name) select gen_random_uuid(), 'seed' || g || '@example.com', 'Seed ' || g from generate_series(1, 100000) g`);
+  await c.query(`insert into applications (id, name, company_name, mailing_address) select gen_random_uuid(), 'App ' || g, 'Co', 'Road' from generate_series(1, 300000) g`);
+  await c.query(`insert into application_owners (application_id, user_id)
+    select a.id, u.id from (select id, row_number() over () as n from applications) a
+    join (select id, row_number() over () as n from users where email like 'seed%') u on u.n = ((a.n - 1) % 100000) + 1`);
+  await c.query('analyze');
+  await c.end();
+  row('seed', '100k users + 300k applications', `${((Date.now() - t) / 1000).toFixed(1)} s`);
+  return true;
+}
+
+// 4b. Lighthouse on the embedded service.
+{
+  const svc = await startService();
+  try {
+    const owner = await seedOwner(svc.url, 'lighthouse');
+    for (const r of await runLighthouse({ base: svc.url, ...owner })) {
+      const met = r.performance >= 95 && r.accessibility === 100;
+      row('lighthouse', `${r.route} ${r.formFactor} perf · a11y`, `${r.performance} · ${r.accessibility}`, 'perf ≥ 95, a11y 100', ok(met));
+    }
+  } catch (err) {
+    row('lighthouse', 'run', `failed: ${err.message.split('\n')[0]}`);
+  } finally {
+    await svc.stop();
+  }
+}
+
+// 4. Web: what each route loads first (gzip), from the build manifest.
+const sizes = spawnSync(process.execPath, [path.join(root, 'bench/bundle-size.mjs')], { encoding: 'utf8' });
+console.log(`\n${sizes.stdout}${sizes.stderr}`);
+
+console.log('\n| section | metric | value | budget | verdict |\n|---|---|---|---|---|');
+for (const r of rows) console.log(`| ${r.section} | ${r.metric} | ${r.value} | ${r.budget} | ${r.verdict} |`);

@@ -1,0 +1,198 @@
+import { expect, test } from '@playwright/test';
+import { PASSWORD, expectAccessible, login, makePng, publicJwk, registerViaApi, screenshot, uniqueEmail } from './support';
+
+/**
+ * The whole product as one user walks it (issue 3): register → log in → wizard → overview edits → keys
+ * and domains → owners with a second user → logo upload → preview follows colours → remove → logout.
+ */
+test('register, build an application, manage it, remove it, log out', async ({ page, request }) => {
+  test.setTimeout(180_000);
+  const email = uniqueEmail('journey');
+  const second = uniqueEmail('second');
+  await registerViaApi(request, second);
+
+  // Register (signs in and lands on /start).
+  await page.goto('/register');
+  await expectAccessible(page, 'register');
+  await screenshot(page, 'register');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Display name').fill('Journey User');
+  await page.getByRole('textbox', { name: 'Password', exact: true }).fill(PASSWORD);
+  await page.getByLabel('Repeat password').fill(PASSWORD);
+  await page.getByRole('checkbox', { name: /I agree to the privacy policy/ }).check();
+  await page.getByRole('button', { name: 'Register' }).click();
+  await expect(page).toHaveURL(/\/start$/);
+
+  // Log out and in again.
+  await page.getByRole('button', { name: 'Account menu' }).click();
+  await page.getByRole('menuitem', { name: 'Logout' }).click();
+  await expect(page).toHaveURL(/\/login$/);
+  await expectAccessible(page, 'login');
+  await screenshot(page, 'login');
+  await login(page, email);
+  await expect(page.getByRole('heading', { name: 'My Applications' })).toBeVisible();
+  await expectAccessible(page, 'start (empty)');
+
+  // Wizard.
+  await page.getByRole('link', { name: 'Add Application' }).click();
+  const wizard = page.getByRole('region', { name: 'Add Application' });
+  await expect(wizard.getByRole('heading', { name: 'Application info' })).toBeVisible();
+  const next = wizard.getByRole('button', { name: 'Next' });
+  await expect(next).toBeDisabled();
+  await wizard.getByLabel('Application name').fill('Front Door');
+  await wizard.getByLabel('Company name').fill('Acme Locks');
+  await wizard.getByLabel('Mailing address').fill('1 Lock Street');
+  await expect(wizard.getByRole('button', { name: 'Back' })).toHaveCount(0);
+  await screenshot(page, 'wizard');
+  await expectAccessible(page, 'wizard step 1');
+  await next.click();
+
+  await expect(wizard.getByRole('heading', { name: 'Application URLs' })).toBeVisible();
+  await wizard.getByLabel('Privacy policy URL').fill('not a url');
+  await expect(wizard.getByText('Not a valid url (make sure to add https:// or http://)')).toBeVisible();
+  await expect(next).toBeDisabled();
+  await wizard.getByLabel('Privacy policy URL').fill('https://acme.example.com/privacy');
+  await wizard.getByLabel('Support contact (URL or mailto:)').fill('mailto:help@acme.example.com');
+  await next.click();
+
+  await expect(wizard.getByRole('heading', { name: 'Email info' })).toBeVisible();
+  await expect(wizard.getByRole('button', { name: 'Back' })).toBeVisible();
+  await wizard.getByLabel('Sender email').fill('doors@acme.example.com');
+  await wizard.getByLabel('Sender name').fill('Acme Doors');
+  await expect(wizard.getByTitle('Email preview')).toBeVisible();
+  await next.click();
+
+  await expect(wizard.getByRole('heading', { name: 'Branding' })).toBeVisible();
+  await wizard.getByRole('textbox', { name: 'Primary colour', exact: true }).fill('#zz');
+  await expect(wizard.getByText('Not a valid Hex colour').first()).toBeVisible();
+  await expect(wizard.getByRole('button', { name: 'Finish' })).toBeDisabled();
+  await wizard.getByRole('textbox', { name: 'Primary colour', exact: true }).fill('#123456');
+  // The live preview follows the colour as it is typed.
+  await expect(wizard.getByTitle('Email preview')).toHaveAttribute('src', /primaryColour=%23123456/);
+  await wizard.getByRole('button', { name: 'Finish' }).click();
+  const success = page.getByRole('dialog', { name: 'Success' });
+  await expect(success.getByText('Your Application has been successfully created!')).toBeVisible();
+  await success.getByRole('button', { name: "Let's get started" }).click();
+
+  // Start screen tile → overview.
+  await expect(page.getByRole('link', { name: 'Front Door' })).toBeVisible();
+  await screenshot(page, 'start');
+  await expectAccessible(page, 'start (with an application)');
+  await page.getByRole('link', { name: 'Front Door' }).click();
+  await expect(page).toHaveURL(/\/overview$/);
+  const appId = new URL(page.url()).pathname.split('/')[1]!;
+  await expectAccessible(page, 'overview');
+  await screenshot(page, 'overview');
+
+  // Application card: edit, only the changed field is sent, save.
+  const appCard = page.getByRole('region', { name: 'Application' });
+  await appCard.getByRole('button', { name: 'Edit Application' }).click();
+  await appCard.getByLabel('Application name').fill('Front Door 2');
+  await appCard.getByRole('button', { name: 'Save' }).click();
+  await expect(appCard.getByRole('button', { name: 'Edit Application' })).toBeVisible();
+  await expect(page.getByText('Front Door 2').first()).toBeVisible();
+
+  // Company Urls: clear the app link → sent as null.
+  const urls = page.getByRole('region', { name: 'Company Urls' });
+  await urls.getByRole('button', { name: 'Edit Company Urls' }).click();
+  await urls.getByLabel('App link (optional)').fill('https://acme.example.com/app');
+  await urls.getByRole('button', { name: 'Save' }).click();
+  await expect(urls.getByRole('button', { name: 'Edit Company Urls' })).toBeVisible();
+
+  // Authentication: key, auth domain, CORS domain — add and remove.
+  const authCard = page.getByRole('region', { name: 'Authentication' });
+  await authCard.getByRole('button', { name: 'Add Auth Key' }).click();
+  const keyDialog = page.getByRole('dialog', { name: 'Add Auth Key' });
+  await keyDialog.getByLabel('Public key (JWK)').fill('{ not json');
+  await keyDialog.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('alertdialog', { name: 'Failed' })).toBeVisible();
+  await page.getByRole('alertdialog', { name: 'Failed' }).getByRole('button', { name: 'Done' }).click();
+  await page.getByRole('button', { name: 'Add Auth Key' }).click();
+  await page.getByRole('dialog', { name: 'Add Auth Key' }).getByLabel('Public key (JWK)').fill(JSON.stringify(publicJwk('door-key-1')));
+  await page.getByRole('dialog', { name: 'Add Auth Key' }).getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByText('You successfully added an Auth Key!')).toBeVisible();
+  await page.getByRole('button', { name: "Let's get started" }).click();
+  await expect(authCard.getByRole('button', { name: 'Edit key door-key-1' })).toBeVisible();
+
+  await authCard.getByRole('button', { name: 'Add Auth Domain' }).click();
+  await page.getByLabel('Auth domain URL').fill('https://issuer.acme.example.com');
+  await page.getByRole('dialog').getByRole('button', { name: 'Add' }).click();
+  await expect(authCard.getByText('https://issuer.acme.example.com')).toBeVisible();
+
+  await authCard.getByRole('button', { name: 'Add CORS Domain' }).click();
+  await page.getByLabel('CORS domain URL').fill('http://insecure.example.com');
+  await expect(page.getByText('Not a valid SECURE url (make sure to add https://)')).toBeVisible();
+  await page.getByLabel('CORS domain URL').fill('https://app.acme.example.com');
+  await page.getByRole('dialog').getByRole('button', { name: 'Add' }).click();
+  await expect(authCard.getByText('https://app.acme.example.com')).toBeVisible();
+
+  await authCard.getByRole('button', { name: 'Remove CORS domain https://app.acme.example.com' }).click();
+  await expect(page.getByText('Are you sure you want to remove this CORS Domain?')).toBeVisible();
+  await page.getByRole('button', { name: 'Remove' }).click();
+  await expect(authCard.getByText('https://app.acme.example.com')).toHaveCount(0);
+  await screenshot(page, 'authentication');
+
+  // Owners: add the second user by email, then remove them. No Remove on my own entry.
+  await appCard.getByRole('button', { name: 'Edit Application' }).click();
+  await expect(appCard.getByRole('button', { name: `Remove owner ${email}` })).toHaveCount(0);
+  await appCard.getByRole('button', { name: 'Add owner' }).click();
+  const ownerDialog = page.getByRole('dialog', { name: 'Add owner' });
+  await ownerDialog.getByLabel('Owner email').fill(uniqueEmail('nobody'));
+  await ownerDialog.getByRole('button', { name: 'Add' }).click();
+  await expect(page.getByText('The user with that email address has not been found')).toBeVisible();
+  await page.getByRole('alertdialog', { name: 'Failed' }).getByRole('button', { name: 'Done' }).click();
+  // The add dialog is still open with what was typed; correct it.
+  await expect(ownerDialog.getByLabel('Owner email')).not.toHaveValue('');
+  await ownerDialog.getByLabel('Owner email').fill(second);
+  await page.getByRole('dialog', { name: 'Add owner' }).getByRole('button', { name: 'Add' }).click();
+  await expect(appCard.getByText(second)).toBeVisible();
+  await appCard.getByRole('button', { name: `Remove owner ${second}` }).click();
+  await expect(page.getByText('Are you sure you want to remove this owner?')).toBeVisible();
+  await page.getByRole('button', { name: 'Remove' }).click();
+  await expect(appCard.getByText(second)).toHaveCount(0);
+  await appCard.getByRole('button', { name: 'Cancel' }).click();
+
+  // Email & Branding: logo upload, then the preview follows a colour change as it is typed.
+  const branding = page.getByRole('region', { name: 'Email & Branding' });
+  await branding.getByRole('button', { name: 'Edit Email & Branding' }).click();
+  await branding.getByLabel('Upload logo').setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: makePng(120, 40) });
+  const uploaded = page.getByRole('dialog', { name: 'Success' });
+  await expect(uploaded.getByText('Your logo has been uploaded!')).toBeVisible();
+  await uploaded.getByRole('button', { name: 'Done' }).click();
+  await expect(branding.getByRole('img', { name: /logo/i })).toHaveAttribute('src', new RegExp(`/cdn/logos/${appId}/`));
+  await branding.getByRole('textbox', { name: 'Secondary colour', exact: true }).fill('#abcdef');
+  await expect(branding.getByTitle('Email preview')).toHaveAttribute('src', /secondaryColour=%23abcdef/);
+  await branding.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByText('Your Application has been successfully updated!')).toBeVisible();
+  await page.getByRole('button', { name: /Done|OK|Let's get started/ }).first().click();
+  await screenshot(page, 'email-branding');
+
+  // The preview document itself (axe cannot enter the sandboxed frame, so it is checked on its own URL).
+  await page.goto(`/api/email/preview/${appId}`);
+  await expectAccessible(page, 'email preview');
+  await page.goto(`/${appId}/overview`);
+
+  // Getting started and settings screens.
+  await page.getByRole('tab', { name: 'Getting Started' }).click();
+  await expect(page).toHaveURL(/getting-started\/ios$/);
+  await expectAccessible(page, 'getting started');
+  await screenshot(page, 'getting-started');
+  await page.goto(`/${appId}/settings`);
+  await expect(page.getByRole('heading', { name: 'Partner users' })).toBeVisible();
+  await expectAccessible(page, 'settings');
+
+  // Remove the application.
+  await page.goto(`/${appId}/overview`);
+  await page.getByRole('region', { name: 'Remove Application' }).getByRole('button', { name: 'Remove Application' }).click();
+  await expect(page.getByText('Are you sure you want to remove this application?')).toBeVisible();
+  await page.getByRole('button', { name: 'Remove', exact: true }).click();
+  await expect(page.getByText('Your Application has been successfully deleted!')).toBeVisible();
+  await page.getByRole('button', { name: "Let's get started" }).click();
+  await expect(page).toHaveURL(/\/start$/);
+  await expect(page.getByRole('link', { name: 'Front Door 2' })).toHaveCount(0);
+
+  await page.getByRole('button', { name: 'Account menu' }).click();
+  await page.getByRole('menuitem', { name: 'Logout' }).click();
+  await expect(page).toHaveURL(/\/login$/);
+  expect(await page.evaluate(() => localStorage.length)).toBe(0);
+});

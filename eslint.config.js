@@ -1,0 +1,42 @@
+// One flat config for the whole repository. The folder-boundary rules (house style 1) live here:
+// packages import no app; web features don't import each other; only apps/api/src/config.ts reads process.env.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/** A flat-config block that forbids `files` from importing anything matching one of `patterns`. */
+function boundary(files, patterns) {
+  return { files, rules: { 'no-restricted-imports': ['error', { patterns }] } };
+}
+const NO_APPS = { group: ['**/apps/**', '@latchkey/api', '@latchkey/web'], message: 'Packages import no app.' };
+const NO_API = { group: ['**/apps/api/**', '@latchkey/api'], message: 'The portal talks to the API over HTTP only.' };
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/.data/**', 'test-results/**', 'playwright-report/**', '.test-results/**', 'apps/api/drizzle/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { ecmaVersion: 2023, sourceType: 'module' },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+    },
+  },
+  // Folder boundaries. ESLint replaces (does not merge) a rule set again for the same file, so the
+  // narrower zones repeat the wider zone's groups.
+  boundary(['packages/email/**'], [NO_APPS]),
+  boundary(['packages/contract/**'], [NO_APPS, { group: ['**/packages/email/**', '@latchkey/email'], message: 'The contract imports nothing of ours.' }]),
+  boundary(['apps/api/**'], [{ group: ['**/apps/web/**', '@latchkey/web'], message: 'The API does not import the portal.' }]),
+  boundary(['apps/web/**'], [NO_API]),
+  boundary(['apps/web/src/components/**', 'apps/web/src/lib/**'], [NO_API, { group: ['**/features/**', '**/app/**'], message: 'Shared UI and lib/ do not depend on features or the app shell.' }]),
+  {
+    files: ['apps/api/src/**/*.ts'],
+    ignores: ['apps/api/src/config.ts', 'apps/api/src/**/*.test.ts'],
+    rules: {
+      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration through src/config.ts.' }],
+    },
+  },
+  {
+    files: ['**/*.mjs', '**/*.cjs', 'e2e/**', 'bench/**', 'scripts/**'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', fetch: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' } },
+  },
+);

@@ -1,0 +1,157 @@
+import { z } from 'zod';
+import { LOGO_CONTENT_TYPES, MAX_ADDRESS_LENGTH, MAX_TEXT_LENGTH, MAX_URL_LENGTH } from './constants.js';
+import type { PublicJwk } from './keys.js';
+import { messages } from './messages.js';
+import {
+  emailSchema,
+  hexColourSchema,
+  httpUrlSchema,
+  isHttpUrl,
+  isMailto,
+  requiredText,
+  secureUrlSchema,
+  supportContactSchema,
+} from './rules.js';
+
+export const callToActionSchema = z.object({
+  headline: requiredText(),
+  actionText: requiredText(),
+  actionTarget: supportContactSchema,
+});
+export type CallToAction = z.infer<typeof callToActionSchema>;
+
+export const emailPreferencesSchema = z.object({
+  senderEmail: z.string().nullable(),
+  senderName: z.string().nullable(),
+  primaryColour: z.string(),
+  secondaryColour: z.string(),
+  onlySendEssentialEmails: z.boolean(),
+  callToAction: callToActionSchema.nullable(),
+});
+export type EmailPreferences = z.infer<typeof emailPreferencesSchema>;
+
+/** What may be written into emailPreferences: every member optional, sender fields validated. */
+export const emailPreferencesUpdateSchema = z.object({
+  senderEmail: emailSchema.nullable().optional(),
+  senderName: requiredText().nullable().optional(),
+  primaryColour: hexColourSchema.optional(),
+  secondaryColour: hexColourSchema.optional(),
+  onlySendEssentialEmails: z.boolean().optional(),
+  callToAction: callToActionSchema.nullable().optional(),
+});
+export type EmailPreferencesUpdate = z.infer<typeof emailPreferencesUpdateSchema>;
+
+export const applicationSchema = z.object({
+  applicationId: z.string(),
+  name: z.string(),
+  companyName: z.string(),
+  mailingAddress: z.string(),
+  owners: z.array(z.string()),
+  logoUrl: z.string().nullable(),
+  privacyPolicy: z.string().nullable(),
+  supportContact: z.string().nullable(),
+  appLink: z.string().nullable(),
+  authDomains: z.array(z.string()),
+  corsDomains: z.array(z.string()),
+  authKeys: z.record(z.string(), z.custom<PublicJwk>()),
+  emailPreferences: emailPreferencesSchema,
+  lastUpdated: z.number(),
+});
+export type Application = z.infer<typeof applicationSchema>;
+
+const logoUrlSchema = z.string().trim().max(MAX_URL_LENGTH, messages.tooLong).refine(isHttpUrl, messages.invalidUrl);
+
+export const createApplicationSchema = z.object({
+  name: requiredText(),
+  companyName: requiredText(),
+  mailingAddress: requiredText(MAX_ADDRESS_LENGTH),
+  privacyPolicy: httpUrlSchema.nullable().optional(),
+  supportContact: supportContactSchema.nullable().optional(),
+  appLink: httpUrlSchema.nullable().optional(),
+  logoUrl: logoUrlSchema.nullable().optional(),
+  emailPreferences: emailPreferencesUpdateSchema.optional(),
+});
+export type CreateApplication = z.infer<typeof createApplicationSchema>;
+
+/** Partial update: absent = unchanged, null = cleared (optional fields only). Unknown fields are ignored. */
+export const updateApplicationSchema = z.object({
+  name: requiredText().optional(),
+  companyName: requiredText().optional(),
+  mailingAddress: requiredText(MAX_ADDRESS_LENGTH).optional(),
+  privacyPolicy: httpUrlSchema.nullable().optional(),
+  supportContact: supportContactSchema.nullable().optional(),
+  appLink: httpUrlSchema.nullable().optional(),
+  logoUrl: logoUrlSchema.nullable().optional(),
+  emailPreferences: emailPreferencesUpdateSchema.optional(),
+});
+export type UpdateApplication = z.infer<typeof updateApplicationSchema>;
+
+export const applicationIdParamsSchema = z.object({
+  applicationId: z.uuid({ error: 'Not a valid application id' }),
+});
+
+export const ownerSchema = z.object({
+  userId: z.string(),
+  email: z.string(),
+  displayName: z.string().nullable(),
+  orphan: z.boolean(),
+  foreign: z.boolean(),
+});
+export type Owner = z.infer<typeof ownerSchema>;
+
+export const ownerBodySchema = z.object({ userId: z.uuid({ error: 'Not a valid user id' }) });
+
+export const directoryQuerySchema = z.object({ email: emailSchema });
+export const directoryResultSchema = z.object({ id: z.string(), publicKey: z.string().nullable() });
+export type DirectoryResult = z.infer<typeof directoryResultSchema>;
+
+export const logoUploadRequestSchema = z.object({
+  contentType: z.enum(LOGO_CONTENT_TYPES, { error: messages.logoWrongType }),
+});
+export const logoUploadResponseSchema = z.object({ uploadUrl: z.string() });
+
+export const issuerBodySchema = z.object({ url: httpUrlSchema });
+export const corsBodySchema = z.object({ url: secureUrlSchema });
+
+/** Query of GET /email/preview/{applicationId}; empty values count as absent. */
+const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
+export const emailPreviewQuerySchema = z.object({
+  ctaHeadline: z.preprocess(emptyAsUndefined, z.string().max(MAX_TEXT_LENGTH, messages.tooLong).optional()),
+  ctaAbridged: z.preprocess(emptyAsUndefined, z.string().max(MAX_TEXT_LENGTH, messages.tooLong).optional()),
+  ctaTarget: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .max(MAX_URL_LENGTH, messages.tooLong)
+      .refine((v) => isHttpUrl(v) || isMailto(v), messages.invalidUrlOrMailto)
+      .optional(),
+  ),
+  primaryColour: z.preprocess(emptyAsUndefined, hexColourSchema.optional()),
+  secondaryColour: z.preprocess(emptyAsUndefined, hexColourSchema.optional()),
+});
+export type EmailPreviewQuery = z.infer<typeof emailPreviewQuerySchema>;
+
+/** The wizard's four steps, each a form of its own (spec §3 "Wizard inputs by step"). */
+export const wizardStepSchemas = [
+  z.object({
+    name: requiredText(),
+    companyName: requiredText(),
+    mailingAddress: requiredText(MAX_ADDRESS_LENGTH),
+  }),
+  z.object({
+    privacyPolicy: httpUrlSchema,
+    supportContact: supportContactSchema,
+    appLink: z.union([z.literal(''), httpUrlSchema]),
+  }),
+  z.object({
+    senderEmail: emailSchema,
+    senderName: requiredText(),
+    onlySendEssentialEmails: z.boolean(),
+    callToAction: callToActionSchema.nullable(),
+  }),
+  z.object({
+    logoUrl: z.union([z.literal(''), logoUrlSchema]),
+    primaryColour: hexColourSchema,
+    secondaryColour: hexColourSchema,
+  }),
+] as const;

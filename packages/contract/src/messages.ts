@@ -1,0 +1,34 @@
+/**
+ * Every user-facing validation message of spec §5, once. Forms and the server both read these, so the
+ * portal and the API can never word the same rule differently.
+ */
+export const messages = {
+  required: 'Required',
+  invalidEmail: 'Invalid email address',
+  passwordTooShort: 'Needs to be at least 5 characters',
+  passwordsNotMatching: 'Passwords are not matching',
+  agreementRequired: 'You need to accept the privacy policy',
+  invalidUrl: 'Not a valid url (make sure to add https:// or http://)',
+  invalidUrlOrMailto: 'Not a valid url or mailto address',
+  invalidSecureUrl: 'Not a valid SECURE url (make sure to add https://)',
+  invalidHexColour: 'Not a valid Hex colour',
+  logoWrongType: 'Please choose an image file of type JPEG or PNG',
+  logoTooBig: 'Your file is too big! Please select an image under 1MB',
+  logoHeightHint: 'Recommended logo height: 60px at most',
+  tooLong: 'Too long',
+  // Auth keys (the spec checks only that the input parses; the platform needs a usable public key).
+  keyNotJson: 'The key is not valid JSON',
+  keyNotObject: 'The key must be a JSON object (a JWK)',
+  keyPrivateMembers: 'This is a private key. Paste the public key only (remove "d" and the other private members).',
+  keyUnsupportedType: 'Unsupported key type: use an RSA, EC or OKP public key',
+  keyMissingKid: 'The key needs a "kid" (key id)',
+  keyRsaTooShort: 'RSA keys must be at least 2048 bits',
+  keyRsaMembers: 'An RSA key needs "n" and "e"',
+  keyEcCurve: 'Unsupported curve: use P-256, P-384, P-521 or secp256k1',
+  keyEcMembers: 'An EC key needs "x" and "y"',
+  keyOkpCurve: 'Unsupported curve: use Ed25519',
+  keyOkpMembers: 'An OKP key needs "x"',
+  keyUse: 'A key used to verify tokens must have "use": "sig"',
+} as const;
+
+export type MessageKey = keyof typeof messages;

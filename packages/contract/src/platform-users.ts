@@ -1,0 +1,120 @@
+import { z } from 'zod';
+import { MAX_TEXT_LENGTH } from './constants.js';
+import { messages } from './messages.js';
+import { emailSchema } from './rules.js';
+
+/**
+ * Application users: the people an application's own backend signs tokens for (issue 7), and the token
+ * tester's report. Timestamps are epoch seconds, like `Application.lastUpdated`.
+ */
+export const PLATFORM_USERS_MAX_PAGE_SIZE = 100;
+export const PLATFORM_USERS_DEFAULT_PAGE_SIZE = 50;
+/** A pasted token longer than this is not a JWT anyone signs; refused before any parsing. */
+export const MAX_TOKEN_LENGTH = 16 * 1024;
+
+export const platformUserErrors = {
+  userExists: 'This user has already been added to the application',
+  userNotFound: 'This user is not a user of the application',
+  invalidCursor: 'This page link is not valid; start again from the first page',
+  pageSizeTooLarge: `At most ${PLATFORM_USERS_MAX_PAGE_SIZE} users per page`,
+  tokenMissing: 'Send the application-signed token as "Authorization: Bearer <token>"',
+} as const;
+
+export const applicationUserStatusSchema = z.enum(['active', 'pending']);
+export type ApplicationUserStatus = z.infer<typeof applicationUserStatusSchema>;
+
+export const applicationUserSchema = z.object({
+  userId: z.string(),
+  /** The token's `sub`; null while the user is pending (added by email, never signed in). */
+  sub: z.string().nullable(),
+  email: z.string().nullable(),
+  displayName: z.string().nullable(),
+  status: applicationUserStatusSchema,
+  /** When the user was added (the Settings table's "Added" column), epoch seconds. */
+  createdAt: z.number(),
+  updatedAt: z.number(),
+  lastSeenAt: z.number().nullable(),
+});
+export type ApplicationUser = z.infer<typeof applicationUserSchema>;
+
+export const applicationUserListQuerySchema = z.object({
+  /** Opaque: pass back the previous page's `nextCursor` unchanged. */
+  cursor: z.string().max(200, platformUserErrors.invalidCursor).optional(),
+  pageSize: z.coerce
+    .number({ error: 'pageSize must be a number' })
+    .int('pageSize must be a whole number')
+    .min(1, 'pageSize must be at least 1')
+    .max(PLATFORM_USERS_MAX_PAGE_SIZE, platformUserErrors.pageSizeTooLarge)
+    .default(PLATFORM_USERS_DEFAULT_PAGE_SIZE),
+  /** Case-insensitive substring of the email or display name. */
+  search: z
+    .string()
+    .trim()
+    .max(MAX_TEXT_LENGTH, messages.tooLong)
+    .refine((v) => !v.includes('\u0000'), 'The search contains characters that are not allowed')
+    .optional(),
+});
+export type ApplicationUserListQuery = z.infer<typeof applicationUserListQuerySchema>;
+
+export const applicationUserListSchema = z.object({
+  users: z.array(applicationUserSchema),
+  /** null on the last page. */
+  nextCursor: z.string().nullable(),
+});
+export type ApplicationUserList = z.infer<typeof applicationUserListSchema>;
+
+export const addApplicationUserSchema = z.object({ email: emailSchema });
+export type AddApplicationUser = z.infer<typeof addApplicationUserSchema>;
+
+export const removeApplicationUserSchema = z.object({ userId: z.uuid({ error: 'Not a valid user id' }) });
+export type RemoveApplicationUser = z.infer<typeof removeApplicationUserSchema>;
+
+/** GET /platform/auth: the identity an application-signed token proved. */
+export const platformIdentitySchema = z.object({
+  applicationId: z.string(),
+  sub: z.string(),
+  email: z.string().nullable(),
+  displayName: z.string().nullable(),
+});
+export type PlatformIdentity = z.infer<typeof platformIdentitySchema>;
+
+export const tokenCheckRequestSchema = z.object({
+  token: z.string({ error: messages.required }).trim().min(1, messages.required).max(MAX_TOKEN_LENGTH, messages.tooLong),
+});
+export type TokenCheckRequest = z.infer<typeof tokenCheckRequestSchema>;
+
+/** The checks in the order they run; the tester shows them as steps. */
+export const TOKEN_CHECK_IDS = ['decode', 'issuer', 'key', 'algorithm', 'signature', 'audience', 'times', 'subject'] as const;
+export const tokenCheckIdSchema = z.enum(TOKEN_CHECK_IDS);
+export type TokenCheckId = z.infer<typeof tokenCheckIdSchema>;
+
+export const TOKEN_CHECK_LABELS: Record<TokenCheckId, string> = {
+  decode: 'Header and claims decoded',
+  issuer: 'Issuer matches a registered auth domain',
+  key: 'Key id matches a registered key',
+  algorithm: 'Algorithm fits the key',
+  signature: 'Signature',
+  audience: 'Audience',
+  times: 'Expiry, issued-at and not-before',
+  subject: 'Subject',
+};
+
+export const tokenCheckSchema = z.object({
+  id: tokenCheckIdSchema,
+  label: z.string(),
+  /** skipped: could not run because an earlier step failed (e.g. no key, so no signature check). */
+  status: z.enum(['pass', 'fail', 'skipped']),
+  message: z.string(),
+});
+export type TokenCheck = z.infer<typeof tokenCheckSchema>;
+
+export const tokenCheckReportSchema = z.object({
+  valid: z.boolean(),
+  /** The first failing check's message, null when valid. */
+  error: z.string().nullable(),
+  header: z.record(z.string(), z.unknown()).nullable(),
+  claims: z.record(z.string(), z.unknown()).nullable(),
+  applicationId: z.string().nullable(),
+  checks: z.array(tokenCheckSchema),
+});
+export type TokenCheckReport = z.infer<typeof tokenCheckReportSchema>;

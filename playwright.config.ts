@@ -1,0 +1,46 @@
+import { defineConfig, devices } from '@playwright/test';
+
+/**
+ * Journeys in Debian's Chromium against the real, built service on a fresh embedded data directory.
+ * `npx playwright install` cannot work here; the browser comes from apt (see .ci/run).
+ */
+const PORT = Number(process.env.E2E_PORT ?? 3100);
+export const baseURL = `http://localhost:${PORT}`;
+
+export default defineConfig({
+  testDir: './e2e',
+  outputDir: './test-results',
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  timeout: 60_000,
+  expect: { timeout: 10_000 },
+  use: {
+    baseURL,
+    trace: 'retain-on-failure',
+    // A missing element fails in seconds, not at the end of a journey's whole budget.
+    actionTimeout: 15_000,
+    screenshot: 'only-on-failure',
+    launchOptions: {
+      executablePath: '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    },
+  },
+  projects: [{ name: 'chromium', use: { ...devices['Desktop Chrome'], channel: undefined } }],
+  webServer: {
+    command: `rm -rf e2e/.tmp/${PORT} && node apps/api/dist/main.js`,
+    url: `${baseURL}/api/ready`,
+    reuseExistingServer: false,
+    timeout: 60_000,
+    stdout: 'ignore',
+    stderr: 'pipe',
+    env: {
+      PORT: String(PORT),
+      PUBLIC_URL: baseURL,
+      DATA_DIR: `e2e/.tmp/${PORT}/data`,
+      LOG_LEVEL: 'warn',
+      LOGIN_RATE_LIMIT_MAX: '1000',
+      ACCESS_TOKEN_TTL_SECONDS: '900',
+    },
+  },
+});

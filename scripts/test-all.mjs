@@ -1,0 +1,93 @@
+#!/usr/bin/env node
+// `npm test`: every suite of the repository, one after another, then ONE summary line
+// `N passed, N failed` that CI reads. Each suite writes a JSON report; we sum those, never scrape text.
+// A suite that crashes before writing its report counts as one failure, so nothing fails silently.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const root = path.resolve(import.meta.dirname, '..');
+const out = path.join(root, '.test-results');
+fs.rmSync(out, { recursive: true, force: true });
+fs.mkdirSync(out, { recursive: true });
+
+const only = process.argv.slice(2);
+const results = [];
+
+function run(name, cmd, args, opts = {}) {
+  if (only.length && !only.includes(name)) return null;
+  console.log(`\n━━ ${name}: ${cmd} ${args.join(' ')}`);
+  const started = Date.now();
+  const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: opts.cwd ?? root, env: { ...process.env, ...opts.env } });
+  return { status: r.status ?? 1, seconds: Math.round((Date.now() - started) / 1000) };
+}
+
+function vitestSuite(name, dir, extraArgs = []) {
+  const report = path.join(out, `${name}.json`);
+  const r = run(name, 'npx', ['vitest', 'run', ...extraArgs, '--reporter=default', '--reporter=json', `--outputFile=${report}`], {
+    cwd: path.join(root, dir),
+  });
+  if (!r) return;
+  let passed, failed, skipped;
+  try {
+    const json = JSON.parse(fs.readFileSync(report, 'utf8'));
+    passed = json.numPassedTests;
+    failed = json.numFailedTests + (json.numFailedTestSuites ?? 0) - countSuitesWithFailedTests(json);
+    skipped = json.numPendingTests + json.numTodoTests;
+  } catch {
+    [passed, failed, skipped] = [0, 1, 0];
+  }
+  if (r.status !== 0 && failed === 0) failed = 1;
+  results.push({ name, passed, failed, skipped, seconds: r.seconds });
+}
+
+// A file that failed to load has no test results; count it once. Files with failing tests are already counted.
+function countSuitesWithFailedTests(json) {
+  return json.testResults.filter((f) => f.status === 'failed' && f.assertionResults.some((a) => a.status === 'failed')).length;
+}
+
+function stepSuite(name, cmd, args) {
+  const r = run(name, cmd, args);
+  if (!r) return;
+  results.push({ name, passed: r.status === 0 ? 1 : 0, failed: r.status === 0 ? 0 : 1, skipped: 0, seconds: r.seconds });
+}
+
+function playwrightSuite(name) {
+  const report = path.join(out, `${name}.json`);
+  const r = run(name, 'npx', ['playwright', 'test', '--reporter=list,json'], {
+    env: { PLAYWRIGHT_JSON_OUTPUT_NAME: report },
+  });
+  if (!r) return;
+  let passed, failed, skipped;
+  try {
+    const { stats } = JSON.parse(fs.readFileSync(report, 'utf8'));
+    passed = stats.expected + stats.flaky;
+    failed = stats.unexpected;
+    skipped = stats.skipped;
+  } catch {
+    [passed, failed, skipped] = [0, 1, 0];
+  }
+  if (r.status !== 0 && failed === 0) failed = 1;
+  results.push({ name, passed, failed, skipped, seconds: r.seconds });
+}
+
+stepSuite('typecheck', 'npm', ['run', 'typecheck', '--silent']);
+stepSuite('lint', 'npx', ['eslint', '.']);
+vitestSuite('contract', 'packages/contract');
+vitestSuite('email', 'packages/email');
+vitestSuite('api', 'apps/api');
+vitestSuite('web', 'apps/web');
+stepSuite('build', 'npm', ['run', 'build', '--silent']);
+stepSuite('bundle-size', 'node', ['bench/bundle-size.mjs', '--check']);
+// Real processes of the built service on PostgreSQL, s3rver and Redis (issue 6); needs TEST_DATABASE_URL.
+if (process.env.TEST_DATABASE_URL) vitestSuite('scale-out', 'apps/api', ['--config', 'vitest.scale.config.ts']);
+if (fs.existsSync(path.join(root, 'playwright.config.ts'))) playwrightSuite('e2e');
+
+console.log('\n━━ summary');
+for (const r of results) {
+  console.log(`  ${r.name.padEnd(12)} ${String(r.passed).padStart(5)} passed ${String(r.failed).padStart(4)} failed ${r.skipped ? `${r.skipped} skipped ` : ''}(${r.seconds}s)`);
+}
+const passed = results.reduce((s, r) => s + r.passed, 0);
+const failed = results.reduce((s, r) => s + r.failed, 0);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
