@@ -141,6 +141,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     timeWindow: config.rateLimit.windowSeconds * 1000,
     ...(redis ? { redis, nameSpace: 'latchkey-rl-' } : {}),
     skipOnError: true,
+    // The budget is for the API. The portal's own files, served logos and the health probes are cheap
+    // reads that one page load or a load balancer makes many of; counting them locked real users (and
+    // the readiness probe) out after a few page loads from one address.
+    allowList: (request) => isExemptFromRateLimit(request.method, request.url, config.apiPrefix),
     errorResponseBuilder: (_req, context) =>
       new AppError(429, apiErrors.tooManyAttempts, { 'retry-after': String(Math.ceil(context.ttl / 1000)) }),
   });
@@ -169,6 +173,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   registerSpa(app, config);
   return app;
+}
+
+const probePaths = ['/health', '/ready', '/config'];
+
+/** GETs outside the API (portal files, /cdn logos) and the health probes are not rate limited. */
+export function isExemptFromRateLimit(method: string, url: string, apiPrefix: string): boolean {
+  if (method !== 'GET' && method !== 'HEAD') return false;
+  const pathname = url.split('?', 1)[0]!;
+  const inApi = pathname === apiPrefix || pathname.startsWith(`${apiPrefix}/`);
+  if (!inApi) return true;
+  return probePaths.includes(pathname.slice(apiPrefix.length));
 }
 
 /** Serves the built portal (apps/web/dist) on the same origin, with index.html for client routes. */

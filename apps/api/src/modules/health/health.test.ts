@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 
@@ -54,5 +57,32 @@ describe('health, readiness, config and unknown routes', () => {
     });
     expect(res.statusCode).toBe(413);
     expect(res.json()).toEqual({ code: 413, message: 'The request is too large' });
+  });
+
+  it('rate limits the API but not the probes, the portal files or served logos', async () => {
+    const dist = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-dist-'));
+    fs.mkdirSync(path.join(dist, 'assets'));
+    fs.writeFileSync(path.join(dist, 'index.html'), '<!doctype html><title>portal</title>');
+    fs.writeFileSync(path.join(dist, 'assets', 'chunk.js'), 'export {};');
+    const limited = await createTestApp({ RATE_LIMIT_MAX: '3', WEB_DIST_DIR: dist });
+    const statuses = async (url: string, n = 6) => {
+      const out: number[] = [];
+      for (let i = 0; i < n; i++) out.push((await limited.app.inject({ url })).statusCode);
+      return out;
+    };
+    try {
+      expect(await statuses('/api/ready')).toEqual([200, 200, 200, 200, 200, 200]);
+      expect(await statuses('/api/health')).toEqual([200, 200, 200, 200, 200, 200]);
+      expect(await statuses('/assets/chunk.js')).toEqual([200, 200, 200, 200, 200, 200]);
+      expect(await statuses('/cdn/logos/none.png')).toEqual([404, 404, 404, 404, 404, 404]);
+      const api: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        api.push((await limited.app.inject({ method: 'POST', url: '/api/auth/register', payload: {} })).statusCode);
+      }
+      expect(api).toEqual([400, 400, 400, 429]);
+    } finally {
+      await limited.close();
+      fs.rmSync(dist, { recursive: true, force: true });
+    }
   });
 });
