@@ -4,7 +4,7 @@ import { apiErrors } from '@latchkey/contract';
 import type { Db } from '../db/client.js';
 import { notFound } from '../errors.js';
 import { assertOwner } from '../lib/ownership.js';
-import { applicationOwners, sessions } from '../db/schema.js';
+import { applicationOwners, applications, sessions } from '../db/schema.js';
 import { unauthorized } from '../errors.js';
 import type { TokenService } from '../lib/tokens.js';
 
@@ -19,6 +19,8 @@ declare module 'fastify' {
     user: AuthUser;
     /** Set by `authenticate` on /application/:applicationId routes: whether the caller owns it. */
     ownsApplication: boolean | undefined;
+    /** Set with `ownsApplication`: the application's version (null when there is no such application). */
+    applicationVersion: number | null;
   }
   interface FastifyInstance {
     authenticate: (request: FastifyRequest) => Promise<void>;
@@ -40,6 +42,7 @@ export function bearerToken(request: FastifyRequest): string | null {
 export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService) {
   app.decorateRequest('user', null as unknown as AuthUser);
   app.decorateRequest('ownsApplication', undefined);
+  app.decorateRequest('applicationVersion', null);
   // Prepared once: the hottest statements of the service (every authenticated request runs one).
   const sessionOnly = db
     .select({ revokedAt: sessions.revokedAt, userId: sessions.userId })
@@ -56,6 +59,8 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService)
         sql`${applicationOwners.applicationId} = ${sql.placeholder('applicationId')}::uuid`,
         eq(applicationOwners.userId, sessions.userId),
       )})`,
+      // Keys the per-instance cache of application bodies (modules/applications/application-cache.ts).
+      applicationVersion: sql<number | null>`(select ${applications.version} from ${applications} where ${applications.id} = ${sql.placeholder('applicationId')}::uuid)`,
     })
     .from(sessions)
     .where(eq(sessions.id, sql.placeholder('sid')))
@@ -77,7 +82,11 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService)
       : await sessionOnly.execute({ sid: claims.sid });
     if (!session || session.revokedAt || session.userId !== claims.sub) throw unauthorized();
     request.user = { id: claims.sub, email: claims.email, sessionId: claims.sid };
-    if (applicationId) request.ownsApplication = (session as { owns?: boolean }).owns === true;
+    if (applicationId) {
+      const row = session as { owns?: boolean; applicationVersion?: number | null };
+      request.ownsApplication = row.owns === true;
+      request.applicationVersion = row.applicationVersion ?? null;
+    }
   });
 }
 

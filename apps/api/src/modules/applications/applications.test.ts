@@ -1,6 +1,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiErrors, messages } from '@latchkey/contract';
+import { eq, sql } from 'drizzle-orm';
+import { applications } from '../../db/schema.js';
 import { createTestApp, uniqueEmail, type TestApp } from '../../../test/helpers.js';
 
 let t: TestApp;
@@ -31,6 +33,35 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 describe('applications', () => {
+  it('serves each read fresh: every change, on this instance or on the shared database, is seen at once', async () => {
+    const id = await create(me, 'Cached');
+    const read = async () => {
+      const res = await call(me, 'GET', `/platform/application/${id}`);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      return res.json();
+    };
+    const first = await read();
+    expect(await read()).toEqual(first);
+    // Changes through the API: the application itself, then a row of its own.
+    expect((await call(me, 'POST', `/platform/application/${id}`, { name: 'Renamed' })).statusCode).toBe(204);
+    expect((await read()).name).toBe('Renamed');
+    expect((await call(me, 'POST', `/platform/application/${id}/cors`, { url: 'https://cached.example.com' })).statusCode).toBe(204);
+    expect((await read()).corsDomains).toEqual(['https://cached.example.com']);
+    // A change another instance made: the database row and its version, nothing in this process.
+    await t.database.db.update(applications).set({ name: 'Elsewhere', version: sql`${applications.version} + 1` }).where(eq(applications.id, id));
+    expect((await read()).name).toBe('Elsewhere');
+    // The body is served from the cache while the version holds: a write that skips the version bump
+    // (which no code path does) is not seen, which shows the cache is in use and keyed by version alone.
+    await t.database.db.update(applications).set({ name: 'Unversioned' }).where(eq(applications.id, id));
+    expect((await read()).name).toBe('Elsewhere');
+    // Not for anyone else, cached or not.
+    expect((await call(other, 'GET', `/platform/application/${id}`)).statusCode).toBe(404);
+    // Removed: 404, not the cached body.
+    expect((await call(me, 'DELETE', `/platform/application/${id}`)).statusCode).toBe(204);
+    expect((await call(me, 'GET', `/platform/application/${id}`)).statusCode).toBe(404);
+  });
+
   it('creates (201 + Location), reads back with defaults, lists only my own', async () => {
     const res = await call(me, 'POST', '/platform/application', { name: 'Door', companyName: 'Co', mailingAddress: 'Road', owners: ['ignored'] });
     expect(res.statusCode).toBe(201);
