@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
-import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
@@ -22,6 +21,7 @@ import { TokenService } from './lib/tokens.js';
 import { registerAuth, registerOwnership } from './plugins/auth.js';
 import { registerCors, type CorsOptions } from './plugins/cors.js';
 import { registerErrorHandling } from './plugins/errors.js';
+import { registerSecurityHeaders } from './plugins/security-headers.js';
 import { accountRoutes } from './modules/account/account.routes.js';
 import { applicationsRoutes } from './modules/applications/applications.routes.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
@@ -114,7 +114,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   registerAuth(app, database.db, app.tokens);
   registerOwnership(app, database.db);
 
-  await app.register(helmet, {
+  registerSecurityHeaders(app, {
     contentSecurityPolicy: {
       directives: {
         defaultSrc: ["'self'"],
