@@ -12,9 +12,8 @@ import {
   ownerSchema,
   updateApplicationSchema,
 } from '@latchkey/contract';
-import { ApplicationBodyCache } from './application-cache.js';
 import { authItemsRoutes } from './auth-items.routes.js';
-import { createApplication, deleteApplication, getApplication, listApplications, updateApplication } from './applications.service.js';
+import { createApplication, deleteApplication, getApplicationJson, listApplications, updateApplication } from './applications.service.js';
 import { addOwner, listOwners, queryDirectory, removeOwner } from './owners.service.js';
 
 const tags = ['applications'];
@@ -42,23 +41,10 @@ export async function applicationsRoutes(instance: FastifyInstance) {
     },
   );
 
-  // The hottest read of the portal: served from the per-instance body cache while the version the auth
-  // statement just read is the cached one (one statement per read instead of two, no re-serialization).
-  const bodies = new ApplicationBodyCache();
   app.get(
     one,
     { ...owner, schema: { tags, security, params: applicationIdParamsSchema, response: { 200: applicationSchema, 401: E, 404: E } } },
-    async (request, reply) => {
-      const id = request.params.applicationId;
-      const version = request.applicationVersion;
-      const cached = version === null ? undefined : bodies.get(id, version);
-      if (cached !== undefined) return sendSerialized(reply, cached);
-      const application = await getApplication(app.db, id);
-      // Encoded exactly as the route's response serializer would, so cached and uncached bodies match.
-      const body = JSON.stringify(z.encode(applicationSchema, application));
-      if (version !== null) bodies.set(id, version, body);
-      return sendSerialized(reply, body);
-    },
+    async (request, reply) => sendSerialized(reply, await getApplicationJson(app.db, request.params.applicationId, request.applicationVersion)),
   );
 
   app.post(
@@ -115,7 +101,7 @@ export async function applicationsRoutes(instance: FastifyInstance) {
   await app.register(authItemsRoutes);
 }
 
-/** A body already encoded by the route's schema: Fastify sends a JSON string as it is. */
+/** A body already encoded with the route's response schema: Fastify sends a JSON string as it is. */
 function sendSerialized(reply: FastifyReply, json: string) {
   return reply.type('application/json; charset=utf-8').send(json);
 }

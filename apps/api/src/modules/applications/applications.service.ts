@@ -1,7 +1,9 @@
 import { eq, sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import {
   apiErrors,
+  applicationSchema,
   type Application,
   type CreateApplication,
   type EmailPreferencesUpdate,
@@ -18,6 +20,7 @@ import {
 } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
 import { checkLogoUrl } from '../logos/logos.service.js';
+import { ApplicationBodyCache } from './application-cache.js';
 
 type ApplicationRow = typeof applications.$inferSelect;
 
@@ -93,10 +96,27 @@ export async function listApplications(db: Db, userId: string): Promise<Applicat
   return assemble(await preparedReads(db).list.execute({ userId }));
 }
 
-export async function getApplication(db: Db, applicationId: string): Promise<Application> {
+async function getApplication(db: Db, applicationId: string): Promise<Application> {
   const [app] = assemble(await preparedReads(db).get.execute({ applicationId }));
   if (!app) throw notFound(apiErrors.applicationNotFound);
   return app;
+}
+
+const bodyCaches = new WeakMap<Db, ApplicationBodyCache>();
+
+/**
+ * GET application/{id} as JSON text, encoded with the contract's schema exactly as the route's serializer
+ * would. `version` is the one the auth statement read with the ownership check; while it holds, the body
+ * comes from this instance's cache (one statement per read instead of two, and no re-encoding).
+ */
+export async function getApplicationJson(db: Db, applicationId: string, version: number | null): Promise<string> {
+  let cache = bodyCaches.get(db);
+  if (!cache) bodyCaches.set(db, (cache = new ApplicationBodyCache()));
+  const cached = version === null ? undefined : cache.get(applicationId, version);
+  if (cached !== undefined) return cached;
+  const body = JSON.stringify(z.encode(applicationSchema, await getApplication(db, applicationId)));
+  if (version !== null) cache.set(applicationId, version, body);
+  return body;
 }
 
 /** Column values of an update: absent members stay as they are; `null` clears optional ones. */
