@@ -51,6 +51,9 @@ function os() {
 
 // 1. Bare Fastify yardstick.
 const bare = await startBareFastify();
+// Every measured server is warmed up first (JIT, connection pools), so each ratio compares steady states.
+const WARM_UP_SECONDS = 3;
+await load({ url: bare.url, duration: WARM_UP_SECONDS });
 const bareRun = await load({ url: bare.url, duration: DURATION });
 await bare.stop();
 row('bare fastify', 'req/s · p50 · p99 @64', `${bareRun.rps.toFixed(0)} · ${bareRun.p50} ms · ${bareRun.p99} ms`);
@@ -73,6 +76,7 @@ for (const mode of modes) {
       ['GET application/{id}', `/platform/application/${owner.appId}`],
       ['GET application (list)', '/platform/application'],
     ]) {
+      await load({ url: `${svc.url}/api${p}`, headers, duration: WARM_UP_SECONDS });
       const r = await load({ url: `${svc.url}/api${p}`, headers, duration: DURATION });
       if (r.non2xx || r.errors) row(mode.name, `${label} errors`, `${r.non2xx} non-2xx, ${r.errors} errors`);
       const ratio = r.rps / bareRun.rps;
