@@ -178,7 +178,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 const probePaths = ['/health', '/ready', '/config'];
 
 /** GETs outside the API (portal files, /cdn logos) and the health probes are not rate limited. */
-export function isExemptFromRateLimit(method: string, url: string, apiPrefix: string): boolean {
+function isExemptFromRateLimit(method: string, url: string, apiPrefix: string): boolean {
   if (method !== 'GET' && method !== 'HEAD') return false;
   const pathname = url.split('?', 1)[0]!;
   const inApi = pathname === apiPrefix || pathname.startsWith(`${apiPrefix}/`);

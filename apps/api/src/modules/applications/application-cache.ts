@@ -31,10 +31,6 @@ export class ApplicationBodyCache {
     }
   }
 
-  delete(applicationId: string): void {
-    this.entries.delete(applicationId);
-  }
-
   get size(): number {
     return this.entries.size;
   }
