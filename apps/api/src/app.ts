@@ -16,6 +16,7 @@ import { apiErrors } from '@latchkey/contract';
 import type { Config } from './config.js';
 import { createDatabase, type Database, type Db } from './db/client.js';
 import { AppError } from './errors.js';
+import { AccessCache } from './lib/access-cache.js';
 import { Passwords } from './lib/passwords.js';
 import { TokenService } from './lib/tokens.js';
 import { registerAuth, registerOwnership } from './plugins/auth.js';
@@ -40,6 +41,8 @@ declare module 'fastify' {
     tokens: TokenService;
     passwords: Passwords;
     redis: Redis | null;
+    /** Sessions, ownership and application lists, kept per instance and dropped on the database's notice. */
+    accessCache: AccessCache;
     /** Every route as registered: the security suite derives its authorization matrix from it. */
     routeTable: { method: string; url: string; public: boolean }[];
   }
@@ -89,6 +92,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('tokens', await TokenService.create(config));
   app.decorate('passwords', new Passwords(config.argon2));
   app.decorate('redis', redis);
+  const accessCache = new AccessCache();
+  await accessCache.start(database);
+  app.decorate('accessCache', accessCache);
   app.decorate('storage', await createLogoStorage(config));
   app.decorate('mailer', createMailer(config, app.log));
   app.addHook('onClose', async () => {
@@ -97,7 +103,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   app.addHook('onClose', async () => {
     redis?.disconnect();
+    await accessCache.stop();
     if (ownsDatabase) await database.close();
+  });
+  // Read your writes: a request that may have changed something answers only once this instance's access
+  // cache has applied every change committed so far (one NOTIFY round trip; see lib/access-cache.ts).
+  app.addHook('onSend', async (request) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'OPTIONS') await accessCache.sync();
   });
 
   // Graceful shutdown: requests in flight when close() starts still finish, and their keep-alive
@@ -111,7 +123,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
 
   registerErrorHandling(app, config.apiPrefix);
-  registerAuth(app, database.db, app.tokens);
+  registerAuth(app, database.db, app.tokens, accessCache);
   registerOwnership(app, database.db);
 
   registerSecurityHeaders(app, {

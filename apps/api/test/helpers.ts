@@ -14,7 +14,7 @@ import { createDatabase, type Database } from '../src/db/client.js';
  */
 export const testDbKind = process.env.TEST_DB_KIND === 'postgres' ? 'postgres' : 'pglite';
 
-async function createTestDatabase(): Promise<{ database: Database; drop: () => Promise<void> }> {
+async function createTestDatabase(): Promise<{ database: Database; url?: string; drop: () => Promise<void> }> {
   if (testDbKind === 'pglite') {
     const database = await createDatabase({});
     await database.migrate();
@@ -33,6 +33,7 @@ async function createTestDatabase(): Promise<{ database: Database; drop: () => P
   await database.migrate();
   return {
     database,
+    url: url.toString(),
     drop: async () => {
       const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
@@ -46,6 +47,8 @@ export interface TestApp {
   app: FastifyInstance;
   database: Database;
   dataDir: string;
+  /** Another instance of the service on the same database (its own pool and change feed on Postgres). */
+  secondInstance: () => Promise<{ app: FastifyInstance; close: () => Promise<void> }>;
   close: () => Promise<void>;
 }
 
@@ -60,13 +63,26 @@ export async function createTestApp(env: Env = {}, build: Pick<BuildOptions, 'co
     LOGIN_RATE_LIMIT_MAX: '100000',
     ...env,
   });
-  const { database, drop } = await createTestDatabase();
+  const { database, url, drop } = await createTestDatabase();
   const app = await buildApp(config, { ...build, database, logger: false });
   await app.ready();
   return {
     app,
     database,
     dataDir,
+    secondInstance: async () => {
+      // PGlite lives in one process, so a second instance there shares it; on Postgres it connects anew.
+      const second = url ? await createDatabase({ url, poolSize: 5 }) : database;
+      const other = await buildApp(config, { ...build, database: second, logger: false });
+      await other.ready();
+      return {
+        app: other,
+        close: async () => {
+          await other.close();
+          if (second !== database) await second.close();
+        },
+      };
+    },
     close: async () => {
       await app.close();
       await database.close();

@@ -19,7 +19,21 @@ export interface Database {
   migrate(): Promise<void>;
   /** Cheap round trip for readiness checks. */
   ping(): Promise<void>;
+  /**
+   * LISTEN on `channel` for as long as the returned stop() is not called. `up` is called once the
+   * subscription is in place, `down` when it is lost (Postgres reconnects by itself and calls `up` again);
+   * notifications sent while it was down are not replayed, so `down` must forget what they would have said.
+   */
+  listen(channel: string, handlers: ListenHandlers): Promise<() => Promise<void>>;
+  /** NOTIFY on `channel`, outside any transaction. */
+  notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface ListenHandlers {
+  message(payload: string): void;
+  up(): void;
+  down(): void;
 }
 
 /** Any number distinct from other advisory locks; held while migrations run so instances take turns. */
@@ -61,6 +75,15 @@ async function createPglite(dataDir: string | undefined): Promise<Database> {
     ping: async () => {
       await client.query('select 1');
     },
+    // In-process: a notification is handed over while the statement that caused it completes.
+    listen: async (channel, handlers) => {
+      const stop = await client.listen(channel, handlers.message);
+      handlers.up();
+      return stop;
+    },
+    notify: async (channel, payload) => {
+      await client.query('select pg_notify($1, $2)', [channel, payload]);
+    },
     close: () => client.close(),
   };
 }
@@ -92,6 +115,71 @@ async function createPostgres(url: string, poolSize: number): Promise<Database> 
     ping: async () => {
       await db.execute(sql`select 1`);
     },
+    listen: (channel, handlers) => listenPostgres(url, channel, handlers),
+    notify: async (channel, payload) => {
+      await pool.query('select pg_notify($1, $2)', [channel, payload]);
+    },
     close: () => pool.end(),
+  };
+}
+
+/**
+ * A dedicated connection (a pooled one would be handed to queries) that LISTENs and, when it is lost,
+ * reconnects after 0.5 s, doubling up to 30 s.
+ */
+async function listenPostgres(url: string, channel: string, handlers: ListenHandlers): Promise<() => Promise<void>> {
+  let stopped = false;
+  let client: pg.Client | null = null;
+  let timer: NodeJS.Timeout | undefined;
+  let delay = 500;
+
+  const connect = async (): Promise<void> => {
+    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+    let lost = false;
+    const onLost = () => {
+      if (lost) return;
+      lost = true;
+      if (client === c) client = null;
+      c.end().catch(() => {});
+      handlers.down();
+      if (!stopped) {
+        timer = setTimeout(() => void connect().catch(() => {}), delay);
+        delay = Math.min(delay * 2, 30_000);
+      }
+    };
+    c.on('error', onLost);
+    c.on('end', onLost);
+    c.on('notification', (n) => {
+      if (n.channel === channel) handlers.message(n.payload ?? '');
+    });
+    try {
+      await c.connect();
+      await c.query(`listen ${pg.escapeIdentifier(channel)}`);
+    } catch (err) {
+      onLost();
+      throw err;
+    }
+    if (stopped) {
+      await c.end().catch(() => {});
+      return;
+    }
+    client = c;
+    delay = 500;
+    handlers.up();
+  };
+
+  // The first connection may fail (Postgres still starting): the service still starts, without the cache.
+  await connect().catch(() => {});
+  return async () => {
+    stopped = true;
+    clearTimeout(timer);
+    const c = client;
+    client = null;
+    if (c) {
+      c.removeAllListeners('end');
+      c.removeAllListeners('error');
+      c.on('error', () => {});
+      await c.end().catch(() => {});
+    }
   };
 }

@@ -7,6 +7,7 @@ import { assertOwner } from '../lib/ownership.js';
 import { applicationOwners, applications, sessions } from '../db/schema.js';
 import { unauthorized } from '../errors.js';
 import type { TokenService } from '../lib/tokens.js';
+import type { AccessCache } from '../lib/access-cache.js';
 
 export interface AuthUser {
   id: string;
@@ -35,11 +36,22 @@ export function bearerToken(request: FastifyRequest): string | null {
   return match?.[1] ?? null;
 }
 
+/** What the access cache keeps of one session: its user, and per application the ownership answer. */
+interface CachedSession {
+  userId: string;
+}
+interface CachedAccess {
+  userId: string;
+  owns: boolean;
+  version: number | null;
+}
+
 /**
  * `preHandler: app.authenticate` on every route that needs a signed-in user. The token must be ours and
- * its session alive: logging out on one instance is seen by all, because the session row is shared.
+ * its session alive: logging out on one instance is seen by all, because the session row is shared and
+ * every instance's access cache drops a session the moment the database announces its change.
  */
-export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService) {
+export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService, cache: AccessCache) {
   app.decorateRequest('user', null as unknown as AuthUser);
   app.decorateRequest('ownsApplication', undefined);
   app.decorateRequest('applicationVersion', null);
@@ -77,17 +89,43 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService)
       throw unauthorized();
     }
     const applicationId = applicationIdOf(request);
-    const [session] = applicationId
-      ? await sessionAndOwner.execute({ sid: claims.sid, applicationId })
-      : await sessionOnly.execute({ sid: claims.sid });
-    if (!session || session.revokedAt || session.userId !== claims.sub) throw unauthorized();
-    request.user = { id: claims.sub, email: claims.email, sessionId: claims.sid };
     if (applicationId) {
-      const row = session as { owns?: boolean; applicationVersion?: number | null };
-      request.ownsApplication = row.owns === true;
-      request.applicationVersion = row.applicationVersion ?? null;
+      const access = await accessOf(claims.sid, applicationId);
+      if (!access || access.userId !== claims.sub) throw unauthorized();
+      request.ownsApplication = access.owns;
+      request.applicationVersion = access.version;
+    } else {
+      const session = await sessionOf(claims.sid);
+      if (!session || session.userId !== claims.sub) throw unauthorized();
     }
+    request.user = { id: claims.sub, email: claims.email, sessionId: claims.sid };
   });
+
+  /** The live session's user, from the cache or one statement (null when it is unknown or revoked). */
+  async function sessionOf(sid: string): Promise<CachedSession | null> {
+    const key = `s|${sid}`;
+    const cached = cache.get<CachedSession>(key);
+    if (cached) return cached;
+    const mark = cache.mark();
+    const [row] = await sessionOnly.execute({ sid });
+    if (!row || row.revokedAt) return null;
+    const session = { userId: row.userId };
+    cache.set(key, session, [`s:${sid}`, `u:${row.userId}`], mark);
+    return session;
+  }
+
+  /** The live session's user with its ownership of the application and that application's version. */
+  async function accessOf(sid: string, applicationId: string): Promise<CachedAccess | null> {
+    const key = `a|${sid}|${applicationId}`;
+    const cached = cache.get<CachedAccess>(key);
+    if (cached) return cached;
+    const mark = cache.mark();
+    const [row] = await sessionAndOwner.execute({ sid, applicationId });
+    if (!row || row.revokedAt) return null;
+    const access = { userId: row.userId, owns: row.owns === true, version: row.applicationVersion ?? null };
+    cache.set(key, access, [`s:${sid}`, `u:${row.userId}`, `a:${applicationId}`], mark);
+    return access;
+  }
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -13,7 +13,7 @@ import {
   updateApplicationSchema,
 } from '@latchkey/contract';
 import { authItemsRoutes } from './auth-items.routes.js';
-import { createApplication, deleteApplication, getApplicationJson, listApplications, updateApplication } from './applications.service.js';
+import { createApplication, deleteApplication, getApplicationJson, listApplicationsJson, updateApplication } from './applications.service.js';
 import { addOwner, listOwners, queryDirectory, removeOwner } from './owners.service.js';
 
 const tags = ['applications'];
@@ -28,8 +28,8 @@ export async function applicationsRoutes(instance: FastifyInstance) {
   const owner = { onRequest: [app.authenticate, app.requireOwner] };
   const signedIn = { onRequest: [app.authenticate] };
 
-  app.get(base, { ...signedIn, schema: { tags, security, response: { 200: z.array(applicationSchema), 401: E } } }, async (request) =>
-    listApplications(app.db, request.user.id),
+  app.get(base, { ...signedIn, schema: { tags, security, response: { 200: z.array(applicationSchema), 401: E } } }, async (request, reply) =>
+    sendSerialized(reply, await listApplicationsJson(app.db, app.accessCache, request.user.id)),
   );
 
   app.post(

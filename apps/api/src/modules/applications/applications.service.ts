@@ -20,6 +20,7 @@ import {
 } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
 import { checkLogoUrl } from '../logos/logos.service.js';
+import type { AccessCache } from '../../lib/access-cache.js';
 import { ApplicationBodyCache } from './application-cache.js';
 
 type ApplicationRow = typeof applications.$inferSelect;
@@ -92,8 +93,25 @@ function assemble(rows: AssembledRow[]): Application[] {
   });
 }
 
-export async function listApplications(db: Db, userId: string): Promise<Application[]> {
+async function listApplications(db: Db, userId: string): Promise<Application[]> {
   return assemble(await preparedReads(db).list.execute({ userId }));
+}
+
+const applicationListSchema = z.array(applicationSchema);
+
+/**
+ * GET application (the caller's list) as JSON text. The access cache keeps it per user, tagged with the
+ * user and every listed application, so a change to any of them, or to the user's ownerships, drops it.
+ */
+export async function listApplicationsJson(db: Db, cache: AccessCache, userId: string): Promise<string> {
+  const key = `l|${userId}`;
+  const cached = cache.get<string>(key);
+  if (cached !== undefined) return cached;
+  const mark = cache.mark();
+  const list = await listApplications(db, userId);
+  const body = JSON.stringify(z.encode(applicationListSchema, list));
+  cache.set(key, body, [`u:${userId}`, ...list.map((a) => `a:${a.applicationId}`)], mark);
+  return body;
 }
 
 async function getApplication(db: Db, applicationId: string): Promise<Application> {

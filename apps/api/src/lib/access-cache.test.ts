@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
+import type { FastifyInstance } from 'fastify';
+import { createTestApp, testDbKind, uniqueEmail, type TestApp } from '../../test/helpers.js';
+
+let t: TestApp;
+let b: { app: FastifyInstance; close: () => Promise<void> };
+beforeAll(async () => {
+  t = await createTestApp();
+  b = await t.secondInstance();
+});
+afterAll(async () => {
+  await b.close();
+  await t.close();
+});
+
+type User = { token: string; userId: string; sessionId: string };
+async function register(): Promise<User> {
+  const body = (await t.app.inject({ method: 'POST', url: '/api/auth/register', payload: { email: uniqueEmail('cache'), password: 'cache-pass' } })).json();
+  const claims = JSON.parse(Buffer.from(body.authToken.split('.')[1], 'base64url').toString());
+  return { token: body.authToken, userId: claims.sub, sessionId: claims.sid };
+}
+const call = (app: FastifyInstance, u: User, method: string, url: string, payload?: object) =>
+  app.inject({ method: method as 'GET', url: `/api${url}`, headers: { authorization: `Bearer ${u.token}` }, ...(payload ? { payload } : {}) });
+async function create(u: User, name: string): Promise<string> {
+  const res = await call(t.app, u, 'POST', '/platform/application', { name, companyName: 'Co', mailingAddress: '1 Road' });
+  expect(res.statusCode).toBe(201);
+  return res.headers.location!.toString().split('/').pop()!;
+}
+/** Polls `check` until it holds (other instances learn of a change when its notice arrives). */
+async function eventually(check: () => Promise<boolean>, ms = 3000): Promise<boolean> {
+  const end = Date.now() + ms;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('access cache', () => {
+  it('is live once the change feed is up, and keeps what authenticated reads looked up', async () => {
+    expect(t.app.accessCache.isLive).toBe(true);
+    expect(b.app.accessCache.isLive).toBe(true);
+    const u = await register();
+    const id = await create(u, 'Warm');
+    const before = b.app.accessCache.size;
+    expect((await call(b.app, u, 'GET', `/platform/application/${id}`)).statusCode).toBe(200);
+    expect((await call(b.app, u, 'GET', '/platform/application')).statusCode).toBe(200);
+    expect(b.app.accessCache.get(`a|${u.sessionId}|${id}`)).toMatchObject({ userId: u.userId, owns: true });
+    expect(typeof b.app.accessCache.get(`l|${u.userId}`)).toBe('string');
+    expect(b.app.accessCache.size).toBe(before + 3); // session (from the list's auth), access, list
+  });
+
+  it('ignores a read that raced a change: set() with a mark taken before an invalidation stores nothing', async () => {
+    const cache = t.app.accessCache;
+    const mark = cache.mark();
+    cache.invalidate(['a:unrelated']);
+    cache.set('probe', 1, ['a:probe'], mark);
+    expect(cache.get('probe')).toBeUndefined();
+    const fresh = cache.mark();
+    cache.set('probe', 2, ['a:probe'], fresh);
+    expect(cache.get('probe')).toBe(2);
+    cache.invalidate(['a:probe']);
+    expect(cache.get('probe')).toBeUndefined();
+  });
+
+  it('drops what the database says changed, even a change made outside the service', async () => {
+    const u = await register();
+    const id = await create(u, 'Outside');
+    expect((await call(b.app, u, 'GET', `/platform/application/${id}`)).json().name).toBe('Outside');
+    expect(b.app.accessCache.get(`a|${u.sessionId}|${id}`)).toBeDefined();
+    await t.database.db.execute(sql`update applications set name = 'Renamed by SQL', version = version + 1 where id = ${id}`);
+    expect(await eventually(async () => b.app.accessCache.get(`a|${u.sessionId}|${id}`) === undefined)).toBe(true);
+    expect((await call(b.app, u, 'GET', `/platform/application/${id}`)).json().name).toBe('Renamed by SQL');
+    await t.database.db.execute(sql`update sessions set revoked_at = now() where id = ${u.sessionId}`);
+    expect(await eventually(async () => (await call(b.app, u, 'GET', `/platform/application/${id}`)).statusCode === 401)).toBe(true);
+  });
+
+  it('drops everything when one statement changes more than 100 rows', async () => {
+    const u = await register();
+    const id = await create(u, 'Bulk');
+    await call(b.app, u, 'GET', `/platform/application/${id}`);
+    expect(b.app.accessCache.size).toBeGreaterThan(0);
+    await t.database.db.execute(
+      sql`insert into applications (id, name, company_name, mailing_address) select gen_random_uuid(), 'Bulk ' || g, 'Bulk Co', 'Road' from generate_series(1, 101) g`,
+    );
+    await t.database.db.execute(sql`update applications set version = version + 1 where company_name = 'Bulk Co'`);
+    expect(await eventually(async () => b.app.accessCache.size === 0)).toBe(true);
+  });
+
+  it('logging out on one instance ends the session on the other; on the same one at once', async () => {
+    const u = await register();
+    const id = await create(u, 'Logout');
+    for (const app of [t.app, b.app]) expect((await call(app, u, 'GET', `/platform/application/${id}`)).statusCode).toBe(200);
+    expect((await call(t.app, u, 'POST', '/auth/token/destroy')).statusCode).toBe(204);
+    expect((await call(t.app, u, 'GET', `/platform/application/${id}`)).statusCode).toBe(401);
+    expect((await call(t.app, u, 'GET', '/account')).statusCode).toBe(401);
+    expect(await eventually(async () => (await call(b.app, u, 'GET', `/platform/application/${id}`)).statusCode === 401)).toBe(true);
+    expect((await call(b.app, u, 'GET', '/platform/application')).statusCode).toBe(401);
+  });
+
+  it('a removed owner loses the application on every instance; a rename is seen in every list', async () => {
+    const owner = await register();
+    const removed = await register();
+    const id = await create(owner, 'Shared');
+    expect((await call(t.app, owner, 'POST', `/platform/application/${id}/owner`, { userId: removed.userId })).statusCode).toBe(204);
+    for (const app of [t.app, b.app]) {
+      expect((await call(app, removed, 'GET', `/platform/application/${id}`)).statusCode).toBe(200);
+      expect((await call(app, removed, 'GET', '/platform/application')).json().map((a: { name: string }) => a.name)).toEqual(['Shared']);
+    }
+    expect((await call(t.app, owner, 'POST', `/platform/application/${id}`, { name: 'Shared 2' })).statusCode).toBe(204);
+    expect((await call(t.app, removed, 'GET', '/platform/application')).json()[0].name).toBe('Shared 2');
+    expect(await eventually(async () => (await call(b.app, removed, 'GET', '/platform/application')).json()[0]?.name === 'Shared 2')).toBe(true);
+    expect((await call(t.app, owner, 'DELETE', `/platform/application/${id}/owner`, { userId: removed.userId })).statusCode).toBe(204);
+    expect((await call(t.app, removed, 'GET', `/platform/application/${id}`)).statusCode).toBe(404);
+    expect((await call(t.app, removed, 'GET', '/platform/application')).json()).toEqual([]);
+    expect(await eventually(async () => (await call(b.app, removed, 'GET', `/platform/application/${id}`)).statusCode === 404)).toBe(true);
+    expect((await call(b.app, removed, 'GET', '/platform/application')).json()).toEqual([]);
+  });
+
+  // PGlite runs inside the process: there is no connection to lose.
+  if (testDbKind === 'postgres') it('stops answering while its LISTEN connection is lost, and comes back when it reconnects', async () => {
+    const u = await register();
+    const id = await create(u, 'Reconnect');
+    await call(b.app, u, 'GET', `/platform/application/${id}`);
+    // Ends every LISTEN connection on this database: both instances' feeds.
+    await t.database.db.execute(
+      sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query ilike 'listen %'`,
+    );
+    expect(await eventually(async () => !b.app.accessCache.isLive, 2000)).toBe(true);
+    expect(b.app.accessCache.get(`a|${u.sessionId}|${id}`)).toBeUndefined();
+    // Reads still work (from the database) while the feed is down.
+    expect((await call(b.app, u, 'GET', `/platform/application/${id}`)).statusCode).toBe(200);
+    expect(await eventually(async () => b.app.accessCache.isLive && t.app.accessCache.isLive, 5000)).toBe(true);
+    expect((await call(b.app, u, 'GET', `/platform/application/${id}`)).statusCode).toBe(200);
+    expect(b.app.accessCache.get(`a|${u.sessionId}|${id}`)).toBeDefined();
+  });
+});

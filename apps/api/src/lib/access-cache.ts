@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../db/client.js';
+
+/** The channel the database's triggers notify (drizzle/0002_change_notifications.sql). */
+export const CHANGES_CHANNEL = 'latchkey_changes';
+
+/** A barrier that has not come back in this long means the feed is stuck: the cache is dropped instead. */
+const SYNC_TIMEOUT_MS = 2000;
+
+interface Entry {
+  value: unknown;
+  tags: readonly string[];
+}
+
+/**
+ * Per-instance cache of what authenticated reads look up on every request: whether a session is alive,
+ * whether its user owns an application and at which version, and a user's application list.
+ *
+ * Every entry carries tags — `s:<session>`, `u:<user>`, `a:<application>` — and the database names the
+ * tags a committed change touches on the `latchkey_changes` channel (statement triggers on sessions,
+ * applications and their owners), so every instance drops what changed, usually within a millisecond of
+ * the commit. Three rules keep it from ever holding a stale answer for longer than that:
+ * - it answers only while the LISTEN connection is up; losing it drops everything and turns it off;
+ * - a reader takes a `mark()` before its query and its `set()` is ignored when anything was dropped
+ *   in between, so a read that raced a change cannot store the older state after the change's notice;
+ * - a request that writes waits, before its response leaves, for `sync()`: a notification of its own
+ *   that comes back after those of every transaction committed before it, its own included, so the next
+ *   request to this instance sees the change.
+ */
+export class AccessCache {
+  private live = false;
+  private epoch = 0;
+  private readonly entries = new Map<string, Entry>();
+  private readonly keysByTag = new Map<string, Set<string>>();
+  private readonly pendingSyncs = new Map<string, () => void>();
+  private readonly syncPrefix = `sync:${randomUUID()}:`;
+  private syncCounter = 0;
+  private stopListening: (() => Promise<void>) | null = null;
+  private database: Pick<Database, 'listen' | 'notify'> | null = null;
+  private stopped = false;
+  private resubscribing = false;
+
+  constructor(private readonly maxEntries = 50_000) {}
+
+  /** Subscribes to the database's change feed; until it is up, every get() misses. */
+  async start(database: Pick<Database, 'listen' | 'notify'>): Promise<void> {
+    this.database = database;
+    const stop = await database.listen(CHANGES_CHANNEL, {
+      message: (payload) => this.onMessage(payload),
+      up: () => {
+        this.clear();
+        this.live = true;
+      },
+      down: () => {
+        this.live = false;
+        this.clear();
+        this.releaseSyncs();
+      },
+    });
+    if (this.stopped) await stop();
+    else this.stopListening = stop;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.live = false;
+    this.clear();
+    this.releaseSyncs();
+    await this.stopListening?.();
+    this.stopListening = null;
+  }
+
+  get isLive(): boolean {
+    return this.live;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get<T>(key: string): T | undefined {
+    if (!this.live) return undefined;
+    return this.entries.get(key)?.value as T | undefined;
+  }
+
+  /** Taken before the database read whose answer will be `set()`. */
+  mark(): number {
+    return this.epoch;
+  }
+
+  set(key: string, value: unknown, tags: readonly string[], mark: number): void {
+    if (!this.live || mark !== this.epoch) return;
+    this.remove(key);
+    this.entries.set(key, { value, tags });
+    for (const tag of tags) {
+      let keys = this.keysByTag.get(tag);
+      if (!keys) this.keysByTag.set(tag, (keys = new Set()));
+      keys.add(key);
+    }
+    if (this.entries.size > this.maxEntries) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.remove(oldest);
+    }
+  }
+
+  invalidate(tags: Iterable<string>): void {
+    this.epoch++;
+    for (const tag of tags) {
+      const keys = this.keysByTag.get(tag);
+      if (!keys) continue;
+      for (const key of [...keys]) this.remove(key);
+    }
+  }
+
+  clear(): void {
+    this.epoch++;
+    this.entries.clear();
+    this.keysByTag.clear();
+  }
+
+  /**
+   * Resolves once every change committed before the call has been applied here. Notifications reach a
+   * listener in commit order, so our own one coming back means all earlier ones have. Without a live
+   * feed nothing is cached, so there is nothing to wait for.
+   */
+  async sync(): Promise<void> {
+    if (!this.live || !this.database) return;
+    const payload = `${this.syncPrefix}${++this.syncCounter}`;
+    const arrived = new Promise<void>((resolve) => this.pendingSyncs.set(payload, resolve));
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), SYNC_TIMEOUT_MS);
+    });
+    try {
+      await this.database.notify(CHANGES_CHANNEL, payload);
+      if ((await Promise.race([arrived, timedOut])) === 'timeout') this.resubscribe();
+    } catch {
+      this.resubscribe();
+    } finally {
+      clearTimeout(timer);
+      this.pendingSyncs.delete(payload);
+    }
+  }
+
+  private onMessage(payload: string): void {
+    if (payload.startsWith('sync:')) {
+      this.pendingSyncs.get(payload)?.();
+      return;
+    }
+    if (payload === '*') this.clear();
+    else this.invalidate(payload.split(','));
+  }
+
+  /** The feed did not bring our own notice back: stop answering and subscribe afresh. */
+  private resubscribe(): void {
+    this.live = false;
+    this.clear();
+    if (this.resubscribing) return;
+    this.resubscribing = true;
+    const stopListening = this.stopListening;
+    this.stopListening = null;
+    void (async () => {
+      await stopListening?.().catch(() => {});
+      if (!this.stopped && this.database) await this.start(this.database).catch(() => {});
+      this.resubscribing = false;
+    })();
+  }
+
+  private releaseSyncs(): void {
+    for (const resolve of this.pendingSyncs.values()) resolve();
+    this.pendingSyncs.clear();
+  }
+
+  private remove(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    for (const tag of entry.tags) {
+      const keys = this.keysByTag.get(tag);
+      if (!keys) continue;
+      keys.delete(key);
+      if (keys.size === 0) this.keysByTag.delete(tag);
+    }
+  }
+}
