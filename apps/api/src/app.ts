@@ -66,10 +66,13 @@ export interface BuildOptions {
 /** Explicit wiring (house style 4): every plugin and module is registered here, in order. */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger === false ? false : { level: config.logLevel },
+    // LOG_LEVEL=silent writes nothing, so it runs without a logger: a pino logger at level silent still
+    // made a child per request and the two request log calls, about 9 % of a bare Fastify's throughput
+    // (docs/performance.md).
+    logger: options.logger === false || config.logLevel === 'silent' ? false : { level: config.logLevel },
     trustProxy: config.trustProxy,
     bodyLimit: 256 * 1024,
-    genReqId: (req) => (typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'].slice(0, 100) : crypto.randomUUID()),
+    genReqId: (req) => (typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'].slice(0, 100) : nextRequestId()),
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
@@ -108,8 +111,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   // Read your writes: a request that may have changed something answers only once this instance's access
   // cache has applied every change committed so far (one NOTIFY round trip; see lib/access-cache.ts).
-  app.addHook('onSend', async (request) => {
-    if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'OPTIONS') await accessCache.sync();
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return done(null, payload);
+    void accessCache.sync().then(() => done(null, payload));
   });
 
   // Graceful shutdown: requests in flight when close() starts still finish, and their keep-alive
@@ -118,8 +122,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
 
   registerErrorHandling(app, config.apiPrefix);
@@ -127,6 +132,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   registerOwnership(app, database.db);
 
   registerSecurityHeaders(app, {
+    apiPrefix: config.apiPrefix,
     contentSecurityPolicy: {
       directives: {
         defaultSrc: ["'self'"],
@@ -153,6 +159,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     timeWindow: config.rateLimit.windowSeconds * 1000,
     ...(redis ? { redis, nameSpace: 'latchkey-rl-' } : {}),
     skipOnError: true,
+    // The x-ratelimit-* headers go on 429 answers only (with retry-after): on every other answer they
+    // cost each request three headers (measured in docs/performance.md) and no client here reads them.
+    addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
     // The budget is for the API. The portal's own files, served logos and the health probes are cheap
     // reads that one page load or a load balancer makes many of; counting them locked real users (and
     // the readiness probe) out after a few page loads from one address.
@@ -185,6 +194,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   registerSpa(app, config);
   return app;
+}
+
+/**
+ * Log ids for requests that bring no X-Request-Id: this process's random prefix and a counter. Unique
+ * across instances like a UUID, without drawing random bytes for every request.
+ */
+const requestIdPrefix = crypto.randomUUID().slice(0, 18);
+let requestCounter = 0;
+function nextRequestId(): string {
+  requestCounter = (requestCounter + 1) % Number.MAX_SAFE_INTEGER;
+  return `${requestIdPrefix}${requestCounter.toString(36)}`;
 }
 
 const probePaths = ['/health', '/ready', '/config'];

@@ -90,10 +90,18 @@ export class TokenService {
   }
 
   /** Throws on anything but a valid, unexpired access token of ours. */
-  async verifyAccess(token: string): Promise<AccessClaims> {
+  /** The claims of an access token verified before and not yet expired, without verifying again. */
+  verifiedAccess(token: string): AccessClaims | undefined {
     const hit = this.verified.get(token);
-    if (hit && hit.expiresAtMs > Date.now()) return hit.claims;
-    if (hit) this.verified.delete(token);
+    if (!hit) return undefined;
+    if (hit.expiresAtMs > Date.now()) return hit.claims;
+    this.verified.delete(token);
+    return undefined;
+  }
+
+  async verifyAccess(token: string): Promise<AccessClaims> {
+    const hit = this.verifiedAccess(token);
+    if (hit) return hit;
     const { payload } = await jwtVerify(token, this.verifyKeys, {
       algorithms: [ALG],
       issuer: this.cfg.issuer,

@@ -3,18 +3,40 @@ import type { FastifyInstance } from 'fastify';
 import helmet, { type HelmetOptions } from 'helmet';
 
 /**
- * Helmet's security headers on every answer. The policy is the same for every request, so helmet runs
- * once, at start-up, against a recording response, and each request gets the recorded headers in one
- * `reply.headers()` call. (@fastify/helmet ran helmet's middleware per request: about 7 % of an
- * authenticated read, docs/performance.md.) A route that needs another policy (the email preview, served
- * logos) sets its own header in its handler, which replaces the default.
+ * Security headers on every answer, in two sets recorded once at start-up and set per request in one
+ * `reply.headers()` call (@fastify/helmet ran helmet's middleware per request: about 7 % of an
+ * authenticated read, docs/performance.md).
+ * - Documents (the portal, the API docs page, /cdn): helmet's headers with the given policy.
+ * - The API's JSON answers (everything else under the API prefix): the set OWASP's REST Security cheat
+ *   sheet names for APIs — a CSP that allows nothing and no framing, `X-Frame-Options: DENY`, `nosniff`,
+ *   HSTS, CORP and `Cache-Control: no-store`. Helmet's other headers only mean something to a document
+ *   a browser renders, and each header costs every answer (measured in docs/performance.md).
+ * A route that needs another policy (the email preview, served logos) sets its own header in its
+ * handler, which replaces the default.
  */
-export function registerSecurityHeaders(app: FastifyInstance, options: HelmetOptions): void {
-  const headers = helmetHeaders(options);
-  app.addHook('onRequest', (_request, reply, done) => {
-    reply.headers(headers);
+export function registerSecurityHeaders(app: FastifyInstance, options: HelmetOptions & { apiPrefix: string }): void {
+  const { apiPrefix, ...helmetOptions } = options;
+  const documentHeaders = helmetHeaders(helmetOptions);
+  const apiHeaders = apiAnswerHeaders(documentHeaders);
+  const docsPrefix = `${apiPrefix}/docs`;
+  app.addHook('onRequest', (request, reply, done) => {
+    const url = request.url;
+    const api = url.startsWith(`${apiPrefix}/`) && !(url.startsWith(docsPrefix) && (url.length === docsPrefix.length || '/?'.includes(url[docsPrefix.length]!)));
+    reply.headers(api ? apiHeaders : documentHeaders);
     done();
   });
+}
+
+/** The API answers' headers; HSTS is the documents' own, so both say the same about transport. */
+export function apiAnswerHeaders(documentHeaders: Record<string, string>): Record<string, string> {
+  return {
+    'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    ...(documentHeaders['strict-transport-security'] ? { 'strict-transport-security': documentHeaders['strict-transport-security'] } : {}),
+    'cross-origin-resource-policy': 'same-origin',
+    'cache-control': 'no-store',
+  };
 }
 
 /** The headers helmet sets with these options, recorded from one run of its middleware. */
