@@ -111,8 +111,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   // Read your writes: a request that may have changed something answers only once this instance's access
   // cache has applied every change committed so far (one NOTIFY round trip; see lib/access-cache.ts).
-  app.addHook('onSend', (request, _reply, payload, done) => {
-    if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return done(null, payload);
+  // Not after a 5xx: the database is likely what failed, and the answer should not wait on it again.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const reads = request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS';
+    if (reads || reply.statusCode >= 500) return done(null, payload);
     void accessCache.sync().then(() => done(null, payload));
   });
 
