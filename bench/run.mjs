@@ -127,7 +127,9 @@ for (const mode of modes) {
   }
 
   // 5. Scale: the same reads with 100 rows, then with 100,000 users and 300,000 applications seeded.
-  const svc2 = await startService(mode.env ?? {});
+  // Without the access cache (ACCESS_CACHE=false), so every read runs its statements: what is measured
+  // is the database's part, which is what table size could change.
+  const svc2 = await startService({ ...(mode.env ?? {}), ACCESS_CACHE: 'false' });
   try {
     const owner = await seedOwner(svc2.url, 'scale');
     const headers = { authorization: `Bearer ${owner.token}` };
@@ -141,9 +143,10 @@ for (const mode of modes) {
         get: await load({ url: `${svc2.url}/api/platform/application/${owner.appId}`, headers, duration: Math.min(DURATION, 5), connections: 8 }),
         list: await load({ url: `${svc2.url}/api/platform/application`, headers, duration: Math.min(DURATION, 5), connections: 8 }),
       };
+      // Mean latency: autocannon's percentiles are whole milliseconds, too coarse for sub-millisecond reads.
       for (const k of ['get', 'list']) {
-        const f = big[k].p50 / Math.max(small[k].p50, 0.5);
-        row(mode.name, `${k} p50 · 100 rows → 300k apps`, `${small[k].p50} ms → ${big[k].p50} ms (${f.toFixed(2)}×)`, '≤ 1.2×', ok(f <= 1.2));
+        const f = big[k].mean / small[k].mean;
+        row(mode.name, `${k} mean latency, uncached · 100 rows → 300k apps`, `${small[k].mean.toFixed(2)} ms → ${big[k].mean.toFixed(2)} ms (${f.toFixed(2)}×)`, '≤ 1.2×', ok(f <= 1.2));
       }
     } else {
       row(mode.name, 'scale seed', 'skipped: PGlite is single-process (seeded only through Postgres)');

@@ -95,8 +95,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('tokens', await TokenService.create(config));
   app.decorate('passwords', new Passwords(config.argon2));
   app.decorate('redis', redis);
+  // Off (ACCESS_CACHE=false) it never answers, and every request reads the session row as before.
   const accessCache = new AccessCache();
-  await accessCache.start(database);
+  if (config.database.accessCache) await accessCache.start(database);
   app.decorate('accessCache', accessCache);
   app.decorate('storage', await createLogoStorage(config));
   app.decorate('mailer', createMailer(config, app.log));

@@ -21,6 +21,7 @@ const envSchema = z.object({
 
   DATABASE_URL: z.string().optional(),
   DATABASE_POOL_SIZE: int(10),
+  ACCESS_CACHE: bool.default(true),
 
   JWT_PRIVATE_KEY: z.string().optional(),
   JWT_PREVIOUS_PUBLIC_KEYS: z.string().optional(),
@@ -82,7 +83,7 @@ export function loadConfig(env: Env = process.env) {
     webDistDir: e.WEB_DIST_DIR ? path.resolve(e.WEB_DIST_DIR) : undefined,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
-    database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE },
+    database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, accessCache: e.ACCESS_CACHE },
     jwt: {
       privateKey: e.JWT_PRIVATE_KEY,
       previousPublicKeys: e.JWT_PREVIOUS_PUBLIC_KEYS,

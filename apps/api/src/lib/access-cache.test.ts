@@ -118,6 +118,21 @@ describe('access cache', () => {
     expect((await call(b.app, removed, 'GET', '/platform/application')).json()).toEqual([]);
   });
 
+  it('stays off with ACCESS_CACHE=false: every read goes to the database, and logout still bites at once', async () => {
+    const off = await createTestApp({ ACCESS_CACHE: 'false' });
+    try {
+      const body = (await off.app.inject({ method: 'POST', url: '/api/auth/register', payload: { email: uniqueEmail('off'), password: 'cache-pass' } })).json();
+      const headers = { authorization: `Bearer ${body.authToken}` };
+      expect((await off.app.inject({ url: '/api/platform/application', headers })).statusCode).toBe(200);
+      expect(off.app.accessCache.isLive).toBe(false);
+      expect(off.app.accessCache.size).toBe(0);
+      expect((await off.app.inject({ method: 'POST', url: '/api/auth/token/destroy', headers })).statusCode).toBe(204);
+      expect((await off.app.inject({ url: '/api/platform/application', headers })).statusCode).toBe(401);
+    } finally {
+      await off.close();
+    }
+  });
+
   // PGlite runs inside the process: there is no connection to lose.
   if (testDbKind === 'postgres') it('stops answering while its LISTEN connection is lost, and comes back when it reconnects', async () => {
     const u = await register();
