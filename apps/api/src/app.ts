@@ -110,24 +110,21 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await accessCache.stop();
     if (ownsDatabase) await database.close();
   });
-  // Read your writes: a request that may have changed something answers only once this instance's access
-  // cache has applied every change committed so far (one NOTIFY round trip; see lib/access-cache.ts).
-  // Not after a 5xx: the database is likely what failed, and the answer should not wait on it again.
-  app.addHook('onSend', (request, reply, payload, done) => {
-    const reads = request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS';
-    if (reads || reply.statusCode >= 500) return done(null, payload);
-    void accessCache.sync().then(() => done(null, payload));
-  });
-
-  // Graceful shutdown: requests in flight when close() starts still finish, and their keep-alive
-  // connections are told to close, so server.close() is not left waiting on idle sockets.
+  // One onSend hook for both of these (each hook is a step of every request):
+  // - Graceful shutdown: requests in flight when close() starts still finish, and their keep-alive
+  //   connections are told to close, so server.close() is not left waiting on idle sockets.
+  // - Read your writes: a request that may have changed something answers only once this instance's
+  //   access cache has applied every change committed so far (one NOTIFY round trip; lib/access-cache.ts).
+  //   Not after a 5xx: the database is likely what failed, and the answer should not wait on it again.
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
-    done(null, payload);
+    const reads = request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS';
+    if (reads || reply.statusCode >= 500) return done(null, payload);
+    void accessCache.sync().then(() => done(null, payload));
   });
 
   registerErrorHandling(app, config.apiPrefix);

@@ -174,10 +174,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  */
 export function registerOwnership(app: FastifyInstance, db: Db) {
   app.decorate('requireOwner', (request: FastifyRequest, _reply: FastifyReply, done: HookDone) => {
+    // authenticate answered it already for a well-formed id.
+    if (request.ownsApplication !== undefined) return done(request.ownsApplication ? undefined : notFound(apiErrors.applicationNotFound));
     const id = applicationIdOf(request);
     if (!id) return done(notFound(apiErrors.applicationNotFound));
-    if (request.ownsApplication === undefined) return void assertOwner(db, id, request.user.id).then(() => done(), done);
-    done(request.ownsApplication ? undefined : notFound(apiErrors.applicationNotFound));
+    assertOwner(db, id, request.user.id).then(() => done(), done);
   });
 }
 

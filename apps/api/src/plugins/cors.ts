@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { eq } from 'drizzle-orm';
 import { apiErrors, normaliseOrigin } from '@latchkey/contract';
 import type { Db } from '../db/client.js';
@@ -44,9 +44,16 @@ export function registerCors(app: FastifyInstance, db: Db, options: CorsOptions)
     { ttlMs: options.cacheTtlMs ?? CORS_CACHE_TTL_MS, maxEntries: CORS_CACHE_MAX_ENTRIES },
   );
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Requests without an Origin (most of them) pass in the same tick; the others take the async path.
+  app.addHook('onRequest', (request, reply, done) => {
     const header = request.headers.origin;
-    if (!header || !inScope(request.url, scope)) return;
+    if (!header || !inScope(request.url, scope)) return done();
+    answerCrossOrigin(request, reply, header).then(() => {
+      if (!reply.sent) done();
+    }, done);
+  });
+
+  async function answerCrossOrigin(request: FastifyRequest, reply: FastifyReply, header: string): Promise<void> {
     const origin = parseOrigin(header);
     if (origin === ownOrigin) return;
     // The answer depends on Origin from here on: shared caches must keep callers apart.
@@ -60,7 +67,7 @@ export function registerCors(app: FastifyInstance, db: Db, options: CorsOptions)
     reply.header('access-control-allow-origin', origin);
     // Let the partner's script read when to retry after a 429, and where a created resource lives.
     if (!preflight) return void reply.header('access-control-expose-headers', 'retry-after, location');
-    return reply
+    reply
       .code(204)
       .headers({
         'access-control-allow-methods': 'GET, POST, PATCH, PUT, DELETE',
@@ -68,7 +75,7 @@ export function registerCors(app: FastifyInstance, db: Db, options: CorsOptions)
         'access-control-max-age': String(PREFLIGHT_MAX_AGE_SECONDS),
       })
       .send();
-  });
+  }
 }
 
 function inScope(url: string, scope: string): boolean {
