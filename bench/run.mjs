@@ -133,6 +133,9 @@ for (const mode of modes) {
   try {
     const owner = await seedOwner(svc2.url, 'scale');
     const headers = { authorization: `Bearer ${owner.token}` };
+    for (const p of [`/platform/application/${owner.appId}`, '/platform/application']) {
+      await load({ url: `${svc2.url}/api${p}`, headers, duration: WARM_UP_SECONDS, connections: 8 });
+    }
     const small = {
       get: await load({ url: `${svc2.url}/api/platform/application/${owner.appId}`, headers, duration: Math.min(DURATION, 5), connections: 8 }),
       list: await load({ url: `${svc2.url}/api/platform/application`, headers, duration: Math.min(DURATION, 5), connections: 8 }),
