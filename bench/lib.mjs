@@ -80,7 +80,7 @@ export function load({ url, connections = 64, duration = 10, headers = {}, metho
   return new Promise((resolve, reject) => {
     autocannon({ url, connections, duration, headers, method, body, pipelining: 1 }, (err, r) => {
       if (err) return reject(err);
-      resolve({ rps: r.requests.average, mean: r.latency.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx });
+      resolve({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx });
     });
   });
 }
