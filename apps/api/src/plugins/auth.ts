@@ -49,9 +49,10 @@ interface CachedAccess {
 }
 
 /**
- * `preHandler: app.authenticate` on every route that needs a signed-in user. The token must be ours and
+ * `onRequest: app.authenticate` on every route that needs a signed-in user. The token must be ours and
  * its session alive: logging out on one instance is seen by all, because the session row is shared and
- * every instance's access cache drops a session the moment the database announces its change.
+ * every instance's access cache drops a session as soon as the database announces its change
+ * (docs/decisions/0004-access-cache-change-notices.md).
  */
 export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService, cache: AccessCache) {
   app.decorateRequest('user', null as unknown as AuthUser);
