@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { createTestApp, testDbKind, uniqueEmail, type TestApp } from '../../test/helpers.js';
+import { AccessCache } from './access-cache.js';
 
 let t: TestApp;
 let b: { app: FastifyInstance; close: () => Promise<void> };
@@ -116,6 +117,35 @@ describe('access cache', () => {
     expect((await call(t.app, removed, 'GET', '/platform/application')).json()).toEqual([]);
     expect(await eventually(async () => (await call(b.app, removed, 'GET', `/platform/application/${id}`)).statusCode === 404)).toBe(true);
     expect((await call(b.app, removed, 'GET', '/platform/application')).json()).toEqual([]);
+  });
+
+  it('turns itself off when its feed goes silent (found by its heartbeat), and is live again once notices flow', async () => {
+    let silent = false;
+    const feed = {
+      listen: t.database.listen.bind(t.database),
+      // A silent feed: our own notices go nowhere, as over a connection that died without a word.
+      notify: (channel: string, payload: string) => t.database.notify(silent ? 'latchkey_nowhere' : channel, payload),
+    };
+    const cache = new AccessCache({ syncTimeoutMs: 1000, heartbeatMs: 100 });
+    await cache.start(feed);
+    try {
+      expect(cache.isLive).toBe(true);
+      cache.set('probe', 1, ['a:probe'], cache.mark());
+      expect(cache.get('probe')).toBe(1);
+      silent = true;
+      // Dropped by the heartbeat's timeout. (It subscribes afresh at once, and PGlite's subscription is
+      // in-process, so it may already be live again: what matters is that nothing it held survived.)
+      expect(await eventually(async () => cache.get('probe') === undefined, 5000)).toBe(true);
+      silent = false;
+      expect(await eventually(async () => cache.isLive, 5000)).toBe(true);
+      await new Promise((r) => setTimeout(r, 1200)); // heartbeats sent while silent have timed out
+      cache.set('probe', 2, ['a:probe'], cache.mark());
+      await new Promise((r) => setTimeout(r, 500)); // several heartbeats come back: nothing is dropped
+      expect(cache.isLive).toBe(true);
+      expect(cache.get('probe')).toBe(2);
+    } finally {
+      await cache.stop();
+    }
   });
 
   it('stays off with ACCESS_CACHE=false: every read goes to the database, and logout still bites at once', async () => {

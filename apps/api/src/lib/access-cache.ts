@@ -4,8 +4,17 @@ import type { Database } from '../db/client.js';
 /** The channel the database's triggers notify (drizzle/0002_change_notifications.sql). */
 export const CHANGES_CHANNEL = 'latchkey_changes';
 
-/** A barrier that has not come back in this long means the feed is stuck: the cache is dropped instead. */
-const SYNC_TIMEOUT_MS = 2000;
+export interface AccessCacheOptions {
+  maxEntries?: number;
+  /** A notice of our own that has not come back in this long means the feed is stuck. */
+  syncTimeoutMs?: number;
+  /**
+   * How often an instance that is not writing checks its feed with a notice of its own. A connection
+   * that died silently (no FIN or RST: a NAT timeout, a partition) is then found within this interval
+   * plus the timeout, instead of whenever TCP gives up on it.
+   */
+  heartbeatMs?: number;
+}
 
 interface Entry {
   value: unknown;
@@ -26,6 +35,8 @@ interface Entry {
  * - a request that writes waits, before its response leaves, for `sync()`: a notification of its own
  *   that comes back after those of every transaction committed before it, its own included, so the next
  *   request to this instance sees the change.
+ * Every few seconds it also sends itself such a notice: one that does not come back in time turns the
+ * cache off and subscribes afresh, so a LISTEN connection that died without a word is found quickly.
  */
 export class AccessCache {
   private live = false;
@@ -40,7 +51,16 @@ export class AccessCache {
   private stopped = false;
   private resubscribing = false;
 
-  constructor(private readonly maxEntries = 50_000) {}
+  private readonly maxEntries: number;
+  private readonly syncTimeoutMs: number;
+  private readonly heartbeatMs: number;
+  private heartbeat: NodeJS.Timeout | undefined;
+
+  constructor(options: AccessCacheOptions = {}) {
+    this.maxEntries = options.maxEntries ?? 50_000;
+    this.syncTimeoutMs = options.syncTimeoutMs ?? 2000;
+    this.heartbeatMs = options.heartbeatMs ?? 5000;
+  }
 
   /** Subscribes to the database's change feed; until it is up, every get() misses. */
   async start(database: Pick<Database, 'listen' | 'notify'>): Promise<void> {
@@ -57,12 +77,17 @@ export class AccessCache {
         this.releaseSyncs();
       },
     });
-    if (this.stopped) await stop();
-    else this.stopListening = stop;
+    if (this.stopped) return void (await stop());
+    this.stopListening = stop;
+    if (!this.heartbeat) {
+      this.heartbeat = setInterval(() => void this.sync(), this.heartbeatMs);
+      this.heartbeat.unref();
+    }
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    clearInterval(this.heartbeat);
     this.live = false;
     this.clear();
     this.releaseSyncs();
@@ -129,7 +154,7 @@ export class AccessCache {
     const arrived = new Promise<void>((resolve) => this.pendingSyncs.set(payload, resolve));
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), SYNC_TIMEOUT_MS);
+      timer = setTimeout(() => resolve('timeout'), this.syncTimeoutMs);
     });
     try {
       await this.database.notify(CHANGES_CHANNEL, payload);
