@@ -8,7 +8,7 @@ import { notFound } from '../errors.js';
 import { assertOwner } from '../lib/ownership.js';
 import { applicationOwners, applications, sessions } from '../db/schema.js';
 import { unauthorized } from '../errors.js';
-import type { TokenService } from '../lib/tokens.js';
+import type { AccessClaims, TokenService } from '../lib/tokens.js';
 import type { AccessCache } from '../lib/access-cache.js';
 
 export interface AuthUser {
@@ -102,18 +102,9 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService,
     const claims = tokens.verifiedAccess(token);
     if (!claims) return false;
     const applicationId = applicationIdOf(request);
-    if (applicationId) {
-      const access = cache.get<CachedAccess>(`a|${claims.sid}|${applicationId}`);
-      if (!access) return false;
-      if (access.userId !== claims.sub) throw unauthorized();
-      request.ownsApplication = access.owns;
-      request.applicationVersion = access.version;
-    } else {
-      const session = cache.get<CachedSession>(`s|${claims.sid}`);
-      if (!session) return false;
-      if (session.userId !== claims.sub) throw unauthorized();
-    }
-    request.user = { id: claims.sub, email: claims.email, sessionId: claims.sid };
+    const found = cache.get<CachedSession | CachedAccess>(applicationId ? accessKey(claims.sid, applicationId) : sessionKey(claims.sid));
+    if (!found) return false;
+    admit(request, claims, found);
     return true;
   }
 
@@ -127,44 +118,43 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService,
       throw unauthorized();
     }
     const applicationId = applicationIdOf(request);
-    if (applicationId) {
-      const access = await accessOf(claims.sid, applicationId);
-      if (!access || access.userId !== claims.sub) throw unauthorized();
-      request.ownsApplication = access.owns;
-      request.applicationVersion = access.version;
-    } else {
-      const session = await sessionOf(claims.sid);
-      if (!session || session.userId !== claims.sub) throw unauthorized();
+    admit(request, claims, applicationId ? await accessOf(claims.sid, applicationId) : await sessionOf(claims.sid));
+  }
+
+  /** The session (null: unknown or revoked) must be the token's user's; ownership rides along if read. */
+  function admit(request: FastifyRequest, claims: AccessClaims, found: CachedSession | CachedAccess | null): void {
+    if (!found || found.userId !== claims.sub) throw unauthorized();
+    if ('owns' in found) {
+      request.ownsApplication = found.owns;
+      request.applicationVersion = found.version;
     }
     request.user = { id: claims.sub, email: claims.email, sessionId: claims.sid };
   }
 
-  /** The live session's user, from the cache or one statement (null when it is unknown or revoked). */
+  /** The live session's user, read with one statement and kept in the access cache. */
   async function sessionOf(sid: string): Promise<CachedSession | null> {
-    const key = `s|${sid}`;
-    const cached = cache.get<CachedSession>(key);
-    if (cached) return cached;
     const mark = cache.mark();
     const [row] = await sessionOnly.execute({ sid });
     if (!row || row.revokedAt) return null;
     const session = { userId: row.userId };
-    cache.set(key, session, [`s:${sid}`, `u:${row.userId}`], mark);
+    cache.set(sessionKey(sid), session, [`s:${sid}`, `u:${row.userId}`], mark);
     return session;
   }
 
   /** The live session's user with its ownership of the application and that application's version. */
   async function accessOf(sid: string, applicationId: string): Promise<CachedAccess | null> {
-    const key = `a|${sid}|${applicationId}`;
-    const cached = cache.get<CachedAccess>(key);
-    if (cached) return cached;
     const mark = cache.mark();
     const [row] = await sessionAndOwner.execute({ sid, applicationId });
     if (!row || row.revokedAt) return null;
     const access = { userId: row.userId, owns: row.owns === true, version: row.applicationVersion ?? null };
-    cache.set(key, access, [`s:${sid}`, `u:${row.userId}`, `a:${applicationId}`], mark);
+    cache.set(accessKey(sid, applicationId), access, [`s:${sid}`, `u:${row.userId}`, `a:${applicationId}`], mark);
     return access;
   }
 }
+
+/** Access cache keys: a session's user, and a session's answer for one application. */
+const sessionKey = (sid: string) => `s|${sid}`;
+const accessKey = (sid: string, applicationId: string) => `a|${sid}|${applicationId}`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
