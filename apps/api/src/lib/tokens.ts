@@ -38,8 +38,9 @@ export interface RefreshClaims {
 export class TokenService {
   /**
    * Access tokens already verified, by their exact text, until they expire. A signature check is the
-   * costliest part of an authenticated read; the session row is still checked on every request, so
-   * logout stays immediate. Bounded: the oldest entry goes when full.
+   * costliest part of an authenticated read; the session is still checked on every request (through the
+   * access cache, which the database's change notices keep true), so a logout still ends the token.
+   * Bounded: the oldest entry goes when full.
    */
   private readonly verified = new Map<string, { claims: AccessClaims; expiresAtMs: number }>();
   private static readonly VERIFIED_CACHE_SIZE = 10_000;
