@@ -127,6 +127,7 @@ for (const mode of modes) {
   }
 
   // 5. Scale: the same reads with 100 rows, then with 100,000 users and 300,000 applications seeded.
+  const SCALE_CONNECTIONS = 8;
   // Without the access cache (ACCESS_CACHE=false), so every read runs its statements: what is measured
   // is the database's part, which is what table size could change.
   const svc2 = await startService({ ...(mode.env ?? {}), ACCESS_CACHE: 'false' });
@@ -134,21 +135,21 @@ for (const mode of modes) {
     const owner = await seedOwner(svc2.url, 'scale');
     const headers = { authorization: `Bearer ${owner.token}` };
     for (const p of [`/platform/application/${owner.appId}`, '/platform/application']) {
-      await load({ url: `${svc2.url}/api${p}`, headers, duration: WARM_UP_SECONDS, connections: 8 });
+      await load({ url: `${svc2.url}/api${p}`, headers, duration: WARM_UP_SECONDS, connections: SCALE_CONNECTIONS });
     }
     const small = {
-      get: await load({ url: `${svc2.url}/api/platform/application/${owner.appId}`, headers, duration: Math.min(DURATION, 5), connections: 8 }),
-      list: await load({ url: `${svc2.url}/api/platform/application`, headers, duration: Math.min(DURATION, 5), connections: 8 }),
+      get: await load({ url: `${svc2.url}/api/platform/application/${owner.appId}`, headers, duration: Math.min(DURATION, 5), connections: SCALE_CONNECTIONS }),
+      list: await load({ url: `${svc2.url}/api/platform/application`, headers, duration: Math.min(DURATION, 5), connections: SCALE_CONNECTIONS }),
     };
     const seeded = await seedBulk(mode.name === 'postgres' ? mode.env.DATABASE_URL : null);
     if (seeded) {
       const big = {
-        get: await load({ url: `${svc2.url}/api/platform/application/${owner.appId}`, headers, duration: Math.min(DURATION, 5), connections: 8 }),
-        list: await load({ url: `${svc2.url}/api/platform/application`, headers, duration: Math.min(DURATION, 5), connections: 8 }),
+        get: await load({ url: `${svc2.url}/api/platform/application/${owner.appId}`, headers, duration: Math.min(DURATION, 5), connections: SCALE_CONNECTIONS }),
+        list: await load({ url: `${svc2.url}/api/platform/application`, headers, duration: Math.min(DURATION, 5), connections: SCALE_CONNECTIONS }),
       };
-      // Mean latency by Little's law (8 connections ÷ req/s): autocannon records latencies in whole
+      // Mean latency by Little's law (connections ÷ req/s): autocannon records latencies in whole
       // milliseconds, too coarse for sub-millisecond reads; its request count is exact.
-      const meanMs = (r) => (8 / r.rps) * 1000;
+      const meanMs = (r) => (SCALE_CONNECTIONS / r.rps) * 1000;
       for (const k of ['get', 'list']) {
         const f = meanMs(big[k]) / meanMs(small[k]);
         row(mode.name, `${k} mean latency, uncached · 100 rows → 300k apps`, `${meanMs(small[k]).toFixed(2)} ms → ${meanMs(big[k]).toFixed(2)} ms (${f.toFixed(2)}×)`, '≤ 1.2×', ok(f <= 1.2));

@@ -19,6 +19,7 @@ import { AppError } from './errors.js';
 import { AccessCache } from './lib/access-cache.js';
 import { Passwords } from './lib/passwords.js';
 import { TokenService } from './lib/tokens.js';
+import { isUnder, pathOf } from './lib/url-paths.js';
 import { registerAuth, registerOwnership } from './plugins/auth.js';
 import { registerCors, type CorsOptions } from './plugins/cors.js';
 import { registerErrorHandling } from './plugins/errors.js';
@@ -212,10 +213,9 @@ const probePaths = ['/health', '/ready', '/config'];
 /** GETs outside the API (portal files, /cdn logos) and the health probes are not rate limited. */
 function isExemptFromRateLimit(method: string, url: string, apiPrefix: string): boolean {
   if (method !== 'GET' && method !== 'HEAD') return false;
-  const pathname = url.split('?', 1)[0]!;
-  const inApi = pathname === apiPrefix || pathname.startsWith(`${apiPrefix}/`);
-  if (!inApi) return true;
-  return probePaths.includes(pathname.slice(apiPrefix.length));
+  const path = pathOf(url);
+  if (!isUnder(path, apiPrefix)) return true;
+  return probePaths.includes(path.slice(apiPrefix.length));
 }
 
 /** Serves the built portal (apps/web/dist) on the same origin, with index.html for client routes. */

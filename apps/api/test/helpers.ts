@@ -92,6 +92,19 @@ export async function createTestApp(env: Env = {}, build: Pick<BuildOptions, 'co
   };
 }
 
+/**
+ * Polls `check` every 10 ms until it holds or `ms` have passed; true if it held. For what another
+ * instance learns asynchronously (the database's change notices).
+ */
+export async function eventually(check: () => Promise<boolean> | boolean, ms = 3000): Promise<boolean> {
+  const end = Date.now() + ms;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 let counter = 0;
 /** A unique address per call so tests in one file never collide. */
 export function uniqueEmail(prefix = 'user'): string {

@@ -2,7 +2,17 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/client.js';
 
 /** The channel the database's triggers notify (drizzle/0002_change_notifications.sql). */
-export const CHANGES_CHANNEL = 'latchkey_changes';
+const CHANGES_CHANNEL = 'latchkey_changes';
+
+/**
+ * The tags entries carry. The prefixes are the ones the triggers put in their notices
+ * (drizzle/0002_change_notifications.sql): they must stay the same on both sides.
+ */
+export const accessTags = {
+  session: (id: string) => `s:${id}`,
+  user: (id: string) => `u:${id}`,
+  application: (id: string) => `a:${id}`,
+};
 
 export interface AccessCacheOptions {
   maxEntries?: number;

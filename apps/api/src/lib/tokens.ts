@@ -90,7 +90,6 @@ export class TokenService {
       .then((token) => ({ token, jti }));
   }
 
-  /** Throws on anything but a valid, unexpired access token of ours. */
   /** The claims of an access token verified before and not yet expired, without verifying again. */
   verifiedAccess(token: string): AccessClaims | undefined {
     const hit = this.verified.get(token);
@@ -100,6 +99,7 @@ export class TokenService {
     return undefined;
   }
 
+  /** Throws on anything but a valid, unexpired access token of ours. */
   async verifyAccess(token: string): Promise<AccessClaims> {
     const hit = this.verifiedAccess(token);
     if (hit) return hit;

@@ -9,7 +9,7 @@ import { assertOwner } from '../lib/ownership.js';
 import { applicationOwners, applications, sessions } from '../db/schema.js';
 import { unauthorized } from '../errors.js';
 import type { AccessClaims, TokenService } from '../lib/tokens.js';
-import type { AccessCache } from '../lib/access-cache.js';
+import { accessTags, type AccessCache } from '../lib/access-cache.js';
 
 export interface AuthUser {
   id: string;
@@ -137,7 +137,7 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService,
     const [row] = await sessionOnly.execute({ sid });
     if (!row || row.revokedAt) return null;
     const session = { userId: row.userId };
-    cache.set(sessionKey(sid), session, [`s:${sid}`, `u:${row.userId}`], mark);
+    cache.set(sessionKey(sid), session, [accessTags.session(sid), accessTags.user(row.userId)], mark);
     return session;
   }
 
@@ -147,7 +147,7 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService,
     const [row] = await sessionAndOwner.execute({ sid, applicationId });
     if (!row || row.revokedAt) return null;
     const access = { userId: row.userId, owns: row.owns === true, version: row.applicationVersion ?? null };
-    cache.set(accessKey(sid, applicationId), access, [`s:${sid}`, `u:${row.userId}`, `a:${applicationId}`], mark);
+    cache.set(accessKey(sid, applicationId), access, [accessTags.session(sid), accessTags.user(row.userId), accessTags.application(applicationId)], mark);
     return access;
   }
 }

@@ -4,6 +4,7 @@ import { apiErrors, normaliseOrigin } from '@latchkey/contract';
 import type { Db } from '../db/client.js';
 import { applicationCorsDomains } from '../db/schema.js';
 import { AppError } from '../errors.js';
+import { isUnder, pathOf } from '../lib/url-paths.js';
 
 /** How long one origin's answer (allowed or not) is reused before the database is asked again. */
 export const CORS_CACHE_TTL_MS = 5_000;
@@ -47,7 +48,7 @@ export function registerCors(app: FastifyInstance, db: Db, options: CorsOptions)
   // Requests without an Origin (most of them) pass in the same tick; the others take the async path.
   app.addHook('onRequest', (request, reply, done) => {
     const header = request.headers.origin;
-    if (!header || !inScope(request.url, scope)) return done();
+    if (!header || !isUnder(pathOf(request.url), scope)) return done();
     answerCrossOrigin(request, reply, header).then(() => {
       if (!reply.sent) done();
     }, done);
@@ -76,11 +77,6 @@ export function registerCors(app: FastifyInstance, db: Db, options: CorsOptions)
       })
       .send();
   }
-}
-
-function inScope(url: string, scope: string): boolean {
-  const path = url.split('?', 1)[0] ?? '';
-  return path === scope || path.startsWith(`${scope}/`);
 }
 
 /**

@@ -22,18 +22,18 @@ describe('registerSecurityHeaders', () => {
   it("gives documents helmet's headers and the API's JSON answers the API set; a handler's own header wins", async () => {
     const app = Fastify();
     registerSecurityHeaders(app, { apiPrefix: '/api', contentSecurityPolicy: { directives: { scriptSrc: ["'self'"] } } });
-    for (const url of ['/page', '/api/docs', '/api/docs/json', '/api/docsx', '/api/thing', '/api']) app.get(url, async () => 'ok');
+    for (const url of ['/page', '/apix', '/api/docs', '/api/docs/json', '/api/docsx', '/api/thing', '/api']) app.get(url, async () => 'ok');
     app.get('/api/own', async (_request, reply) => reply.header('content-security-policy', "default-src 'self'").send('ok'));
     await app.ready();
     const headersOf = async (url: string) => (await app.inject({ url })).headers;
 
-    for (const url of ['/page', '/api/docs', '/api/docs/json', '/api']) {
+    for (const url of ['/page', '/api/docs', '/api/docs/json', '/api/docs?x=1', '/apix']) {
       const h = await headersOf(url);
       expect(h['content-security-policy'], url).toContain("script-src 'self'");
       expect(h['cross-origin-opener-policy'], url).toBe('same-origin');
       expect(h['cache-control'], url).toBeUndefined();
     }
-    for (const url of ['/api/thing', '/api/docsx', '/api/thing?x=1']) {
+    for (const url of ['/api/thing', '/api/docsx', '/api/thing?x=1', '/api']) {
       const h = await headersOf(url);
       expect(h['content-security-policy'], url).toBe("default-src 'none'; frame-ancestors 'none'");
       expect(h['x-frame-options'], url).toBe('DENY');

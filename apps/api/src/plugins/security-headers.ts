@@ -1,13 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import helmet, { type HelmetOptions } from 'helmet';
+import { isUnder, pathOf } from '../lib/url-paths.js';
 
 /**
  * Security headers on every answer, in two sets recorded once at start-up and set per request in one
  * `reply.headers()` call (@fastify/helmet ran helmet's middleware per request: about 7 % of an
  * authenticated read, docs/performance.md).
  * - Documents (the portal, the API docs page, /cdn): helmet's headers with the given policy.
- * - The API's JSON answers (everything else under the API prefix): the set OWASP's REST Security cheat
+ * - The API's JSON answers (everything else under the API prefix, the prefix itself included): the set OWASP's REST Security cheat
  *   sheet names for APIs — a CSP that allows nothing and no framing, `X-Frame-Options: DENY`, `nosniff`,
  *   HSTS, CORP and `Cache-Control: no-store`. Helmet's other headers only mean something to a document
  *   a browser renders, and each header costs every answer (measured in docs/performance.md).
@@ -20,15 +21,14 @@ export function registerSecurityHeaders(app: FastifyInstance, options: HelmetOpt
   const apiHeaders = apiAnswerHeaders(documentHeaders);
   const docsPrefix = `${apiPrefix}/docs`;
   app.addHook('onRequest', (request, reply, done) => {
-    const url = request.url;
-    const api = url.startsWith(`${apiPrefix}/`) && !(url.startsWith(docsPrefix) && (url.length === docsPrefix.length || '/?'.includes(url[docsPrefix.length]!)));
-    reply.headers(api ? apiHeaders : documentHeaders);
+    const path = pathOf(request.url);
+    reply.headers(isUnder(path, apiPrefix) && !isUnder(path, docsPrefix) ? apiHeaders : documentHeaders);
     done();
   });
 }
 
 /** The API answers' headers; HSTS is the documents' own, so both say the same about transport. */
-export function apiAnswerHeaders(documentHeaders: Record<string, string>): Record<string, string> {
+function apiAnswerHeaders(documentHeaders: Record<string, string>): Record<string, string> {
   return {
     'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
     'x-frame-options': 'DENY',

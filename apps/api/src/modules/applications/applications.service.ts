@@ -20,7 +20,7 @@ import {
 } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
 import { checkLogoUrl } from '../logos/logos.service.js';
-import type { AccessCache } from '../../lib/access-cache.js';
+import { accessTags, type AccessCache } from '../../lib/access-cache.js';
 import { ApplicationBodyCache } from './application-cache.js';
 
 type ApplicationRow = typeof applications.$inferSelect;
@@ -110,7 +110,7 @@ export async function listApplicationsJson(db: Db, cache: AccessCache, userId: s
   const mark = cache.mark();
   const list = await listApplications(db, userId);
   const body = JSON.stringify(z.encode(applicationListSchema, list));
-  cache.set(key, body, [`u:${userId}`, ...list.map((a) => `a:${a.applicationId}`)], mark);
+  cache.set(key, body, [accessTags.user(userId), ...list.map((a) => accessTags.application(a.applicationId))], mark);
   return body;
 }
 
