@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
-import { createTestApp, testDbKind, uniqueEmail, type TestApp } from '../../test/helpers.js';
-import { AccessCache } from './access-cache.js';
+import { createTestApp, eventually, testDbKind, uniqueEmail, type TestApp } from '../../test/helpers.js';
+import type { Database } from '../db/client.js';
+import { AccessCache, accessTags } from './access-cache.js';
 
 let t: TestApp;
 let b: { app: FastifyInstance; close: () => Promise<void> };
@@ -28,16 +29,6 @@ async function create(u: User, name: string): Promise<string> {
   expect(res.statusCode).toBe(201);
   return res.headers.location!.toString().split('/').pop()!;
 }
-/** Polls `check` until it holds (other instances learn of a change when its notice arrives). */
-async function eventually(check: () => Promise<boolean>, ms = 3000): Promise<boolean> {
-  const end = Date.now() + ms;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 describe('access cache', () => {
   it('is live once the change feed is up, and keeps what authenticated reads looked up', async () => {
     expect(t.app.accessCache.isLive).toBe(true);
@@ -117,6 +108,28 @@ describe('access cache', () => {
     expect((await call(t.app, removed, 'GET', '/platform/application')).json()).toEqual([]);
     expect(await eventually(async () => (await call(b.app, removed, 'GET', `/platform/application/${id}`)).statusCode === 404)).toBe(true);
     expect((await call(b.app, removed, 'GET', '/platform/application')).json()).toEqual([]);
+  });
+
+  it('sync() returns only once the notices of changes committed before it are applied, however late they come', async () => {
+    // The same feed, with every notice handed over 200 ms late (in order), as over a slow link.
+    const late: Pick<Database, 'listen' | 'notify'> = {
+      listen: (channel, handlers) => t.database.listen(channel, { ...handlers, message: (payload) => void setTimeout(() => handlers.message(payload), 200) }),
+      notify: (channel, payload) => t.database.notify(channel, payload),
+    };
+    const cache = new AccessCache({ syncTimeoutMs: 5000, heartbeatMs: 60_000 });
+    await cache.start(late);
+    try {
+      const u = await register();
+      const id = await create(u, 'Late');
+      await cache.sync(); // the notices of the create have been applied
+      cache.set('probe', 1, [accessTags.application(id)], cache.mark());
+      await t.database.db.execute(sql`update applications set version = version + 1 where id = ${id}`);
+      expect(cache.get('probe')).toBe(1); // its notice is still on the way
+      await cache.sync();
+      expect(cache.get('probe')).toBeUndefined();
+    } finally {
+      await cache.stop();
+    }
   });
 
   it('turns itself off when its feed goes silent (found by its heartbeat), and is live again once notices flow', async () => {
