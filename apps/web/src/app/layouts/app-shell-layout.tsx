@@ -1,5 +1,5 @@
 import { Alert, Box, Container, Tab, Tabs } from '@mui/material';
-import { useEffect } from 'react';
+import { memo, useEffect } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Outlet, Link as RouterLink, useLocation, useParams } from 'react-router';
 import { PageLoader } from '../../components/ui/page-loader';
@@ -14,9 +14,26 @@ export function activeTab(pathname: string): 'overview' | 'getting-started' | fa
   return section === 'overview' || section === 'getting-started' ? section : false;
 }
 
+/**
+ * The shell's tabs, re-rendered only when the route changes: MUI's Tabs measure their indicator after every
+ * render (a forced layout), so they must not re-render when the application's data arrives.
+ */
+const ShellTabs = memo(function ShellTabs({ appId, tab }: { appId: string; tab: ReturnType<typeof activeTab> }) {
+  const { t } = useTranslation();
+  return (
+    <Box component="nav" aria-label={t('nav.applicationTabs')} sx={{ bgcolor: 'background.paper', borderBottom: 1, borderColor: 'grey.300' }}>
+      <Container maxWidth="lg">
+        <Tabs value={tab}>
+          <Tab label={t('nav.overview')} value="overview" component={RouterLink} to={paths.overview(appId)} />
+          <Tab label={t('nav.gettingStarted')} value="getting-started" component={RouterLink} to={paths.gettingStarted(appId)} />
+        </Tabs>
+      </Container>
+    </Box>
+  );
+});
+
 /** Spec §2 application shell: tabs that follow the URL; the application is loaded by :appId and passed down. */
 export function AppShellLayout() {
-  const { t } = useTranslation();
   const { appId = '' } = useParams();
   const { pathname } = useLocation();
   const app = useApplication(appId);
@@ -27,19 +44,7 @@ export function AppShellLayout() {
 
   return (
     <>
-      <Box component="nav" aria-label={t('nav.applicationTabs')} sx={{ bgcolor: 'background.paper', borderBottom: 1, borderColor: 'grey.300' }}>
-        <Container maxWidth="lg">
-          <Tabs value={activeTab(pathname)} variant="scrollable" allowScrollButtonsMobile>
-            <Tab label={t('nav.overview')} value="overview" component={RouterLink} to={paths.overview(appId)} />
-            <Tab
-              label={t('nav.gettingStarted')}
-              value="getting-started"
-              component={RouterLink}
-              to={paths.gettingStarted(appId)}
-            />
-          </Tabs>
-        </Container>
-      </Box>
+      <ShellTabs appId={appId} tab={activeTab(pathname)} />
       <Container component="main" maxWidth="lg" sx={{ py: { xs: 2, md: 4 }, px: { xs: 1, sm: 2, md: 3 } }}>
         {app.isPending && <PageLoader />}
         {app.isError && <Alert severity="error">{errorMessage(app.error)}</Alert>}

@@ -44,8 +44,7 @@ export function ApplicationCard({ app }: { app: Application }) {
         name="mailingAddress"
         label={t('wizard.mailingAddress')}
         required
-        multiline
-        minRows={2}
+        minLines={2}
         disabled={!editing}
       />
       {op.dialogs}

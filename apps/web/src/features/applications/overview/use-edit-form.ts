@@ -1,5 +1,5 @@
 import { zodResolver } from '@hookform/resolvers/zod';
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useForm, type DefaultValues, type FieldValues, type Resolver } from 'react-hook-form';
 import type { z } from 'zod';
 import { canSave } from './dirty-fields';
@@ -17,11 +17,19 @@ export function useEditForm<T extends FieldValues>(schema: z.ZodType, serverValu
   });
   const snapshot = JSON.stringify(serverValues);
 
+  // Follow the server object when it changes, and leave edit mode on its values. Not on mount: the form
+  // already starts from them, and a reset there re-renders every card once more while the page loads.
+  const synced = useRef({ snapshot, editing });
   useEffect(() => {
-    if (!editing) form.reset(JSON.parse(snapshot) as T);
+    const before = synced.current;
+    synced.current = { snapshot, editing };
+    if (!editing && (before.snapshot !== snapshot || before.editing)) form.reset(JSON.parse(snapshot) as T);
   }, [snapshot, editing, form]);
 
-  const { isDirty, isValid, isSubmitting } = form.formState;
+  // Validity is read (and so computed by react-hook-form) only while editing: it only gates Save, and
+  // validating every card's form on mount was a measurable part of the overview's load (docs/performance.md).
+  const { isDirty, isSubmitting } = form.formState;
+  const isValid = editing && form.formState.isValid;
   return {
     form,
     editing,

@@ -10,7 +10,7 @@ export function StepApplicationInfo({ values, busy, onSubmit, onBack }: StepProp
     <form noValidate onSubmit={form.handleSubmit(onSubmit)}>
       <FormTextField control={form.control} name="name" label={t('wizard.name')} required autoFocus />
       <FormTextField control={form.control} name="companyName" label={t('wizard.companyName')} required />
-      <FormTextField control={form.control} name="mailingAddress" label={t('wizard.mailingAddress')} required multiline minRows={3} />
+      <FormTextField control={form.control} name="mailingAddress" label={t('wizard.mailingAddress')} required minLines={3} />
       <WizardFooter step={0} isValid={form.formState.isValid} busy={busy} onBack={onBack} />
     </form>
   );
