@@ -1,5 +1,6 @@
 import { portalConfigSchema, type PortalConfig } from '@latchkey/contract';
-import { useQuery } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect } from 'react';
 import { request } from './http';
 
 export const configKey = ['config'] as const;
@@ -9,7 +10,17 @@ export async function fetchConfig(): Promise<PortalConfig> {
   return portalConfigSchema.parse(await res.json());
 }
 
+const configQuery = { queryKey: configKey, queryFn: fetchConfig, staleTime: Infinity, gcTime: Infinity };
+
 /** Deployment config (privacy policy, upload and CDN bases, docs link), read once per page load. */
 export function usePortalConfig() {
-  return useQuery({ queryKey: configKey, queryFn: fetchConfig, staleTime: Infinity, gcTime: Infinity });
+  return useQuery(configQuery);
+}
+
+/** Starts loading the config before the screens that read it mount (the application shell's tabs do). */
+export function usePrefetchPortalConfig() {
+  const queryClient = useQueryClient();
+  useEffect(() => {
+    void queryClient.prefetchQuery(configQuery);
+  }, [queryClient]);
 }

@@ -4,6 +4,8 @@ import { useTranslation } from 'react-i18next';
 import { Outlet, Link as RouterLink, useLocation, useParams } from 'react-router';
 import { PageLoader } from '../../components/ui/page-loader';
 import { useApplication } from '../../features/applications/api';
+import { usePrefetchOwners } from '../../features/applications/owners-api';
+import { usePrefetchPortalConfig } from '../../lib/config';
 import { errorMessage } from '../../lib/http';
 import { setSessionValue } from '../../lib/session';
 import { paths } from '../paths';
@@ -37,6 +39,10 @@ export function AppShellLayout() {
   const { appId = '' } = useParams();
   const { pathname } = useLocation();
   const app = useApplication(appId);
+  // What the tabs' screens read besides the application (the overview's owners and logo limits, Getting
+  // Started's docs link) loads alongside it rather than after it.
+  usePrefetchOwners(activeTab(pathname) === 'overview' ? appId : undefined);
+  usePrefetchPortalConfig();
 
   useEffect(() => {
     if (app.data) setSessionValue('appId', app.data.applicationId);

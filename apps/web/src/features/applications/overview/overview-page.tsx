@@ -1,7 +1,6 @@
 import type { Application } from '@latchkey/contract';
 import { useDeferredValue } from 'react';
-import { useParams } from 'react-router';
-import { useApplication } from '../api';
+import { useOutletContext } from 'react-router';
 import { ApplicationCard } from './application-card';
 import { AuthenticationCard } from './authentication-card';
 import { CompanyUrlsCard } from './company-urls-card';
@@ -9,18 +8,20 @@ import { EmailBrandingCard } from './email-branding-card';
 import { RemoveApplicationCard } from './remove-application-card';
 
 /**
- * Spec §2 overview: five stacked cards. The shell has already loaded the application.
- * The first card paints at once; the four below it mount in a deferred, time-sliced render (React yields
- * to the browser every few ms), so a slow phone never sees one long main-thread task (docs/performance.md).
+ * Spec §2 overview: five stacked cards. The shell has already loaded the application and hands it down
+ * (a second query observer here would refetch it on mount, and re-render the page synchronously when
+ * that refetch starts).
+ * The cards mount in deferred renders, the first card and then the four below it: React time-slices those
+ * (it yields to the browser every few ms), where the data's arrival is rendered at sync priority in one
+ * task, so a slow phone sees shorter main-thread tasks (docs/performance.md).
  */
 export function OverviewPage() {
-  const { appId = '' } = useParams();
-  const app = useApplication(appId).data;
-  const showAll = useDeferredValue(true, false);
-  if (!app) return null;
+  const app = useOutletContext<Application>();
+  const showFirst = useDeferredValue(true, false);
+  const showAll = useDeferredValue(showFirst, false);
   return (
     <>
-      <ApplicationCard app={app} />
+      {showFirst && <ApplicationCard app={app} />}
       {showAll && <RestOfOverview app={app} />}
     </>
   );
