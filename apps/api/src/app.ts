@@ -122,10 +122,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     closing = true;
   });
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close');
     const reads = request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS';
-    if (reads || reply.statusCode >= 500) return done(null, payload);
-    void accessCache.sync().then(() => done(null, payload));
+    if (reads || reply.statusCode >= 500) {
+      if (closing) reply.header('connection', 'close');
+      return done(null, payload);
+    }
+    // Whether to close is decided when the answer goes out, after the wait: close() may have started
+    // meanwhile, and a kept-alive socket would then hold server.close() until the client drops it.
+    void accessCache.sync().then(() => {
+      if (closing) reply.header('connection', 'close');
+      done(null, payload);
+    });
   });
 
   registerErrorHandling(app, config.apiPrefix);

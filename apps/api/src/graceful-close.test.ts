@@ -1,0 +1,59 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, uniqueEmail, type TestApp } from '../test/helpers.js';
+
+let t: TestApp;
+let closing: Promise<void> | undefined;
+beforeAll(async () => {
+  t = await createTestApp();
+  await t.app.listen({ host: '127.0.0.1', port: 0 });
+});
+afterAll(async () => {
+  await (closing ?? t.close());
+});
+
+/** One POST over a kept-alive connection, the way browsers and HTTP clients send them. */
+function post(port: number, agent: http.Agent, path: string, body: object): Promise<{ status: number; connection: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+describe('graceful close', () => {
+  it('a write still in flight when close() starts is answered with Connection: close, so close() does not wait on its socket', async () => {
+    const { port } = t.app.server.address() as AddressInfo;
+    const agent = new http.Agent({ keepAlive: true });
+    // Hold the write in its read-your-writes wait (onSend) until close() has begun.
+    const cache = t.app.accessCache;
+    const realSync = cache.sync.bind(cache);
+    let entered!: () => void;
+    const inSync = new Promise<void>((r) => (entered = r));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    cache.sync = async () => {
+      entered();
+      await gate;
+      return realSync();
+    };
+
+    const answer = post(port, agent, '/api/auth/register', { email: uniqueEmail('drain'), password: 'drain-pass' });
+    await inSync;
+    closing = t.close();
+    await new Promise((r) => setTimeout(r, 50)); // close() is under way: preClose has run
+    release();
+
+    const res = await answer;
+    // With the socket kept alive, server.close() would wait for the client (keep-alive: 72 s).
+    const outcome = await Promise.race([closing.then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open after 5 s'), 5000))]);
+    agent.destroy(); // lets a failing run close
+    expect(res.status).toBe(200);
+    expect(res.connection).toBe('close');
+    expect(outcome).toBe('closed');
+  });
+});
