@@ -42,7 +42,16 @@ const shotsDir = path.resolve(import.meta.dirname, '../docs/screenshots');
 /** Screenshots of the main screens, saved where the README shows them. */
 export async function screenshot(page: Page, name: string, { fullPage = true } = {}) {
   fs.mkdirSync(shotsDir, { recursive: true });
-  await page.screenshot({ path: path.join(shotsDir, `${name}.png`), fullPage });
+  const file = path.join(shotsDir, `${name}.png`);
+  const frames = fullPage ? await page.locator('iframe').all() : [];
+  if (frames.length === 0) return void (await page.screenshot({ path: file, fullPage }));
+  // Chromium's full-page capture leaves out-of-process frames (the sandboxed email preview) blank, and a
+  // lazy frame below the fold never loads: shoot a viewport as tall as the page once each frame has loaded.
+  const viewport = page.viewportSize()!;
+  await page.setViewportSize({ width: viewport.width, height: await page.evaluate(() => document.documentElement.scrollHeight) });
+  for (const frame of frames) await expect(frame.contentFrame().locator('body')).not.toBeEmpty();
+  await page.screenshot({ path: file });
+  await page.setViewportSize(viewport);
 }
 
 /**
