@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest';
-import { json, makeJwt, nowSeconds, stubFetch } from '../test/helpers';
+import { describe, expect, it, vi } from 'vitest';
+import { json, makeJwt, nowSeconds, sampleApplication, stubFetch } from '../test/helpers';
 import { storeSignIn } from '../lib/session';
 import { protectedLoader } from './guard';
+import { queryClient } from './layouts/query-layout';
 
-const args = (url: string) => ({ request: new Request(`http://localhost${url}`), params: {}, context: {} }) as never;
+const args = (url: string, params: Record<string, string> = {}) => ({ request: new Request(`http://localhost${url}`), params, context: {} }) as never;
 
 async function redirectOf(promise: Promise<unknown>): Promise<string | null> {
   try {
@@ -23,6 +24,17 @@ describe('protectedLoader (navigation guard)', () => {
   it('lets a valid session through', async () => {
     storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
     expect(await redirectOf(protectedLoader(args('/abc/overview')))).toBeNull();
+  });
+
+  it("starts loading an application page's application with the session check, once, into the page's cache", async () => {
+    const calls = stubFetch(() => json(sampleApplication));
+    storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
+    expect(await redirectOf(protectedLoader(args('/app-1/overview', { appId: 'app-1' })))).toBeNull();
+    await vi.waitFor(() => expect(queryClient.getQueryData(['applications', 'app-1'])).toEqual(sampleApplication));
+    // Cached: the next navigation within the application does not load it again.
+    expect(await redirectOf(protectedLoader(args('/app-1/getting-started', { appId: 'app-1' })))).toBeNull();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(calls.filter((c) => c.url.endsWith('/platform/application/app-1'))).toHaveLength(1);
   });
 
   it("goes to the 'locks' route (/start) after refreshing an expired token", async () => {

@@ -1,3 +1,4 @@
+import type { Application } from '@latchkey/contract';
 import { render } from '@testing-library/react';
 import type { ReactElement } from 'react';
 import { createMemoryRouter, RouterProvider, type RouteObject } from 'react-router';
@@ -60,3 +61,28 @@ export function renderRoute(
   );
   return { ...utils, router, queryClient };
 }
+
+/** A complete application as the API returns it. */
+export const sampleApplication: Application = {
+  applicationId: 'app-1',
+  name: 'Acme Doors',
+  companyName: 'Acme Ltd',
+  mailingAddress: '1 Road',
+  owners: ['user-1', 'user-2'],
+  logoUrl: null,
+  privacyPolicy: 'https://acme.test/privacy',
+  supportContact: 'mailto:help@acme.test',
+  appLink: 'https://apps.test/acme',
+  authDomains: [],
+  corsDomains: [],
+  authKeys: {},
+  emailPreferences: {
+    senderEmail: null,
+    senderName: null,
+    primaryColour: '#00283C',
+    secondaryColour: '#45BDD1',
+    onlySendEssentialEmails: true,
+    callToAction: null,
+  },
+  lastUpdated: 0,
+};

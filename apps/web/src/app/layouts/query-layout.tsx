@@ -3,7 +3,7 @@ import { Outlet } from 'react-router';
 import { createQueryClient } from '../query-client';
 
 /** The page's one cache: /register and the signed-in area share it, so data outlives a layout change. */
-const queryClient = createQueryClient();
+export const queryClient = createQueryClient();
 
 /**
  * Pathless layout around every route that reads the API through TanStack Query. It is a lazy route of

@@ -50,12 +50,10 @@ export function useApplications() {
   return useQuery({ queryKey: applicationKeys.all, queryFn: listApplications });
 }
 
+export const applicationQuery = (id: string) => ({ queryKey: applicationKeys.detail(id), queryFn: () => getApplication(id) });
+
 export function useApplication(id: string | undefined) {
-  return useQuery({
-    queryKey: applicationKeys.detail(id ?? ''),
-    queryFn: () => getApplication(id!),
-    enabled: id !== undefined && id !== '',
-  });
+  return useQuery({ ...applicationQuery(id ?? ''), enabled: id !== undefined && id !== '' });
 }
 
 export function useCreateApplication() {

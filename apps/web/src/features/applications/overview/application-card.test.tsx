@@ -1,35 +1,12 @@
-import type { Application } from '@latchkey/contract';
 import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { storeSignIn } from '../../../lib/session';
-import { json, makeJwt, noContent, nowSeconds, renderRoute, stubFetch } from '../../../test/helpers';
+import { json, makeJwt, noContent, nowSeconds, renderRoute, sampleApplication, stubFetch } from '../../../test/helpers';
 import { ApplicationCard } from './application-card';
 import { CompanyUrlsCard } from './company-urls-card';
 
-const sampleApp: Application = {
-  applicationId: 'app-1',
-  name: 'Acme Doors',
-  companyName: 'Acme Ltd',
-  mailingAddress: '1 Road',
-  owners: ['user-1', 'user-2'],
-  logoUrl: null,
-  privacyPolicy: 'https://acme.test/privacy',
-  supportContact: 'mailto:help@acme.test',
-  appLink: 'https://apps.test/acme',
-  authDomains: [],
-  corsDomains: [],
-  authKeys: {},
-  emailPreferences: {
-    senderEmail: null,
-    senderName: null,
-    primaryColour: '#00283C',
-    secondaryColour: '#45BDD1',
-    onlySendEssentialEmails: true,
-    callToAction: null,
-  },
-  lastUpdated: 0,
-};
+const sampleApp = sampleApplication;
 
 const owners = [
   { userId: 'user-1', email: 'me@example.com', displayName: 'Me', orphan: false, foreign: false },

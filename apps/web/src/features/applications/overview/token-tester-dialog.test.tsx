@@ -3,31 +3,16 @@ import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { storeSignIn } from '../../../lib/session';
-import { json, makeJwt, nowSeconds, renderRoute, stubFetch, type Call } from '../../../test/helpers';
+import { json, makeJwt, nowSeconds, renderRoute, sampleApplication, stubFetch, type Call } from '../../../test/helpers';
 import { AuthenticationCard } from './authentication-card';
 
 const app: Application = {
-  applicationId: 'app-1',
-  name: 'Acme Doors',
-  companyName: 'Acme Ltd',
-  mailingAddress: '1 Road',
+  ...sampleApplication,
   owners: ['user-1'],
-  logoUrl: null,
   privacyPolicy: null,
   supportContact: null,
   appLink: null,
   authDomains: ['https://auth.acme.test'],
-  corsDomains: [],
-  authKeys: {},
-  emailPreferences: {
-    senderEmail: null,
-    senderName: null,
-    primaryColour: '#00283C',
-    secondaryColour: '#45BDD1',
-    onlySendEssentialEmails: true,
-    callToAction: null,
-  },
-  lastUpdated: 0,
 };
 
 const header = { alg: 'ES256', kid: 'door-key', typ: 'JWT' };
