@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, uniqueEmail, type TestApp } from '../test/helpers.js';
+import { createTestApp, eventually, uniqueEmail, type TestApp } from '../test/helpers.js';
 
 let t: TestApp;
 let closing: Promise<void> | undefined;
@@ -45,7 +45,8 @@ describe('graceful close', () => {
     const answer = post(port, agent, '/api/auth/register', { email: uniqueEmail('drain'), password: 'drain-pass' });
     await inSync;
     closing = t.close();
-    await new Promise((r) => setTimeout(r, 50)); // close() is under way: preClose has run
+    // close() is under way once the server has stopped listening (after the preClose hooks).
+    expect(await eventually(() => !t.app.server.listening)).toBe(true);
     release();
 
     const res = await answer;

@@ -17,10 +17,11 @@ const LINE_HEIGHT_EM = 1.4375;
 /**
  * An outlined MUI text field bound to react-hook-form; the helper text shows the contract's message.
  *
- * Multi-line fields grow without measuring the page: MUI's autosizing textarea (`minRows`, and `rows` too) reads computed
- * styles in a layout effect, a forced layout on every mount that made the overview's first render one long
- * task on slow phones (docs/performance.md). Here the field has as many rows as its text has lines, and
- * `field-sizing: content` also counts wrapped lines where the browser supports it.
+ * Multi-line fields grow without measuring the page: MUI's autosizing textarea (used for `minRows`, and
+ * for `rows` too) reads computed styles in a layout effect, a forced layout on every mount that made the
+ * overview's first render one long task on slow phones (docs/performance.md). Here the field has as many
+ * rows as its text has lines, and `field-sizing: content` also counts wrapped lines where the browser
+ * supports it.
  */
 export function FormTextField<T extends FieldValues>({ control, name, helperText, minLines, sx, ...rest }: Props<T>) {
   return (
@@ -28,7 +29,7 @@ export function FormTextField<T extends FieldValues>({ control, name, helperText
       control={control}
       name={name}
       render={({ field, fieldState }) => {
-        const value = (field.value ?? '') as string;
+        const value = field.value ?? '';
         const multiLine = minLines !== undefined && {
           multiline: true,
           rows: Math.max(minLines, String(value).split('\n').length),
