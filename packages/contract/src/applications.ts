@@ -59,6 +59,9 @@ export const applicationSchema = z.object({
 });
 export type Application = z.infer<typeof applicationSchema>;
 
+/** GET application: the caller's applications. */
+export const applicationListSchema = z.array(applicationSchema);
+
 const logoUrlSchema = z.string().trim().max(MAX_URL_LENGTH, messages.tooLong).refine(isHttpUrl, messages.invalidUrl);
 
 export const createApplicationSchema = z.object({

@@ -1,6 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-
-type HookDone = (err?: Error) => void;
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { and, eq, sql } from 'drizzle-orm';
 import { apiErrors } from '@latchkey/contract';
 import type { Db } from '../db/client.js';
@@ -26,8 +24,8 @@ declare module 'fastify' {
     applicationVersion: number | null;
   }
   interface FastifyInstance {
-    authenticate: (request: FastifyRequest, reply: FastifyReply, done: HookDone) => void;
-    requireOwner: (request: FastifyRequest, reply: FastifyReply, done: HookDone) => void;
+    authenticate: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
+    requireOwner: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
   }
 }
 
@@ -84,7 +82,7 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService,
 
   // Callback-style hook: a request whose token and session are both cached is let through in the same
   // tick, without a promise; anything else takes the async path, which fills both caches.
-  app.decorate('authenticate', (request: FastifyRequest, _reply: FastifyReply, done: HookDone) => {
+  app.decorate('authenticate', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
     let pending: Promise<void> | null;
     try {
       pending = authenticateFromCache(request) ? null : authenticateFromDatabase(request);
@@ -164,7 +162,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * and never a validation message about an application they cannot see.
  */
 export function registerOwnership(app: FastifyInstance, db: Db) {
-  app.decorate('requireOwner', (request: FastifyRequest, _reply: FastifyReply, done: HookDone) => {
+  app.decorate('requireOwner', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
     // authenticate answered it already for a well-formed id.
     if (request.ownsApplication !== undefined) return done(request.ownsApplication ? undefined : notFound(apiErrors.applicationNotFound));
     const id = applicationIdOf(request);

@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
   applicationIdParamsSchema,
+  applicationListSchema,
   applicationSchema,
   createApplicationSchema,
   directoryQuerySchema,
@@ -28,7 +29,7 @@ export async function applicationsRoutes(instance: FastifyInstance) {
   const owner = { onRequest: [app.authenticate, app.requireOwner] };
   const signedIn = { onRequest: [app.authenticate] };
 
-  app.get(base, { ...signedIn, schema: { tags, security, response: { 200: z.array(applicationSchema), 401: E } } }, async (request, reply) =>
+  app.get(base, { ...signedIn, schema: { tags, security, response: { 200: applicationListSchema, 401: E } } }, async (request, reply) =>
     sendSerialized(reply, await listApplicationsJson(app.db, app.accessCache, request.user.id)),
   );
 

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import {
   apiErrors,
+  applicationListSchema,
   applicationSchema,
   type Application,
   type CreateApplication,
@@ -96,8 +97,6 @@ function assemble(rows: AssembledRow[]): Application[] {
 async function listApplications(db: Db, userId: string): Promise<Application[]> {
   return assemble(await preparedReads(db).list.execute({ userId }));
 }
-
-const applicationListSchema = z.array(applicationSchema);
 
 /**
  * GET application (the caller's list) as JSON text. The access cache keeps it per user, tagged with the
