@@ -1,11 +1,12 @@
 import { Alert, Box, Container, Tab, Tabs } from '@mui/material';
+import { usePrefetchQuery } from '@tanstack/react-query';
 import { memo, useEffect } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Outlet, Link as RouterLink, useLocation, useParams } from 'react-router';
 import { PageLoader } from '../../components/ui/page-loader';
 import { useApplication } from '../../features/applications/api';
-import { usePrefetchOwners } from '../../features/applications/owners-api';
-import { usePrefetchPortalConfig } from '../../lib/config';
+import { ownersQuery } from '../../features/applications/owners-api';
+import { configQuery } from '../../lib/config';
 import { errorMessage } from '../../lib/http';
 import { setSessionValue } from '../../lib/session';
 import { paths } from '../paths';
@@ -40,9 +41,9 @@ export function AppShellLayout() {
   const { pathname } = useLocation();
   const app = useApplication(appId);
   // What the tabs' screens read besides the application (the overview's owners and logo limits, Getting
-  // Started's docs link) loads alongside it rather than after it.
-  usePrefetchOwners(activeTab(pathname) === 'overview' ? appId : undefined);
-  usePrefetchPortalConfig();
+  // Started's docs link) starts loading alongside it rather than once those screens mount.
+  usePrefetchQuery(ownersQuery(appId));
+  usePrefetchQuery(configQuery);
 
   useEffect(() => {
     if (app.data) setSessionValue('appId', app.data.applicationId);

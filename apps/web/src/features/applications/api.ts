@@ -1,11 +1,11 @@
 import {
+  applicationListSchema,
   applicationSchema,
   type Application,
   type CreateApplication,
   type UpdateApplication,
 } from '@latchkey/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { z } from 'zod';
 import { request } from '../../lib/http';
 
 export const applicationKeys = {
@@ -18,7 +18,7 @@ const appPath = (id: string) => `/platform/application/${encodeURIComponent(id)}
 
 export async function listApplications(): Promise<Application[]> {
   const res = await request('/platform/application');
-  return z.array(applicationSchema).parse(await res.json());
+  return applicationListSchema.parse(await res.json());
 }
 
 export async function getApplication(id: string): Promise<Application> {

@@ -1,6 +1,5 @@
 import { directoryResultSchema, ownerSchema, type DirectoryResult, type Owner } from '@latchkey/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect } from 'react';
 import { z } from 'zod';
 import { ApiError, request } from '../../lib/http';
 import { applicationKeys } from './api';
@@ -32,21 +31,13 @@ export async function removeOwner(id: string, userId: string): Promise<void> {
 }
 
 /**
- * Fresh for a few seconds, so a list prefetched by the shell is not fetched again when the overview mounts
- * (changes made here invalidate it at once).
+ * Fresh for a few seconds, so a list the application shell prefetched is not fetched again when the
+ * overview mounts (changes made here invalidate it at once).
  */
-const ownersQuery = (id: string) => ({ queryKey: applicationKeys.owners(id), queryFn: () => listOwners(id), staleTime: 5_000 });
+export const ownersQuery = (id: string) => ({ queryKey: applicationKeys.owners(id), queryFn: () => listOwners(id), staleTime: 5_000 });
 
 export function useOwners(id: string) {
   return useQuery(ownersQuery(id));
-}
-
-/** Starts loading an application's owners before the screen that lists them mounts (no-op without an id). */
-export function usePrefetchOwners(id: string | undefined) {
-  const queryClient = useQueryClient();
-  useEffect(() => {
-    if (id) void queryClient.prefetchQuery(ownersQuery(id));
-  }, [queryClient, id]);
 }
 
 export type AddOwnerResult = 'added' | 'not-found';

@@ -11,25 +11,17 @@ import { RemoveApplicationCard } from './remove-application-card';
  * Spec §2 overview: five stacked cards. The shell has already loaded the application and hands it down
  * (a second query observer here would refetch it on mount, and re-render the page synchronously when
  * that refetch starts).
- * The cards mount in deferred renders, the first card and then the four below it: React time-slices those
- * (it yields to the browser every few ms), where the data's arrival is rendered at sync priority in one
- * task, so a slow phone sees shorter main-thread tasks (docs/performance.md).
+ * The cards mount in a deferred render, which React time-slices (it yields to the browser every few ms),
+ * rather than in the render of the data's arrival, which runs at sync priority as one long task on a slow
+ * phone (docs/performance.md).
  */
 export function OverviewPage() {
   const app = useOutletContext<Application>();
-  const showFirst = useDeferredValue(true, false);
-  const showAll = useDeferredValue(showFirst, false);
+  const ready = useDeferredValue(true, false);
+  if (!ready) return null;
   return (
     <>
-      {showFirst && <ApplicationCard app={app} />}
-      {showAll && <RestOfOverview app={app} />}
-    </>
-  );
-}
-
-function RestOfOverview({ app }: { app: Application }) {
-  return (
-    <>
+      <ApplicationCard app={app} />
       <AuthenticationCard app={app} />
       <CompanyUrlsCard app={app} />
       <EmailBrandingCard app={app} />
