@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { LOGO_CONTENT_TYPES, MAX_ADDRESS_LENGTH, MAX_TEXT_LENGTH, MAX_URL_LENGTH } from './constants.js';
 import type { PublicJwk } from './keys.js';
 import { messages } from './messages.js';
@@ -21,23 +21,23 @@ export const callToActionSchema = z.object({
 export type CallToAction = z.infer<typeof callToActionSchema>;
 
 export const emailPreferencesSchema = z.object({
-  senderEmail: z.string().nullable(),
-  senderName: z.string().nullable(),
+  senderEmail: z.nullable(z.string()),
+  senderName: z.nullable(z.string()),
   primaryColour: z.string(),
   secondaryColour: z.string(),
   onlySendEssentialEmails: z.boolean(),
-  callToAction: callToActionSchema.nullable(),
+  callToAction: z.nullable(callToActionSchema),
 });
 export type EmailPreferences = z.infer<typeof emailPreferencesSchema>;
 
 /** What may be written into emailPreferences: every member optional, sender fields validated. */
 export const emailPreferencesUpdateSchema = z.object({
-  senderEmail: emailSchema.nullable().optional(),
-  senderName: requiredText().nullable().optional(),
-  primaryColour: hexColourSchema.optional(),
-  secondaryColour: hexColourSchema.optional(),
-  onlySendEssentialEmails: z.boolean().optional(),
-  callToAction: callToActionSchema.nullable().optional(),
+  senderEmail: z.nullish(emailSchema),
+  senderName: z.nullish(requiredText()),
+  primaryColour: z.optional(hexColourSchema),
+  secondaryColour: z.optional(hexColourSchema),
+  onlySendEssentialEmails: z.optional(z.boolean()),
+  callToAction: z.nullish(callToActionSchema),
 });
 export type EmailPreferencesUpdate = z.infer<typeof emailPreferencesUpdateSchema>;
 
@@ -47,10 +47,10 @@ export const applicationSchema = z.object({
   companyName: z.string(),
   mailingAddress: z.string(),
   owners: z.array(z.string()),
-  logoUrl: z.string().nullable(),
-  privacyPolicy: z.string().nullable(),
-  supportContact: z.string().nullable(),
-  appLink: z.string().nullable(),
+  logoUrl: z.nullable(z.string()),
+  privacyPolicy: z.nullable(z.string()),
+  supportContact: z.nullable(z.string()),
+  appLink: z.nullable(z.string()),
   authDomains: z.array(z.string()),
   corsDomains: z.array(z.string()),
   authKeys: z.record(z.string(), z.custom<PublicJwk>()),
@@ -62,30 +62,30 @@ export type Application = z.infer<typeof applicationSchema>;
 /** GET application: the caller's applications. */
 export const applicationListSchema = z.array(applicationSchema);
 
-const logoUrlSchema = z.string().trim().max(MAX_URL_LENGTH, messages.tooLong).refine(isHttpUrl, messages.invalidUrl);
+const logoUrlSchema = z.string().check(z.trim(), z.maxLength(MAX_URL_LENGTH, messages.tooLong), z.refine(isHttpUrl, messages.invalidUrl));
 
 export const createApplicationSchema = z.object({
   name: requiredText(),
   companyName: requiredText(),
   mailingAddress: requiredText(MAX_ADDRESS_LENGTH),
-  privacyPolicy: httpUrlSchema.nullable().optional(),
-  supportContact: supportContactSchema.nullable().optional(),
-  appLink: httpUrlSchema.nullable().optional(),
-  logoUrl: logoUrlSchema.nullable().optional(),
-  emailPreferences: emailPreferencesUpdateSchema.optional(),
+  privacyPolicy: z.nullish(httpUrlSchema),
+  supportContact: z.nullish(supportContactSchema),
+  appLink: z.nullish(httpUrlSchema),
+  logoUrl: z.nullish(logoUrlSchema),
+  emailPreferences: z.optional(emailPreferencesUpdateSchema),
 });
 export type CreateApplication = z.infer<typeof createApplicationSchema>;
 
 /** Partial update: absent = unchanged, null = cleared (optional fields only). Unknown fields are ignored. */
 export const updateApplicationSchema = z.object({
-  name: requiredText().optional(),
-  companyName: requiredText().optional(),
-  mailingAddress: requiredText(MAX_ADDRESS_LENGTH).optional(),
-  privacyPolicy: httpUrlSchema.nullable().optional(),
-  supportContact: supportContactSchema.nullable().optional(),
-  appLink: httpUrlSchema.nullable().optional(),
-  logoUrl: logoUrlSchema.nullable().optional(),
-  emailPreferences: emailPreferencesUpdateSchema.optional(),
+  name: z.optional(requiredText()),
+  companyName: z.optional(requiredText()),
+  mailingAddress: z.optional(requiredText(MAX_ADDRESS_LENGTH)),
+  privacyPolicy: z.nullish(httpUrlSchema),
+  supportContact: z.nullish(supportContactSchema),
+  appLink: z.nullish(httpUrlSchema),
+  logoUrl: z.nullish(logoUrlSchema),
+  emailPreferences: z.optional(emailPreferencesUpdateSchema),
 });
 export type UpdateApplication = z.infer<typeof updateApplicationSchema>;
 
@@ -96,7 +96,7 @@ export const applicationIdParamsSchema = z.object({
 export const ownerSchema = z.object({
   userId: z.string(),
   email: z.string(),
-  displayName: z.string().nullable(),
+  displayName: z.nullable(z.string()),
   orphan: z.boolean(),
   foreign: z.boolean(),
 });
@@ -105,7 +105,7 @@ export type Owner = z.infer<typeof ownerSchema>;
 export const ownerBodySchema = z.object({ userId: z.uuid({ error: 'Not a valid user id' }) });
 
 export const directoryQuerySchema = z.object({ email: emailSchema });
-export const directoryResultSchema = z.object({ id: z.string(), publicKey: z.string().nullable() });
+export const directoryResultSchema = z.object({ id: z.string(), publicKey: z.nullable(z.string()) });
 export type DirectoryResult = z.infer<typeof directoryResultSchema>;
 
 export const logoUploadRequestSchema = z.object({
@@ -117,20 +117,24 @@ export const issuerBodySchema = z.object({ url: httpUrlSchema });
 export const corsBodySchema = z.object({ url: secureUrlSchema });
 
 /** Query of GET /email/preview/{applicationId}; empty values count as absent. */
-const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
+const emptyAsAbsent = <T extends z.core.SomeType>(schema: T) =>
+  z.pipe(
+    z.transform((v: unknown) => (v === '' ? undefined : v)),
+    z.optional(schema),
+  );
 export const emailPreviewQuerySchema = z.object({
-  ctaHeadline: z.preprocess(emptyAsUndefined, z.string().max(MAX_TEXT_LENGTH, messages.tooLong).optional()),
-  ctaAbridged: z.preprocess(emptyAsUndefined, z.string().max(MAX_TEXT_LENGTH, messages.tooLong).optional()),
-  ctaTarget: z.preprocess(
-    emptyAsUndefined,
+  ctaHeadline: emptyAsAbsent(z.string().check(z.maxLength(MAX_TEXT_LENGTH, messages.tooLong))),
+  ctaAbridged: emptyAsAbsent(z.string().check(z.maxLength(MAX_TEXT_LENGTH, messages.tooLong))),
+  ctaTarget: emptyAsAbsent(
     z
       .string()
-      .max(MAX_URL_LENGTH, messages.tooLong)
-      .refine((v) => isHttpUrl(v) || isMailto(v), messages.invalidUrlOrMailto)
-      .optional(),
+      .check(
+        z.maxLength(MAX_URL_LENGTH, messages.tooLong),
+        z.refine((v) => isHttpUrl(v) || isMailto(v), messages.invalidUrlOrMailto),
+      ),
   ),
-  primaryColour: z.preprocess(emptyAsUndefined, hexColourSchema.optional()),
-  secondaryColour: z.preprocess(emptyAsUndefined, hexColourSchema.optional()),
+  primaryColour: emptyAsAbsent(hexColourSchema),
+  secondaryColour: emptyAsAbsent(hexColourSchema),
 });
 export type EmailPreviewQuery = z.infer<typeof emailPreviewQuerySchema>;
 
@@ -150,7 +154,7 @@ export const wizardStepSchemas = [
     senderEmail: emailSchema,
     senderName: requiredText(),
     onlySendEssentialEmails: z.boolean(),
-    callToAction: callToActionSchema.nullable(),
+    callToAction: z.nullable(callToActionSchema),
   }),
   z.object({
     logoUrl: z.union([z.literal(''), logoUrlSchema]),

@@ -1,25 +1,25 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { messages } from './messages.js';
 import { emailSchema, passwordSchema, requiredText } from './rules.js';
 
 export const loginSchema = z.object({
   email: emailSchema,
-  password: z.string({ error: messages.required }).min(1, messages.required).max(1024, messages.tooLong),
+  password: z.string({ error: messages.required }).check(z.minLength(1, messages.required), z.maxLength(1024, messages.tooLong)),
 });
 export type Login = z.infer<typeof loginSchema>;
 
 export const registerSchema = z.object({
   email: emailSchema,
   password: passwordSchema,
-  displayName: z.string().trim().max(200, messages.tooLong).optional(),
+  displayName: z.optional(z.string().check(z.trim(), z.maxLength(200, messages.tooLong))),
 });
 export type Register = z.infer<typeof registerSchema>;
 
 export const registerQuerySchema = z.object({
-  force: z
-    .enum(['true', 'false'])
-    .optional()
-    .transform((v) => v === 'true'),
+  force: z.pipe(
+    z.optional(z.enum(['true', 'false'])),
+    z.transform((v) => v === 'true'),
+  ),
 });
 
 /**
@@ -41,19 +41,19 @@ export const registerFormSchema = z
     email: emailSchema,
     displayName: requiredText(),
     password: passwordSchema,
-    repeatPassword: z.string({ error: messages.required }).min(1, messages.required),
+    repeatPassword: z.string({ error: messages.required }).check(z.minLength(1, messages.required)),
     agreement: z.literal(true, { error: messages.agreementRequired }),
   })
-  .refine((v) => v.password === v.repeatPassword, passwordsMatch);
+  .check(z.refine((v) => v.password === v.repeatPassword, passwordsMatch));
 export type RegisterForm = z.infer<typeof registerFormSchema>;
 
 /** Choosing a password after signing in with an invitation code. */
 export const choosePasswordFormSchema = z
   .object({
     password: passwordSchema,
-    repeatPassword: z.string({ error: messages.required }).min(1, messages.required),
+    repeatPassword: z.string({ error: messages.required }).check(z.minLength(1, messages.required)),
   })
-  .refine((v) => v.password === v.repeatPassword, passwordsMatch);
+  .check(z.refine((v) => v.password === v.repeatPassword, passwordsMatch));
 
 export const authResponseSchema = z.object({
   authToken: z.string(),
@@ -61,22 +61,22 @@ export const authResponseSchema = z.object({
   privateKey: z.string(),
   publicKey: z.string(),
   /** True when the account was signed in with a one-time invitation code and must choose a password. */
-  passwordChangeRequired: z.boolean().optional(),
+  passwordChangeRequired: z.optional(z.boolean()),
 });
 export type AuthResponse = z.infer<typeof authResponseSchema>;
 
 export const refreshResponseSchema = z.object({
   authToken: z.string(),
-  refreshToken: z.string().optional(),
+  refreshToken: z.optional(z.string()),
 });
 export type RefreshResponse = z.infer<typeof refreshResponseSchema>;
 
 export const accountSchema = z.object({
   userId: z.string(),
   email: z.string(),
-  displayName: z.string().nullable(),
+  displayName: z.nullable(z.string()),
   emailVerified: z.boolean(),
-  publicKey: z.string().nullable(),
+  publicKey: z.nullable(z.string()),
 });
 export type Account = z.infer<typeof accountSchema>;
 
@@ -86,7 +86,7 @@ export const updateAccountSchema = z.object({
 export type UpdateAccount = z.infer<typeof updateAccountSchema>;
 
 export const changePasswordSchema = z.object({
-  oldPassword: z.string({ error: messages.required }).min(1, messages.required).max(1024, messages.tooLong),
+  oldPassword: z.string({ error: messages.required }).check(z.minLength(1, messages.required), z.maxLength(1024, messages.tooLong)),
   newPassword: passwordSchema,
 });
 export type ChangePassword = z.infer<typeof changePasswordSchema>;
@@ -97,6 +97,6 @@ export const accessTokenClaimsSchema = z.object({
   email: z.string(),
   sid: z.string(),
   exp: z.number(),
-  iat: z.number().optional(),
+  iat: z.optional(z.number()),
 });
 export type AccessTokenClaims = z.infer<typeof accessTokenClaimsSchema>;

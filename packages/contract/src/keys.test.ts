@@ -44,6 +44,13 @@ describe('public JWK rules', () => {
     expect(parseJwkInput('[1,2]')).toEqual({ ok: false, message: messages.keyNotObject });
   });
 
+  it('names the member that has the wrong type or shape', () => {
+    const ed = { ...jwkOf('ed25519').pub, kid: 'k' };
+    expect(parseJwkInput(JSON.stringify({ ...ed, x: 5 }))).toEqual({ ok: false, message: '"x" must be a string' });
+    expect(parseJwkInput(JSON.stringify({ ...ed, x: 'not+base64url' }))).toEqual({ ok: false, message: '"x" is not base64url' });
+    expect(parseJwkInput(JSON.stringify({ ...ed, alg: 'A'.repeat(21) }))).toEqual({ ok: false, message: '"alg" is too long' });
+  });
+
   it('drops unknown members', () => {
     const r = parseJwkInput(JSON.stringify({ ...jwkOf('ed25519').pub, kid: 'k', extra: '<script>' }));
     expect(r.ok && 'extra' in r.key).toBe(false);

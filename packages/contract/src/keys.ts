@@ -1,10 +1,20 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { messages } from './messages.js';
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
 const EC_CURVES = ['P-256', 'P-384', 'P-521', 'secp256k1'] as const;
 const MIN_RSA_BITS = 2048;
-const b64url = z.string().regex(/^[A-Za-z0-9_-]+$/, 'Not base64url');
+/** An optional string member of a pasted key; its own name in every message, since the dialog shows one line. */
+const member = (name: string, max: number, pattern?: RegExp) =>
+  z.optional(
+    z
+      .string({ error: `"${name}" must be a string` })
+      .check(
+        z.maxLength(max, `"${name}" is too long`),
+        ...(pattern ? [z.regex(pattern, `"${name}" is not base64url`)] : []),
+      ),
+  );
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
 function base64UrlBits(value: string): number {
   const std = value.replace(/-/g, '+').replace(/_/g, '/');
@@ -24,44 +34,49 @@ function base64UrlBits(value: string): number {
  * A public JSON Web Key as the platform stores it. Private members are refused, not stripped, so an
  * owner who pasted a private key by mistake learns it at once.
  */
-export const publicJwkSchema = z
-  .looseObject({
-    kty: z.string({ error: messages.keyUnsupportedType }),
-    kid: z.string({ error: messages.keyMissingKid }).trim().min(1, messages.keyMissingKid).max(200, messages.tooLong),
-    use: z.string().optional(),
-    alg: z.string().max(20).optional(),
-    crv: z.string().optional(),
-    x: b64url.max(200).optional(),
-    y: b64url.max(200).optional(),
-    n: b64url.max(2000).optional(),
-    e: b64url.max(20).optional(),
-  })
-  .superRefine((key, ctx) => {
-    const present = PRIVATE_MEMBERS.filter((m) => m in key);
-    if (present.length > 0) {
-      ctx.addIssue({ code: 'custom', message: messages.keyPrivateMembers, path: [present[0]!] });
-      return;
-    }
-    if (key.use !== undefined && key.use !== 'sig') ctx.addIssue({ code: 'custom', message: messages.keyUse, path: ['use'] });
-    switch (key.kty) {
-      case 'RSA':
-        if (!key.n || !key.e) ctx.addIssue({ code: 'custom', message: messages.keyRsaMembers, path: ['n'] });
-        else if (base64UrlBits(key.n) < MIN_RSA_BITS) ctx.addIssue({ code: 'custom', message: messages.keyRsaTooShort, path: ['n'] });
-        break;
-      case 'EC':
-        if (!EC_CURVES.includes(key.crv as (typeof EC_CURVES)[number]))
-          ctx.addIssue({ code: 'custom', message: messages.keyEcCurve, path: ['crv'] });
-        else if (!key.x || !key.y) ctx.addIssue({ code: 'custom', message: messages.keyEcMembers, path: ['x'] });
-        break;
-      case 'OKP':
-        if (key.crv !== 'Ed25519') ctx.addIssue({ code: 'custom', message: messages.keyOkpCurve, path: ['crv'] });
-        else if (!key.x) ctx.addIssue({ code: 'custom', message: messages.keyOkpMembers, path: ['x'] });
-        break;
-      default:
-        ctx.addIssue({ code: 'custom', message: messages.keyUnsupportedType, path: ['kty'] });
-    }
-  })
-  .transform((key) => {
+export const publicJwkSchema = z.pipe(
+  z
+    .looseObject({
+      kty: z.string({ error: messages.keyUnsupportedType }),
+      kid: z
+        .string({ error: messages.keyMissingKid })
+        .check(z.trim(), z.minLength(1, messages.keyMissingKid), z.maxLength(200, messages.tooLong)),
+      use: member('use', 20),
+      alg: member('alg', 20),
+      crv: member('crv', 20),
+      x: member('x', 200, BASE64URL),
+      y: member('y', 200, BASE64URL),
+      n: member('n', 2000, BASE64URL),
+      e: member('e', 20, BASE64URL),
+    })
+    .check(
+      z.superRefine((key, ctx) => {
+        const present = PRIVATE_MEMBERS.filter((m) => m in key);
+        if (present.length > 0) {
+          ctx.addIssue({ code: 'custom', message: messages.keyPrivateMembers, path: [present[0]!] });
+          return;
+        }
+        if (key.use !== undefined && key.use !== 'sig') ctx.addIssue({ code: 'custom', message: messages.keyUse, path: ['use'] });
+        switch (key.kty) {
+          case 'RSA':
+            if (!key.n || !key.e) ctx.addIssue({ code: 'custom', message: messages.keyRsaMembers, path: ['n'] });
+            else if (base64UrlBits(key.n) < MIN_RSA_BITS) ctx.addIssue({ code: 'custom', message: messages.keyRsaTooShort, path: ['n'] });
+            break;
+          case 'EC':
+            if (!EC_CURVES.includes(key.crv as (typeof EC_CURVES)[number]))
+              ctx.addIssue({ code: 'custom', message: messages.keyEcCurve, path: ['crv'] });
+            else if (!key.x || !key.y) ctx.addIssue({ code: 'custom', message: messages.keyEcMembers, path: ['x'] });
+            break;
+          case 'OKP':
+            if (key.crv !== 'Ed25519') ctx.addIssue({ code: 'custom', message: messages.keyOkpCurve, path: ['crv'] });
+            else if (!key.x) ctx.addIssue({ code: 'custom', message: messages.keyOkpMembers, path: ['x'] });
+            break;
+          default:
+            ctx.addIssue({ code: 'custom', message: messages.keyUnsupportedType, path: ['kty'] });
+        }
+      }),
+    ),
+  z.transform((key) => {
     // Keep only the public members the platform knows; unknown extras are dropped.
     const out: Record<string, string> = { kty: key.kty, kid: key.kid, use: key.use ?? 'sig' };
     for (const m of ['alg', 'crv', 'x', 'y', 'n', 'e'] as const) {
@@ -69,7 +84,8 @@ export const publicJwkSchema = z
       if (typeof v === 'string') out[m] = v;
     }
     return out as unknown as PublicJwk;
-  });
+  }),
+);
 
 export interface PublicJwk {
   kty: 'RSA' | 'EC' | 'OKP';
@@ -83,7 +99,9 @@ export interface PublicJwk {
   e?: string;
 }
 
-export const removeKeySchema = z.object({ kid: z.string({ error: messages.required }).trim().min(1, messages.required) });
+export const removeKeySchema = z.object({
+  kid: z.string({ error: messages.required }).check(z.trim(), z.minLength(1, messages.required)),
+});
 
 /** Parse what an owner pasted into the add-key dialog: JSON first, then the key rules. */
 export function parseJwkInput(text: string): { ok: true; key: PublicJwk } | { ok: false; message: string } {

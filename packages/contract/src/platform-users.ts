@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { MAX_TEXT_LENGTH } from './constants.js';
 import { messages } from './messages.js';
 import { emailSchema } from './rules.js';
@@ -26,40 +26,47 @@ export type ApplicationUserStatus = z.infer<typeof applicationUserStatusSchema>;
 export const applicationUserSchema = z.object({
   userId: z.string(),
   /** The token's `sub`; null while the user is pending (added by email, never signed in). */
-  sub: z.string().nullable(),
-  email: z.string().nullable(),
-  displayName: z.string().nullable(),
+  sub: z.nullable(z.string()),
+  email: z.nullable(z.string()),
+  displayName: z.nullable(z.string()),
   status: applicationUserStatusSchema,
   /** When the user was added (the Settings table's "Added" column), epoch seconds. */
   createdAt: z.number(),
   updatedAt: z.number(),
-  lastSeenAt: z.number().nullable(),
+  lastSeenAt: z.nullable(z.number()),
 });
 export type ApplicationUser = z.infer<typeof applicationUserSchema>;
 
 export const applicationUserListQuerySchema = z.object({
   /** Opaque: pass back the previous page's `nextCursor` unchanged. */
-  cursor: z.string().max(200, platformUserErrors.invalidCursor).optional(),
-  pageSize: z.coerce
-    .number({ error: 'pageSize must be a number' })
-    .int('pageSize must be a whole number')
-    .min(1, 'pageSize must be at least 1')
-    .max(PLATFORM_USERS_MAX_PAGE_SIZE, platformUserErrors.pageSizeTooLarge)
-    .default(PLATFORM_USERS_DEFAULT_PAGE_SIZE),
+  cursor: z.optional(z.string().check(z.maxLength(200, platformUserErrors.invalidCursor))),
+  pageSize: z._default(
+    z.coerce
+      .number({ error: 'pageSize must be a number' })
+      .check(
+        z.refine(Number.isInteger, 'pageSize must be a whole number'),
+        z.gte(1, 'pageSize must be at least 1'),
+        z.lte(PLATFORM_USERS_MAX_PAGE_SIZE, platformUserErrors.pageSizeTooLarge),
+      ),
+    PLATFORM_USERS_DEFAULT_PAGE_SIZE,
+  ),
   /** Case-insensitive substring of the email or display name. */
-  search: z
-    .string()
-    .trim()
-    .max(MAX_TEXT_LENGTH, messages.tooLong)
-    .refine((v) => !v.includes('\u0000'), 'The search contains characters that are not allowed')
-    .optional(),
+  search: z.optional(
+    z
+      .string()
+      .check(
+        z.trim(),
+        z.maxLength(MAX_TEXT_LENGTH, messages.tooLong),
+        z.refine((v) => !v.includes('\u0000'), 'The search contains characters that are not allowed'),
+      ),
+  ),
 });
 export type ApplicationUserListQuery = z.infer<typeof applicationUserListQuerySchema>;
 
 export const applicationUserListSchema = z.object({
   users: z.array(applicationUserSchema),
   /** null on the last page. */
-  nextCursor: z.string().nullable(),
+  nextCursor: z.nullable(z.string()),
 });
 export type ApplicationUserList = z.infer<typeof applicationUserListSchema>;
 
@@ -73,13 +80,15 @@ export type RemoveApplicationUser = z.infer<typeof removeApplicationUserSchema>;
 export const platformIdentitySchema = z.object({
   applicationId: z.string(),
   sub: z.string(),
-  email: z.string().nullable(),
-  displayName: z.string().nullable(),
+  email: z.nullable(z.string()),
+  displayName: z.nullable(z.string()),
 });
 export type PlatformIdentity = z.infer<typeof platformIdentitySchema>;
 
 export const tokenCheckRequestSchema = z.object({
-  token: z.string({ error: messages.required }).trim().min(1, messages.required).max(MAX_TOKEN_LENGTH, messages.tooLong),
+  token: z
+    .string({ error: messages.required })
+    .check(z.trim(), z.minLength(1, messages.required), z.maxLength(MAX_TOKEN_LENGTH, messages.tooLong)),
 });
 export type TokenCheckRequest = z.infer<typeof tokenCheckRequestSchema>;
 
@@ -111,10 +120,10 @@ export type TokenCheck = z.infer<typeof tokenCheckSchema>;
 export const tokenCheckReportSchema = z.object({
   valid: z.boolean(),
   /** The first failing check's message, null when valid. */
-  error: z.string().nullable(),
-  header: z.record(z.string(), z.unknown()).nullable(),
-  claims: z.record(z.string(), z.unknown()).nullable(),
-  applicationId: z.string().nullable(),
+  error: z.nullable(z.string()),
+  header: z.nullable(z.record(z.string(), z.unknown())),
+  claims: z.nullable(z.record(z.string(), z.unknown())),
+  applicationId: z.nullable(z.string()),
   checks: z.array(tokenCheckSchema),
 });
 export type TokenCheckReport = z.infer<typeof tokenCheckReportSchema>;

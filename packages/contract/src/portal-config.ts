@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 /**
  * GET /api/config: what the portal needs from deployment config (spec §7: privacy-policy URL, upload

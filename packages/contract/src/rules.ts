@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { LOGO_CONTENT_TYPES, LOGO_MAX_BYTES, MAX_TEXT_LENGTH, MAX_URL_LENGTH, PASSWORD_MIN_LENGTH } from './constants.js';
 import { messages } from './messages.js';
 
@@ -40,34 +40,36 @@ export function normaliseOrigin(value: string): string {
 }
 
 export const requiredText = (max = MAX_TEXT_LENGTH) =>
-  z.string({ error: messages.required }).trim().min(1, messages.required).max(max, messages.tooLong);
+  z.string({ error: messages.required }).check(z.trim(), z.minLength(1, messages.required), z.maxLength(max, messages.tooLong));
 
 export const emailSchema = z
   .string({ error: messages.required })
-  .trim()
-  .min(1, messages.required)
-  .max(254, messages.invalidEmail)
-  .regex(EMAIL_PATTERN, messages.invalidEmail);
+  .check(
+    z.trim(),
+    z.minLength(1, messages.required),
+    z.maxLength(254, messages.invalidEmail),
+    z.regex(EMAIL_PATTERN, messages.invalidEmail),
+  );
 
 export const passwordSchema = z
   .string({ error: messages.required })
-  .min(1, messages.required)
-  .min(PASSWORD_MIN_LENGTH, messages.passwordTooShort)
-  .max(1024, messages.tooLong);
+  .check(
+    z.minLength(1, messages.required),
+    z.minLength(PASSWORD_MIN_LENGTH, messages.passwordTooShort),
+    z.maxLength(1024, messages.tooLong),
+  );
 
-const urlString = z.string({ error: messages.required }).trim().min(1, messages.required).max(MAX_URL_LENGTH, messages.tooLong);
+const urlString = (test: (v: string) => boolean, message: string) =>
+  z
+    .string({ error: messages.required })
+    .check(z.trim(), z.minLength(1, messages.required), z.maxLength(MAX_URL_LENGTH, messages.tooLong), z.refine(test, message));
 
-export const httpUrlSchema = urlString.refine(isHttpUrl, messages.invalidUrl);
-export const secureUrlSchema = urlString.refine(isHttpsUrl, messages.invalidSecureUrl);
-export const supportContactSchema = urlString.refine(
-  (v) => isHttpUrl(v) || isMailto(v),
-  messages.invalidUrlOrMailto,
-);
+export const httpUrlSchema = urlString(isHttpUrl, messages.invalidUrl);
+export const secureUrlSchema = urlString(isHttpsUrl, messages.invalidSecureUrl);
+export const supportContactSchema = urlString((v) => isHttpUrl(v) || isMailto(v), messages.invalidUrlOrMailto);
 export const hexColourSchema = z
   .string({ error: messages.required })
-  .trim()
-  .min(1, messages.required)
-  .refine(isHexColour, messages.invalidHexColour);
+  .check(z.trim(), z.minLength(1, messages.required), z.refine(isHexColour, messages.invalidHexColour));
 
 export const logoContentTypeSchema = z.enum(LOGO_CONTENT_TYPES, { error: messages.logoWrongType });
 

@@ -11,7 +11,7 @@ const one = '/platform/application/:applicationId';
 /** Auth keys (public JWKs), auth domains (issuers) and CORS domains of an application; owner-only. */
 export async function authItemsRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<ZodTypeProvider>();
-  const route = (tag: string, body: z.ZodType) => ({
+  const route = (tag: string, body: z.core.$ZodType) => ({
     onRequest: [app.authenticate, app.requireOwner],
     schema: { tags: [tag], security: [{ bearer: [] }], params: applicationIdParamsSchema, body, response: done },
   });

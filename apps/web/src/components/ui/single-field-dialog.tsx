@@ -2,7 +2,7 @@ import { zodResolver } from '@hookform/resolvers/zod';
 import { Button, Dialog, DialogActions, DialogContent, DialogTitle, type PaperProps } from '@mui/material';
 import { useForm, type Resolver } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import { FormTextField } from './form-text-field';
 
 type Values = Record<string, string>;
@@ -13,7 +13,7 @@ interface Props {
   title: string;
   /** The schema's one field (`email`, `url`, …); its value is what `onAdd` receives. */
   name: string;
-  schema: z.ZodType;
+  schema: z.core.$ZodType;
   label: string;
   type: 'email' | 'url';
   paperSx?: PaperProps['sx'];

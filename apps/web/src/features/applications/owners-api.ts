@@ -1,6 +1,6 @@
 import { directoryResultSchema, ownerSchema, type DirectoryResult, type Owner } from '@latchkey/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { ApiError, request } from '../../lib/http';
 import { applicationKeys } from './api';
 

@@ -3,6 +3,7 @@ import { Box, Checkbox, FormControlLabel, FormHelperText, Typography } from '@mu
 import { useState } from 'react';
 import { Controller, FormProvider, useWatch } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
+import * as z from 'zod/mini';
 import { ColourField } from '../../../components/ui/colour-field';
 import { FormTextField } from '../../../components/ui/form-text-field';
 import { MessageDialog } from '../../../components/ui/message-dialog';
@@ -15,8 +16,9 @@ import { EditableCard } from './editable-card';
 import { useEditForm } from './use-edit-form';
 
 /** Sender details, call to action and colours: the whole emailPreferences object, as one form. */
-export const emailBrandingFormSchema = wizardStepSchemas[2].extend(
-  wizardStepSchemas[3].pick({ primaryColour: true, secondaryColour: true }).shape,
+export const emailBrandingFormSchema = z.extend(
+  wizardStepSchemas[2],
+  z.pick(wizardStepSchemas[3], { primaryColour: true, secondaryColour: true }).shape,
 );
 
 export function EmailBrandingCard({ app }: { app: Application }) {

@@ -1,14 +1,14 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { useEffect, useRef, useState } from 'react';
 import { useForm, type DefaultValues, type FieldValues, type Resolver } from 'react-hook-form';
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import { canSave } from './dirty-fields';
 
 /**
  * Edit mode as a dirty form: the pen snapshots the server values as the form's defaults, Cancel
  * resets to them, and while not editing the form follows the server object.
  */
-export function useEditForm<T extends FieldValues>(schema: z.ZodType, serverValues: T) {
+export function useEditForm<T extends FieldValues>(schema: z.core.$ZodType, serverValues: T) {
   const [editing, setEditing] = useState(false);
   const form = useForm<T, unknown, T>({
     resolver: zodResolver(schema as never) as unknown as Resolver<T, unknown, T>,
