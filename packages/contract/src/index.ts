@@ -7,3 +7,4 @@ export * from './messages.js';
 export * from './rules.js';
 export * from './portal-config.js';
 export * from './platform-users.js';
+export * from './token-checks.js';

@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { MAX_TEXT_LENGTH } from './constants.js';
 import { messages } from './messages.js';
 import { emailSchema } from './rules.js';
+import { TOKEN_CHECK_IDS } from './token-checks.js';
 
 /**
  * Application users: the people an application's own backend signs tokens for (issue 7), and the token
@@ -92,21 +93,7 @@ export const tokenCheckRequestSchema = z.object({
 });
 export type TokenCheckRequest = z.infer<typeof tokenCheckRequestSchema>;
 
-/** The checks in the order they run; the tester shows them as steps. */
-export const TOKEN_CHECK_IDS = ['decode', 'issuer', 'key', 'algorithm', 'signature', 'audience', 'times', 'subject'] as const;
 export const tokenCheckIdSchema = z.enum(TOKEN_CHECK_IDS);
-export type TokenCheckId = z.infer<typeof tokenCheckIdSchema>;
-
-export const TOKEN_CHECK_LABELS: Record<TokenCheckId, string> = {
-  decode: 'Header and claims decoded',
-  issuer: 'Issuer matches a registered auth domain',
-  key: 'Key id matches a registered key',
-  algorithm: 'Algorithm fits the key',
-  signature: 'Signature',
-  audience: 'Audience',
-  times: 'Expiry, issued-at and not-before',
-  subject: 'Subject',
-};
 
 export const tokenCheckSchema = z.object({
   id: tokenCheckIdSchema,
