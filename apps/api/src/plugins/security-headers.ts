@@ -10,8 +10,9 @@ import { isUnder, pathOf } from '../lib/url-paths.js';
  * - Documents (the portal, the API docs page, /cdn): helmet's headers with the given policy.
  * - The API's JSON answers (everything else under the API prefix, the prefix itself included): the set
  *   OWASP's REST Security cheat sheet names for APIs — a CSP that allows nothing and no framing,
- *   `X-Frame-Options: DENY`, `nosniff`, HSTS, CORP and `Cache-Control: no-store`. Helmet's other headers only mean something to a document
- *   a browser renders, and each header costs every answer (measured in docs/performance.md).
+ *   `X-Frame-Options: DENY`, `nosniff`, HSTS, CORP and `Cache-Control: no-store`. Helmet's other headers
+ *   only mean something to a document a browser renders, and each header costs every answer (measured in
+ *   docs/performance.md).
  * A route that needs another policy (the email preview, served logos) sets its own header in its
  * handler, which replaces the default.
  */

@@ -6,8 +6,6 @@ import { json, makeJwt, noContent, nowSeconds, renderRoute, sampleApplication, s
 import { ApplicationCard } from './application-card';
 import { CompanyUrlsCard } from './company-urls-card';
 
-const sampleApp = sampleApplication;
-
 const owners = [
   { userId: 'user-1', email: 'me@example.com', displayName: 'Me', orphan: false, foreign: false },
   { userId: 'user-2', email: 'other@example.com', displayName: null, orphan: false, foreign: false },
@@ -18,7 +16,7 @@ function setup() {
   const calls = stubFetch((call) => {
     if (call.url.endsWith('/owner') && call.method === 'GET') return json(owners);
     if (call.method === 'POST') return noContent();
-    return json(sampleApp);
+    return json(sampleApplication);
   });
   return { calls, user: userEvent.setup() };
 }
@@ -29,7 +27,7 @@ const updates = (calls: ReturnType<typeof stubFetch>) =>
 describe('Application card edit mode', () => {
   it('sends only the changed field, drops a reverted one, and enables Save only when dirty', async () => {
     const { calls, user } = setup();
-    renderRoute(<ApplicationCard app={sampleApp} />);
+    renderRoute(<ApplicationCard app={sampleApplication} />);
     const name = screen.getByRole('textbox', { name: /Application name/ });
     expect(name).toBeDisabled();
     expect(screen.queryByRole('button', { name: 'Save' })).toBeNull();
@@ -59,7 +57,7 @@ describe('Application card edit mode', () => {
 
   it('Cancel restores the snapshot without saving', async () => {
     const { calls, user } = setup();
-    renderRoute(<ApplicationCard app={sampleApp} />);
+    renderRoute(<ApplicationCard app={sampleApplication} />);
     await user.click(screen.getByRole('button', { name: 'Edit Application' }));
     const name = screen.getByRole('textbox', { name: /Application name/ });
     await user.type(name, ' edited');
@@ -71,7 +69,7 @@ describe('Application card edit mode', () => {
 
   it('owner buttons work only in edit mode, and there is no Remove on your own entry', async () => {
     const { user } = setup();
-    renderRoute(<ApplicationCard app={sampleApp} />);
+    renderRoute(<ApplicationCard app={sampleApplication} />);
     const removeOther = await screen.findByRole('button', { name: 'Remove owner other@example.com' });
     expect(removeOther).toBeDisabled();
     expect(screen.getByRole('button', { name: 'Add owner' })).toBeDisabled();
@@ -85,7 +83,7 @@ describe('Application card edit mode', () => {
 describe('Company Urls card', () => {
   it('sends an emptied optional URL as null and nothing else', async () => {
     const { calls, user } = setup();
-    renderRoute(<CompanyUrlsCard app={sampleApp} />);
+    renderRoute(<CompanyUrlsCard app={sampleApplication} />);
     await user.click(screen.getByRole('button', { name: 'Edit Company Urls' }));
     await user.clear(screen.getByRole('textbox', { name: /App link/ }));
     await waitFor(() => expect(screen.getByRole('button', { name: 'Save' })).toBeEnabled());
@@ -96,9 +94,9 @@ describe('Company Urls card', () => {
 
   it('shows the Failed dialog with the server message when the save fails', async () => {
     storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
-    stubFetch((call) => (call.method === 'POST' ? json({ code: 400, message: 'The request is not valid' }, 400) : json(sampleApp)));
+    stubFetch((call) => (call.method === 'POST' ? json({ code: 400, message: 'The request is not valid' }, 400) : json(sampleApplication)));
     const user = userEvent.setup();
-    renderRoute(<CompanyUrlsCard app={sampleApp} />);
+    renderRoute(<CompanyUrlsCard app={sampleApplication} />);
     await user.click(screen.getByRole('button', { name: 'Edit Company Urls' }));
     await user.type(screen.getByRole('textbox', { name: /App link/ }), '/x');
     await waitFor(() => expect(screen.getByRole('button', { name: 'Save' })).toBeEnabled());
