@@ -13,7 +13,7 @@ import { CallToActionFields } from '../components/call-to-action-fields';
 import { EmailPreviewFrame } from '../components/email-preview-frame';
 import { LogoPicker } from '../components/logo-picker';
 import { EditableCard } from './editable-card';
-import { useEditForm } from './use-edit-form';
+import { EditFormScope, useEditFormContext } from './edit-form-scope';
 
 /** Sender details, call to action and colours: the whole emailPreferences object, as one form. */
 export const emailBrandingFormSchema = z.extend(
@@ -21,20 +21,31 @@ export const emailBrandingFormSchema = z.extend(
   z.pick(wizardStepSchemas[3], { primaryColour: true, secondaryColour: true }).shape,
 );
 
+type EmailBrandingValues = z.infer<typeof emailBrandingFormSchema>;
+
 export function EmailBrandingCard({ app }: { app: Application }) {
-  const { t } = useTranslation();
-  const update = useUpdateApplication(app.applicationId);
-  const op = useOperation();
-  const [logoSaved, setLogoSaved] = useState(false);
   const prefs = app.emailPreferences;
-  const { form, editing, startEdit, cancel, finish, saveEnabled } = useEditForm(emailBrandingFormSchema, {
+  const values: EmailBrandingValues = {
     senderEmail: prefs.senderEmail ?? '',
     senderName: prefs.senderName ?? '',
     onlySendEssentialEmails: prefs.onlySendEssentialEmails,
     callToAction: prefs.callToAction,
     primaryColour: prefs.primaryColour,
     secondaryColour: prefs.secondaryColour,
-  });
+  };
+  return (
+    <EditFormScope schema={emailBrandingFormSchema} values={values}>
+      <EmailBrandingCardForm app={app} />
+    </EditFormScope>
+  );
+}
+
+function EmailBrandingCardForm({ app }: { app: Application }) {
+  const { t } = useTranslation();
+  const update = useUpdateApplication(app.applicationId);
+  const op = useOperation();
+  const [logoSaved, setLogoSaved] = useState(false);
+  const { form, editing, startEdit, cancel, finish, saveEnabled } = useEditFormContext<EmailBrandingValues>();
   const [callToAction, primaryColour, secondaryColour] = useWatch({
     control: form.control,
     name: ['callToAction', 'primaryColour', 'secondaryColour'],

@@ -1,0 +1,66 @@
+import { render, screen, waitFor } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { Controller } from 'react-hook-form';
+import { describe, expect, it } from 'vitest';
+import * as z from 'zod/mini';
+import { EditFormScope, useEditFormContext } from './edit-form-scope';
+
+const schema = z.object({ name: z.string().check(z.minLength(1, 'Required')) });
+type Values = z.infer<typeof schema>;
+
+function renderScope(values: Values) {
+  const renders: boolean[] = [];
+  function Contents() {
+    const { form, editing, startEdit, cancel, saveEnabled } = useEditFormContext<Values>();
+    renders.push(editing);
+    return (
+      <>
+        <Controller
+          control={form.control}
+          name="name"
+          render={({ field }) => <input aria-label="Name" disabled={!editing} {...field} />}
+        />
+        <button onClick={startEdit}>Edit</button>
+        <button onClick={cancel}>Cancel</button>
+        <output aria-label="Save enabled">{String(saveEnabled)}</output>
+      </>
+    );
+  }
+  const view = (v: Values) => (
+    <EditFormScope schema={schema} values={v}>
+      <Contents />
+    </EditFormScope>
+  );
+  const result = render(view(values));
+  return { renders, rerender: (v: Values) => result.rerender(view(v)) };
+}
+
+describe('EditFormScope', () => {
+  it('renders its contents once on mount: react-hook-form’s re-render after mounting stops at the scope', async () => {
+    const { renders } = renderScope({ name: 'Door app' });
+    expect(screen.getByLabelText('Name')).toHaveValue('Door app');
+    // react-hook-form sets its ready state in a layout effect; give any re-render that causes time to land.
+    await new Promise((r) => setTimeout(r, 20));
+    expect(renders).toEqual([false]);
+  });
+
+  it('re-renders its contents when edit mode or Save’s state changes, and Cancel restores the server values', async () => {
+    const user = userEvent.setup();
+    const { renders } = renderScope({ name: 'Door app' });
+    await user.click(screen.getByRole('button', { name: 'Edit' }));
+    expect(screen.getByLabelText('Name')).toBeEnabled();
+    await user.clear(screen.getByLabelText('Name'));
+    await user.type(screen.getByLabelText('Name'), 'Gate app');
+    await waitFor(() => expect(screen.getByLabelText('Save enabled')).toHaveTextContent('true'));
+    await user.click(screen.getByRole('button', { name: 'Cancel' }));
+    expect(screen.getByLabelText('Name')).toHaveValue('Door app');
+    expect(screen.getByLabelText('Name')).toBeDisabled();
+    expect(renders).toContain(true);
+  });
+
+  it('follows new server values while not editing', async () => {
+    const { rerender } = renderScope({ name: 'Door app' });
+    rerender({ name: 'Renamed elsewhere' });
+    await waitFor(() => expect(screen.getByLabelText('Name')).toHaveValue('Renamed elsewhere'));
+  });
+});
