@@ -173,7 +173,7 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   await page.goto(`/${appId}/overview`);
 
   // Getting started and settings screens.
-  await page.getByRole('tab', { name: 'Getting Started' }).click();
+  await page.getByRole('navigation', { name: 'Application sections' }).getByRole('link', { name: 'Getting Started' }).click();
   await expect(page).toHaveURL(/getting-started\/ios$/);
   await expectAccessible(page, 'getting started');
   await screenshot(page, 'getting-started');

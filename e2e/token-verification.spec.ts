@@ -57,7 +57,7 @@ test('a key and issuer registered, a signed user token passes the tester and the
   await expect(authCard.getByText(issuer)).toBeVisible();
 
   // Getting Started: this application's id, issuer, audience and key, in the steps and the code.
-  await page.getByRole('tab', { name: 'Getting Started' }).click();
+  await page.getByRole('navigation', { name: 'Application sections' }).getByRole('link', { name: 'Getting Started' }).click();
   await expect(page).toHaveURL(/getting-started\/ios$/);
   const values = page.locator('dl');
   await expect(values.getByText(appId, { exact: true })).toBeVisible();
@@ -119,7 +119,7 @@ test('a key and issuer registered, a signed user token passes the tester and the
   expect(refused.status()).toBe(401);
 
   // Settings lists the user; add one by email (pending), find it by search, remove it.
-  await page.getByRole('tab', { name: 'Getting Started' }).click();
+  await page.getByRole('navigation', { name: 'Application sections' }).getByRole('link', { name: 'Getting Started' }).click();
   await page.getByRole('link', { name: 'See partner users' }).click();
   await expect(page).toHaveURL(new RegExp(`/${appId}/settings$`));
   await expect(page.getByRole('heading', { name: 'Partner users' })).toBeVisible();

@@ -1,6 +1,6 @@
-import { Alert, Box, Container, Tab, Tabs } from '@mui/material';
+import { Alert, Box, ButtonBase, Container, type SxProps, type Theme } from '@mui/material';
 import { usePrefetchQuery } from '@tanstack/react-query';
-import { memo, useEffect } from 'react';
+import { useEffect } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Outlet, Link as RouterLink, useLocation, useParams } from 'react-router';
 import { PageLoader } from '../../components/ui/page-loader';
@@ -11,31 +11,57 @@ import { errorMessage } from '../../lib/http';
 import { setSessionValue } from '../../lib/session';
 import { paths } from '../paths';
 
-/** Which tab the URL selects; other routes of the shell (settings) select none. */
+/** Which section the URL selects; other routes of the shell (settings) select none. */
 export function activeTab(pathname: string): 'overview' | 'getting-started' | false {
   const section = pathname.split('/')[2];
   return section === 'overview' || section === 'getting-started' ? section : false;
 }
 
+/** A section link drawn as a tab: MUI's tab look, with the active one underlined. */
+const sectionLinkSx: SxProps<Theme> = (theme) => ({
+  ...theme.typography.button,
+  minWidth: 90,
+  minHeight: 48,
+  px: 2,
+  py: 1.5,
+  color: 'text.secondary',
+  '&:hover': { color: 'text.primary' },
+  '&.Mui-focusVisible': { bgcolor: 'action.focus' },
+  '&[aria-current="page"]': { color: 'primary.main', boxShadow: `inset 0 -2px 0 ${theme.palette.primary.main}` },
+});
+
 /**
- * The shell's tabs, re-rendered only when the route changes: MUI's Tabs measure their indicator after every
- * render (a forced layout), so they must not re-render when the application's data arrives.
+ * The shell's sections as links in a navigation landmark, the current one marked `aria-current="page"`.
+ * Not MUI's Tabs: those measure their indicator after mounting, a forced layout of the whole page in the
+ * overview's load (docs/performance.md), and a tab list is the pattern for panels on one page, not for
+ * links between pages.
  */
-const ShellTabs = memo(function ShellTabs({ appId, tab }: { appId: string; tab: ReturnType<typeof activeTab> }) {
+function SectionLinks({ appId, tab }: { appId: string; tab: ReturnType<typeof activeTab> }) {
   const { t } = useTranslation();
+  const sections = [
+    { value: 'overview', label: t('nav.overview'), to: paths.overview(appId) },
+    { value: 'getting-started', label: t('nav.gettingStarted'), to: paths.gettingStarted(appId) },
+  ] as const;
   return (
     <Box component="nav" aria-label={t('nav.applicationTabs')} sx={{ bgcolor: 'background.paper', borderBottom: 1, borderColor: 'grey.300' }}>
-      <Container maxWidth="lg">
-        <Tabs value={tab}>
-          <Tab label={t('nav.overview')} value="overview" component={RouterLink} to={paths.overview(appId)} />
-          <Tab label={t('nav.gettingStarted')} value="getting-started" component={RouterLink} to={paths.gettingStarted(appId)} />
-        </Tabs>
+      <Container maxWidth="lg" sx={{ display: 'flex' }}>
+        {sections.map((section) => (
+          <ButtonBase
+            key={section.value}
+            component={RouterLink}
+            to={section.to}
+            aria-current={tab === section.value ? 'page' : undefined}
+            sx={sectionLinkSx}
+          >
+            {section.label}
+          </ButtonBase>
+        ))}
       </Container>
     </Box>
   );
-});
+}
 
-/** Spec §2 application shell: tabs that follow the URL; the application is loaded by :appId and passed down. */
+/** Spec §2 application shell: section tabs that follow the URL; the application is loaded by :appId and passed down. */
 export function AppShellLayout() {
   const { appId = '' } = useParams();
   const { pathname } = useLocation();
@@ -51,7 +77,7 @@ export function AppShellLayout() {
 
   return (
     <>
-      <ShellTabs appId={appId} tab={activeTab(pathname)} />
+      <SectionLinks appId={appId} tab={activeTab(pathname)} />
       <Container component="main" maxWidth="lg" sx={{ py: { xs: 2, md: 4 }, px: { xs: 1, sm: 2, md: 3 } }}>
         {app.isPending && <PageLoader />}
         {app.isError && <Alert severity="error">{errorMessage(app.error)}</Alert>}
