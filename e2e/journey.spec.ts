@@ -83,6 +83,11 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   const appId = new URL(page.url()).pathname.split('/')[1]!;
   await expectAccessible(page, 'overview');
   await screenshot(page, 'overview');
+  // On a phone the email preview scrolls sideways inside its box, which must then take keyboard focus.
+  const desktop = page.viewportSize()!;
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expectAccessible(page, 'overview (phone)');
+  await page.setViewportSize(desktop);
 
   // Application card: edit, only the changed field is sent, save.
   const appCard = page.getByRole('region', { name: 'Application' });

@@ -99,6 +99,7 @@ export const en = {
     preview: 'Email preview',
   },
   overview: {
+    pageHeading: '{{name}} overview',
     edit: 'Edit {{card}}',
     application: 'Application',
     applicationId: 'Application ID',

@@ -9,7 +9,13 @@ export function EmailPreviewFrame({ applicationId, input }: { applicationId: str
   const { t } = useTranslation();
   const src = useDebouncedValue(emailPreviewSrc(applicationId, input), 400);
   return (
-    <Box sx={{ width: 'fit-content', maxWidth: '100%', overflowX: 'auto', border: 1, borderColor: 'grey.300', borderRadius: 1 }}>
+    // On a narrow screen the frame scrolls sideways inside this box, so the box takes keyboard focus to be scrolled.
+    <Box
+      role="region"
+      aria-label={t('wizard.preview')}
+      tabIndex={0}
+      sx={{ width: 'fit-content', maxWidth: '100%', overflowX: 'auto', border: 1, borderColor: 'grey.300', borderRadius: 1 }}
+    >
       <Box
         component="iframe"
         title={t('wizard.preview')}

@@ -1,7 +1,7 @@
 import { faUpload } from '@fortawesome/free-solid-svg-icons';
 import { LOGO_CONTENT_TYPES, LOGO_PREVIEW_PX } from '@latchkey/contract';
 import { Box, Button, FormHelperText, LinearProgress, Typography } from '@mui/material';
-import { useId, useState, type ChangeEvent } from 'react';
+import { useId, useRef, useState, type ChangeEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Icon } from '../../../components/ui/icon';
 import { MessageDialog } from '../../../components/ui/message-dialog';
@@ -22,6 +22,7 @@ export function LogoPicker({ applicationId, logoUrl, onUploaded, disabled = fals
   const [fileError, setFileError] = useState<string | null>(null);
   const [failed, setFailed] = useState(false);
   const hintId = useId();
+  const fileInput = useRef<HTMLInputElement>(null);
 
   const onFile = async (e: ChangeEvent<HTMLInputElement>) => {
     const file = e.target.files?.[0];
@@ -61,21 +62,24 @@ export function LogoPicker({ applicationId, logoUrl, onUploaded, disabled = fals
         )}
       </Box>
       <Box sx={{ flex: '1 1 200px', minWidth: 0 }}>
+        {/* A real button that opens the file dialog: a label drawn as a button is not allowed the button role. */}
         <Button
-          component="label"
           variant="outlined"
           startIcon={<Icon icon={faUpload} />}
           disabled={disabled || uploading}
+          aria-describedby={hintId}
+          onClick={() => fileInput.current?.click()}
         >
           {t('overview.uploadLogo')}
-          <input
-            hidden
-            type="file"
-            accept={LOGO_CONTENT_TYPES.join(',')}
-            aria-describedby={hintId}
-            onChange={(e) => void onFile(e)}
-          />
         </Button>
+        <input
+          ref={fileInput}
+          hidden
+          type="file"
+          accept={LOGO_CONTENT_TYPES.join(',')}
+          aria-label={t('overview.uploadLogo')}
+          onChange={(e) => void onFile(e)}
+        />
         <FormHelperText id={hintId}>{t('overview.logoHint')}</FormHelperText>
         {fileError && (
           <FormHelperText error role="alert">

@@ -1,6 +1,9 @@
 import type { Application } from '@latchkey/contract';
+import { Typography } from '@mui/material';
 import { useDeferredValue } from 'react';
+import { useTranslation } from 'react-i18next';
 import { useOutletContext } from 'react-router';
+import { visuallyHidden } from '../../../components/ui/visually-hidden';
 import { ApplicationCard } from './application-card';
 import { AuthenticationCard } from './authentication-card';
 import { CompanyUrlsCard } from './company-urls-card';
@@ -16,11 +19,16 @@ import { RemoveApplicationCard } from './remove-application-card';
  * phone (docs/performance.md).
  */
 export function OverviewPage() {
+  const { t } = useTranslation();
   const app = useOutletContext<Application>();
   const ready = useDeferredValue(true, false);
   if (!ready) return null;
   return (
     <>
+      {/* The page's heading for screen readers; sighted users see the section tab and the card titles. */}
+      <Typography variant="h1" sx={visuallyHidden}>
+        {t('overview.pageHeading', { name: app.name })}
+      </Typography>
       <ApplicationCard app={app} />
       <AuthenticationCard app={app} />
       <CompanyUrlsCard app={app} />
