@@ -61,7 +61,10 @@ function SectionLinks({ appId, tab }: { appId: string; tab: ReturnType<typeof ac
   );
 }
 
-/** Spec §2 application shell: section tabs that follow the URL; the application is loaded by :appId and passed down. */
+/**
+ * Spec §2 application shell: section tabs that follow the URL.
+ * The application is loaded by :appId and passed down.
+ */
 export function AppShellLayout() {
   const { appId = '' } = useParams();
   const { pathname } = useLocation();
