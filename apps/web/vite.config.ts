@@ -21,5 +21,9 @@ export default defineConfig({
     },
   },
   // The manifest lets bench/bundle-size.mjs weigh what each route loads first.
-  build: { outDir: 'dist', sourcemap: false, manifest: true },
+  // No module preloading (decision 0005): Vite's helper appended one <link rel=modulepreload> per
+  // dependency of every lazy route a navigation loads (43 on an overview), in the entry's evaluation,
+  // and held each route's import until all of them had loaded. The browser fetches a chunk's imports
+  // itself as it parses the chunk.
+  build: { outDir: 'dist', sourcemap: false, manifest: true, modulePreload: false },
 });
