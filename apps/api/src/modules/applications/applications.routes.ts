@@ -14,7 +14,15 @@ import {
   updateApplicationSchema,
 } from '@latchkey/contract';
 import { authItemsRoutes } from './auth-items.routes.js';
-import { createApplication, deleteApplication, getApplicationJson, listApplicationsJson, updateApplication } from './applications.service.js';
+import {
+  cachedApplicationJson,
+  cachedApplicationListJson,
+  createApplication,
+  deleteApplication,
+  getApplicationJson,
+  listApplicationsJson,
+  updateApplication,
+} from './applications.service.js';
 import { addOwner, listOwners, queryDirectory, removeOwner } from './owners.service.js';
 
 const tags = ['applications'];
@@ -29,8 +37,10 @@ export async function applicationsRoutes(instance: FastifyInstance) {
   const owner = { onRequest: [app.authenticate, app.requireOwner] };
   const signedIn = { onRequest: [app.authenticate] };
 
-  app.get(base, { ...signedIn, schema: { tags, security, response: { 200: applicationListSchema, 401: E } } }, async (request, reply) =>
-    sendSerialized(reply, await listApplicationsJson(app.db, app.accessCache, request.user.id)),
+  app.get(base, { ...signedIn, schema: { tags, security, response: { 200: applicationListSchema, 401: E } } }, (request, reply) =>
+    sendJson(reply, cachedApplicationListJson(app.accessCache, request.user.id), () =>
+      listApplicationsJson(app.db, app.accessCache, request.user.id),
+    ),
   );
 
   app.post(
@@ -45,7 +55,12 @@ export async function applicationsRoutes(instance: FastifyInstance) {
   app.get(
     one,
     { ...owner, schema: { tags, security, params: applicationIdParamsSchema, response: { 200: applicationSchema, 401: E, 404: E } } },
-    async (request, reply) => sendSerialized(reply, await getApplicationJson(app.db, request.params.applicationId, request.applicationVersion)),
+    (request, reply) => {
+      const { applicationId } = request.params;
+      return sendJson(reply, cachedApplicationJson(app.db, applicationId, request.applicationVersion), () =>
+        getApplicationJson(app.db, applicationId, request.applicationVersion),
+      );
+    },
   );
 
   app.post(
@@ -102,7 +117,17 @@ export async function applicationsRoutes(instance: FastifyInstance) {
   await app.register(authItemsRoutes);
 }
 
-/** A body already encoded with the route's response schema: Fastify sends a JSON string as it is. */
-function sendSerialized(reply: FastifyReply, json: string) {
-  return reply.type('application/json; charset=utf-8').send(json);
+/**
+ * Sends a body already encoded with the route's response schema (Fastify sends a JSON string as it is).
+ * A body this instance has cached goes out in the handler's own tick, with no promise in between, which
+ * serves 4–7 % more cached reads a second (docs/performance.md); only a miss waits for `load`.
+ */
+function sendJson(reply: FastifyReply, cached: string | undefined, load: () => Promise<string>): Promise<void> | undefined {
+  reply.type('application/json; charset=utf-8');
+  if (cached !== undefined) {
+    reply.send(cached);
+    return undefined;
+  }
+  // Settles once the answer has gone out (a reply is thenable), so Fastify has nothing left to send.
+  return load().then(async (json) => await reply.send(json));
 }

@@ -102,14 +102,20 @@ async function listApplications(db: Db, userId: string): Promise<Application[]> 
  * GET application (the caller's list) as JSON text. The access cache keeps it per user, tagged with the
  * user and every listed application, so a change to any of them, or to the user's ownerships, drops it.
  */
+const listKey = (userId: string) => `l|${userId}`;
+
+/** A user's application list as JSON text, when this instance's access cache holds it. */
+export function cachedApplicationListJson(cache: AccessCache, userId: string): string | undefined {
+  return cache.get<string>(listKey(userId));
+}
+
 export async function listApplicationsJson(db: Db, cache: AccessCache, userId: string): Promise<string> {
-  const key = `l|${userId}`;
-  const cached = cache.get<string>(key);
+  const cached = cachedApplicationListJson(cache, userId);
   if (cached !== undefined) return cached;
   const mark = cache.mark();
   const list = await listApplications(db, userId);
   const body = JSON.stringify(z.encode(applicationListSchema, list));
-  cache.set(key, body, [accessTags.user(userId), ...list.map((a) => accessTags.application(a.applicationId))], mark);
+  cache.set(listKey(userId), body, [accessTags.user(userId), ...list.map((a) => accessTags.application(a.applicationId))], mark);
   return body;
 }
 
@@ -127,13 +133,22 @@ const bodyCaches = new WeakMap<Db, ApplicationBodyCache>();
  * comes from this instance's cache (one statement per read instead of two, and no re-encoding).
  */
 export async function getApplicationJson(db: Db, applicationId: string, version: number | null): Promise<string> {
-  let cache = bodyCaches.get(db);
-  if (!cache) bodyCaches.set(db, (cache = new ApplicationBodyCache()));
-  const cached = version === null ? undefined : cache.get(applicationId, version);
+  const cached = cachedApplicationJson(db, applicationId, version);
   if (cached !== undefined) return cached;
   const body = JSON.stringify(z.encode(applicationSchema, await getApplication(db, applicationId)));
-  if (version !== null) cache.set(applicationId, version, body);
+  if (version !== null) bodyCacheOf(db).set(applicationId, version, body);
   return body;
+}
+
+/** GET application/{id}'s body at `version`, when this instance holds it. */
+export function cachedApplicationJson(db: Db, applicationId: string, version: number | null): string | undefined {
+  return version === null ? undefined : bodyCacheOf(db).get(applicationId, version);
+}
+
+function bodyCacheOf(db: Db): ApplicationBodyCache {
+  let cache = bodyCaches.get(db);
+  if (!cache) bodyCaches.set(db, (cache = new ApplicationBodyCache()));
+  return cache;
 }
 
 /** Column values of an update: absent members stay as they are; `null` clears optional ones. */

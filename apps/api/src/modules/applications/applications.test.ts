@@ -80,8 +80,14 @@ describe('applications', () => {
       emailPreferences: { primaryColour: '#00283C', secondaryColour: '#45BDD1', callToAction: null },
     });
     expect(app.lastUpdated).toBeGreaterThan(1_700_000_000);
-    const mine = (await call(me, 'GET', '/platform/application')).json().map((a: { applicationId: string }) => a.applicationId);
+    const list = await call(me, 'GET', '/platform/application');
+    const mine = list.json().map((a: { applicationId: string }) => a.applicationId);
     expect(mine).toContain(id);
+    // Read again, the list comes from this instance's cache: the same answer, sent the same way.
+    const again = await call(me, 'GET', '/platform/application');
+    expect(again.statusCode).toBe(200);
+    expect(again.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(again.body).toBe(list.body);
     expect((await call(other, 'GET', '/platform/application')).json()).toEqual([]);
   });
 
