@@ -15,12 +15,12 @@ import {
 } from '@latchkey/contract';
 import { authItemsRoutes } from './auth-items.routes.js';
 import {
-  cachedApplicationJson,
-  cachedApplicationListJson,
   createApplication,
   deleteApplication,
   getApplicationJson,
+  getCachedApplicationJson,
   listApplicationsJson,
+  listCachedApplicationsJson,
   updateApplication,
 } from './applications.service.js';
 import { addOwner, listOwners, queryDirectory, removeOwner } from './owners.service.js';
@@ -38,7 +38,7 @@ export async function applicationsRoutes(instance: FastifyInstance) {
   const signedIn = { onRequest: [app.authenticate] };
 
   app.get(base, { ...signedIn, schema: { tags, security, response: { 200: applicationListSchema, 401: E } } }, (request, reply) =>
-    sendJson(reply, cachedApplicationListJson(app.accessCache, request.user.id), () =>
+    sendJson(reply, listCachedApplicationsJson(app.accessCache, request.user.id), () =>
       listApplicationsJson(app.db, app.accessCache, request.user.id),
     ),
   );
@@ -57,7 +57,7 @@ export async function applicationsRoutes(instance: FastifyInstance) {
     { ...owner, schema: { tags, security, params: applicationIdParamsSchema, response: { 200: applicationSchema, 401: E, 404: E } } },
     (request, reply) => {
       const { applicationId } = request.params;
-      return sendJson(reply, cachedApplicationJson(app.db, applicationId, request.applicationVersion), () =>
+      return sendJson(reply, getCachedApplicationJson(app.db, applicationId, request.applicationVersion), () =>
         getApplicationJson(app.db, applicationId, request.applicationVersion),
       );
     },

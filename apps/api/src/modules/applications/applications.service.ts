@@ -98,19 +98,19 @@ async function listApplications(db: Db, userId: string): Promise<Application[]> 
   return assemble(await preparedReads(db).list.execute({ userId }));
 }
 
+const listKey = (userId: string) => `l|${userId}`;
+
+/** A user's application list as JSON text, when this instance's access cache holds it. */
+export function listCachedApplicationsJson(cache: AccessCache, userId: string): string | undefined {
+  return cache.get<string>(listKey(userId));
+}
+
 /**
  * GET application (the caller's list) as JSON text. The access cache keeps it per user, tagged with the
  * user and every listed application, so a change to any of them, or to the user's ownerships, drops it.
  */
-const listKey = (userId: string) => `l|${userId}`;
-
-/** A user's application list as JSON text, when this instance's access cache holds it. */
-export function cachedApplicationListJson(cache: AccessCache, userId: string): string | undefined {
-  return cache.get<string>(listKey(userId));
-}
-
 export async function listApplicationsJson(db: Db, cache: AccessCache, userId: string): Promise<string> {
-  const cached = cachedApplicationListJson(cache, userId);
+  const cached = listCachedApplicationsJson(cache, userId);
   if (cached !== undefined) return cached;
   const mark = cache.mark();
   const list = await listApplications(db, userId);
@@ -133,7 +133,7 @@ const bodyCaches = new WeakMap<Db, ApplicationBodyCache>();
  * comes from this instance's cache (one statement per read instead of two, and no re-encoding).
  */
 export async function getApplicationJson(db: Db, applicationId: string, version: number | null): Promise<string> {
-  const cached = cachedApplicationJson(db, applicationId, version);
+  const cached = getCachedApplicationJson(db, applicationId, version);
   if (cached !== undefined) return cached;
   const body = JSON.stringify(z.encode(applicationSchema, await getApplication(db, applicationId)));
   if (version !== null) bodyCacheOf(db).set(applicationId, version, body);
@@ -141,7 +141,7 @@ export async function getApplicationJson(db: Db, applicationId: string, version:
 }
 
 /** GET application/{id}'s body at `version`, when this instance holds it. */
-export function cachedApplicationJson(db: Db, applicationId: string, version: number | null): string | undefined {
+export function getCachedApplicationJson(db: Db, applicationId: string, version: number | null): string | undefined {
   return version === null ? undefined : bodyCacheOf(db).get(applicationId, version);
 }
 
