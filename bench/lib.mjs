@@ -75,11 +75,11 @@ export async function startBareFastify() {
   return { url, stop: async () => { child.kill('SIGTERM'); await new Promise((r) => child.on('exit', r)); } };
 }
 
-/** autocannon run → { rps, p50, p99, errors, non2xx }. */
 /**
- * Load at a fixed concurrency. Throughput is autocannon's; p50 and p99 come from every 2xx answer's own
- * time, which autocannon measures to the microsecond but keeps in a histogram of whole milliseconds (a
- * p99 of "3 ms" could be anything from 3.0 to 3.99, a third either way in a ratio of two such figures).
+ * autocannon run at a fixed concurrency → { rps, p50, p99, errors, non2xx }. Throughput is autocannon's;
+ * p50 and p99 come from every 2xx answer's own time, which autocannon measures to the microsecond but keeps
+ * in a histogram of whole milliseconds (a p99 of "3 ms" could be anything from 3.0 to 3.99, a third either
+ * way in a ratio of two such figures).
  */
 export function load({ url, connections = 64, duration = 10, headers = {}, method = 'GET', body }) {
   let times = new Float64Array(1 << 20);
