@@ -98,25 +98,21 @@ async function listApplications(db: Db, userId: string): Promise<Application[]> 
   return assemble(await preparedReads(db).list.execute({ userId }));
 }
 
-const listKey = (userId: string) => `l|${userId}`;
-
-/** A user's application list as JSON text, when this instance's access cache holds it. */
-export function listCachedApplicationsJson(cache: AccessCache, userId: string): string | undefined {
-  return cache.get<string>(listKey(userId));
-}
-
 /**
  * GET application (the caller's list) as JSON text. The access cache keeps it per user, tagged with the
  * user and every listed application, so a change to any of them, or to the user's ownerships, drops it.
+ * A cached list is returned as it is, not in a promise, so the route can send it in the same tick.
  */
-export async function listApplicationsJson(db: Db, cache: AccessCache, userId: string): Promise<string> {
-  const cached = listCachedApplicationsJson(cache, userId);
+export function listApplicationsJson(db: Db, cache: AccessCache, userId: string): string | Promise<string> {
+  const key = `l|${userId}`;
+  const cached = cache.get<string>(key);
   if (cached !== undefined) return cached;
   const mark = cache.mark();
-  const list = await listApplications(db, userId);
-  const body = JSON.stringify(z.encode(applicationListSchema, list));
-  cache.set(listKey(userId), body, [accessTags.user(userId), ...list.map((a) => accessTags.application(a.applicationId))], mark);
-  return body;
+  return listApplications(db, userId).then((list) => {
+    const body = JSON.stringify(z.encode(applicationListSchema, list));
+    cache.set(key, body, [accessTags.user(userId), ...list.map((a) => accessTags.application(a.applicationId))], mark);
+    return body;
+  });
 }
 
 async function getApplication(db: Db, applicationId: string): Promise<Application> {
@@ -130,25 +126,19 @@ const bodyCaches = new WeakMap<Db, ApplicationBodyCache>();
 /**
  * GET application/{id} as JSON text, encoded with the contract's schema exactly as the route's serializer
  * would. `version` is the one the auth statement read with the ownership check; while it holds, the body
- * comes from this instance's cache (one statement per read instead of two, and no re-encoding).
+ * comes from this instance's cache (one statement per read instead of two, and no re-encoding), returned
+ * as it is, not in a promise, so the route can send it in the same tick.
  */
-export async function getApplicationJson(db: Db, applicationId: string, version: number | null): Promise<string> {
-  const cached = getCachedApplicationJson(db, applicationId, version);
-  if (cached !== undefined) return cached;
-  const body = JSON.stringify(z.encode(applicationSchema, await getApplication(db, applicationId)));
-  if (version !== null) bodyCacheOf(db).set(applicationId, version, body);
-  return body;
-}
-
-/** GET application/{id}'s body at `version`, when this instance holds it. */
-export function getCachedApplicationJson(db: Db, applicationId: string, version: number | null): string | undefined {
-  return version === null ? undefined : bodyCacheOf(db).get(applicationId, version);
-}
-
-function bodyCacheOf(db: Db): ApplicationBodyCache {
+export function getApplicationJson(db: Db, applicationId: string, version: number | null): string | Promise<string> {
   let cache = bodyCaches.get(db);
   if (!cache) bodyCaches.set(db, (cache = new ApplicationBodyCache()));
-  return cache;
+  const cached = version === null ? undefined : cache.get(applicationId, version);
+  if (cached !== undefined) return cached;
+  return getApplication(db, applicationId).then((app) => {
+    const body = JSON.stringify(z.encode(applicationSchema, app));
+    if (version !== null) cache.set(applicationId, version, body);
+    return body;
+  });
 }
 
 /** Column values of an update: absent members stay as they are; `null` clears optional ones. */
