@@ -165,6 +165,8 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   await expect(uploaded.getByText('Your logo has been uploaded!')).toBeVisible();
   await uploaded.getByRole('button', { name: 'Done' }).click();
   await expect(branding.getByRole('img', { name: /logo/i })).toHaveAttribute('src', new RegExp(`/cdn/logos/${appId}/`));
+  // The server renders the stored application, so the preview loads again and shows the new logo at once.
+  await expect(branding.frameLocator('iframe[title="Email preview"]').locator(`img[src*="/cdn/logos/${appId}/"]`)).toBeVisible();
   await branding.getByRole('textbox', { name: 'Secondary colour', exact: true }).fill('#abcdef');
   await expect(branding.getByTitle('Email preview')).toHaveAttribute('src', /secondaryColour=%23abcdef/);
   await branding.getByRole('button', { name: 'Save' }).click();

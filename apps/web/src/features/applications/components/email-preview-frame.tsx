@@ -4,8 +4,12 @@ import { useTranslation } from 'react-i18next';
 import { useDebouncedValue } from '../../../lib/use-debounced-value';
 import { emailPreviewSrc, type PreviewInput } from './email-preview-query';
 
-/** Live email preview (624×882) that follows the form as the user types, debounced to spare the server. */
-export function EmailPreviewFrame({ applicationId, input }: { applicationId: string; input: PreviewInput }) {
+/**
+ * Live email preview (624×882) that follows the form as the user types, debounced to spare the server.
+ * The server renders the stored application, so the caller passes a `revision` that changes whenever that
+ * application does (a saved logo, sender or company name): the frame then loads again.
+ */
+export function EmailPreviewFrame({ applicationId, input, revision }: { applicationId: string; input: PreviewInput; revision?: string }) {
   const { t } = useTranslation();
   const src = useDebouncedValue(emailPreviewSrc(applicationId, input), 400);
   return (
@@ -18,6 +22,7 @@ export function EmailPreviewFrame({ applicationId, input }: { applicationId: str
     >
       <Box
         component="iframe"
+        key={revision}
         title={t('wizard.preview')}
         sandbox=""
         loading="lazy"

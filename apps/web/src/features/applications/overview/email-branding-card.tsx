@@ -1,6 +1,6 @@
 import { wizardStepSchemas, type Application } from '@latchkey/contract';
 import { Box, Checkbox, FormControlLabel, FormHelperText, Typography } from '@mui/material';
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import { Controller, FormProvider, useWatch } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import * as z from 'zod/mini';
@@ -45,6 +45,8 @@ function EmailBrandingCardForm({ app }: { app: Application }) {
   const update = useUpdateApplication(app.applicationId);
   const op = useOperation();
   const [logoSaved, setLogoSaved] = useState(false);
+  // Every stored field can show in the email; the query hands back the same object while nothing changed.
+  const revision = useMemo(() => JSON.stringify(app), [app]);
   const { form, editing, startEdit, cancel, finish, saveEnabled } = useEditFormContext<EmailBrandingValues>();
   const [callToAction, primaryColour, secondaryColour] = useWatch({
     control: form.control,
@@ -75,7 +77,7 @@ function EmailBrandingCardForm({ app }: { app: Application }) {
       <Typography variant="h3" sx={{ mt: 3, mb: 1 }}>
         {t('wizard.preview')}
       </Typography>
-      <EmailPreviewFrame applicationId={app.applicationId} input={{ callToAction, primaryColour, secondaryColour }} />
+      <EmailPreviewFrame applicationId={app.applicationId} input={{ callToAction, primaryColour, secondaryColour }} revision={revision} />
       <MessageDialog
         open={logoSaved}
         tone="success"
