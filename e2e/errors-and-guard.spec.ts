@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { PASSWORD, expectAccessible, login, registerViaApi, uniqueEmail } from './support';
+import { PASSWORD, createAppViaApi, expectAccessible, login, registerViaApi, uniqueEmail } from './support';
 
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 /** A token whose exp has passed: the guard must notice before calling anything. */
@@ -92,5 +92,35 @@ test.describe('guard and refresh', () => {
     await page.goto('/this/does/not/exist');
     await expect(page.getByText('Page not found')).toBeVisible();
     await expectAccessible(page, 'not found');
+  });
+});
+
+test.describe('an application that cannot be loaded', () => {
+  test('one that is not there says so, offers no retry, and leads back to My Applications', async ({ page, request }) => {
+    const email = uniqueEmail('missing');
+    await registerViaApi(request, email);
+    await login(page, email);
+    await page.goto('/00000000-0000-4000-8000-000000000000/overview');
+    await expect(page.getByRole('alert')).toHaveText('Application not found');
+    await expect(page.getByRole('button', { name: 'Try again' })).toHaveCount(0);
+    await expect(page.getByRole('navigation', { name: 'Application sections' })).toHaveCount(0);
+    await expectAccessible(page, 'application not found');
+    await page.getByRole('link', { name: 'Go to My Applications' }).click();
+    await expect(page).toHaveURL(/\/start$/);
+  });
+
+  test('one that failed to arrive can be loaded again without leaving the page', async ({ page, request }) => {
+    const email = uniqueEmail('offline');
+    const { authToken } = await registerViaApi(request, email);
+    const appId = await createAppViaApi(request, authToken, 'Flaky Doors');
+    await login(page, email);
+    const appUrl = `**/api/platform/application/${appId}`;
+    await page.route(appUrl, (route) => route.abort('internetdisconnected'));
+    await page.goto(`/${appId}/overview`);
+    await expect(page.getByRole('alert')).toBeVisible();
+    await page.unroute(appUrl);
+    await page.getByRole('button', { name: 'Try again' }).click();
+    await expect(page.getByRole('heading', { name: 'Flaky Doors' })).toBeVisible();
+    await expect(page.getByRole('navigation', { name: 'Application sections' })).toBeVisible();
   });
 });

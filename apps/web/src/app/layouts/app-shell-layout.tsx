@@ -1,4 +1,4 @@
-import { Alert, Box, ButtonBase, Container, type SxProps, type Theme } from '@mui/material';
+import { Alert, Box, Button, ButtonBase, Container, type SxProps, type Theme } from '@mui/material';
 import { usePrefetchQuery } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import { useTranslation } from 'react-i18next';
@@ -7,7 +7,7 @@ import { PageLoader } from '../../components/ui/page-loader';
 import { useApplication } from '../../features/applications/api';
 import { ownersQuery } from '../../features/applications/owners-api';
 import { configQuery } from '../../lib/config';
-import { errorMessage } from '../../lib/http';
+import { ApiError, errorMessage } from '../../lib/http';
 import { setSessionValue } from '../../lib/session';
 import { paths } from '../paths';
 
@@ -62,6 +62,35 @@ function SectionLinks({ appId, tab }: { appId: string; tab: ReturnType<typeof ac
 }
 
 /**
+ * The application could not be loaded: the server's message, a way back to the list, and — unless the
+ * application is not there for this user (a 4xx will not heal) — a retry.
+ */
+function ApplicationLoadError({ error, onRetry }: { error: Error; onRetry: () => void }) {
+  const { t } = useTranslation();
+  const lasting = error instanceof ApiError && error.status >= 400 && error.status < 500;
+  return (
+    <>
+      <Alert
+        severity="error"
+        sx={{ mb: 2 }}
+        action={
+          !lasting && (
+            <Button color="inherit" size="small" onClick={onRetry}>
+              {t('common.retry')}
+            </Button>
+          )
+        }
+      >
+        {errorMessage(error)}
+      </Alert>
+      <Button variant="contained" component={RouterLink} to={paths.start}>
+        {t('nav.backToStart')}
+      </Button>
+    </>
+  );
+}
+
+/**
  * Spec §2 application shell: section tabs that follow the URL.
  * The application is loaded by :appId and passed down.
  */
@@ -80,10 +109,10 @@ export function AppShellLayout() {
 
   return (
     <>
-      <SectionLinks appId={appId} tab={activeTab(pathname)} />
+      {!app.isError && <SectionLinks appId={appId} tab={activeTab(pathname)} />}
       <Container component="main" maxWidth="lg" sx={{ py: { xs: 2, md: 4 }, px: { xs: 1, sm: 2, md: 3 } }}>
         {app.isPending && <PageLoader />}
-        {app.isError && <Alert severity="error">{errorMessage(app.error)}</Alert>}
+        {app.isError && <ApplicationLoadError error={app.error} onRetry={() => void app.refetch()} />}
         {/* The loaded application is handed to the child screens (Getting Started reads it). */}
         {app.data && <Outlet context={app.data} />}
       </Container>
