@@ -51,5 +51,15 @@ test('an invited colleague follows the emailed link, chooses a password and sign
   expect((await request.post('/api/auth/token', { data: { email: invitee, password: code } })).status()).toBe(401);
   await page.getByRole('button', { name: 'Account menu' }).click();
   await page.getByRole('menuitem', { name: 'Logout' }).click();
+
+  // Following the spent link again says so, rather than blaming the email and password.
+  await page.goto(`${link.pathname}${link.search}`);
+  await page.getByRole('textbox', { name: 'Password', exact: true }).fill('another-secret');
+  await page.getByRole('textbox', { name: 'Repeat password' }).fill('another-secret');
+  await page.getByRole('button', { name: 'Choose password' }).click();
+  const expired = page.getByRole('alertdialog', { name: 'Invitation link expired' });
+  await expect(expired.getByText('This activation link has expired. Please ask the admin to reshare the lock.')).toBeVisible();
+  await expired.getByRole('button', { name: 'Done' }).click();
+
   await login(page, invitee, 'new-secret');
 });

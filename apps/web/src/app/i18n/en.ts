@@ -48,6 +48,8 @@ export const en = {
     inviteTitle: 'Accept your invitation',
     inviteIntro: 'Choose a password for {{email}} to finish creating your account.',
     inviteMissing: 'This invitation link is incomplete. Please open the link from your invitation email again.',
+    linkExpiredTitle: 'Invitation link expired',
+    linkExpired: uiErrors.activationLinkExpired,
     choosePassword: 'Choose password',
   },
   nav: {

@@ -7,7 +7,7 @@ import { useTranslation } from 'react-i18next';
 import { useLocation, useNavigate, useSearchParams } from 'react-router';
 import { paths } from '../../app/paths';
 import { clearSession } from '../../lib/session';
-import { acceptInvitation } from './api';
+import { acceptInvitation, InvitationLinkSpent } from './api';
 import { AuthTextField } from './auth-text-field';
 import { AuthErrorDialog } from './auth-error-dialog';
 import { authErrorOf } from './auth-error';
@@ -36,7 +36,8 @@ export function AcceptInvitePage() {
     } catch (e) {
       // A half-finished exchange must not leave the code's session behind.
       clearSession();
-      setError(authErrorOf(e));
+      // Spec §8's activation-link-expired message: a spent or expired link is not a typing mistake.
+      setError(e instanceof InvitationLinkSpent ? { title: t('auth.linkExpiredTitle'), message: t('auth.linkExpired') } : authErrorOf(e));
     }
   });
 

@@ -12,7 +12,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useCallback } from 'react';
 import { useNavigate } from 'react-router';
 import { paths } from '../../app/paths';
-import { request } from '../../lib/http';
+import { ApiError, request } from '../../lib/http';
 import { clearSession, setSessionValue, storeSignIn } from '../../lib/session';
 
 export async function login(body: Login): Promise<AuthResponse> {
@@ -57,9 +57,19 @@ export async function completeSignIn(auth: AuthResponse, displayName?: string): 
  * Account creation from an invitation link (spec §4): sign in with the emailed code, change the
  * password from the code to the chosen one, then sign in again with the new password.
  */
+/** The invitation's code no longer signs in: it was used already, or it has expired. */
+export class InvitationLinkSpent extends Error {}
+
 export async function acceptInvitation(email: string, code: string, password: string, alreadySignedIn = false): Promise<void> {
   // The code works once: after a code sign-in on the login screen the session already exists.
-  if (!alreadySignedIn) storeSignIn(await login({ email, password: code }));
+  if (!alreadySignedIn) {
+    try {
+      storeSignIn(await login({ email, password: code }));
+    } catch (e) {
+      if (e instanceof ApiError && (e.status === 401 || e.status === 403)) throw new InvitationLinkSpent();
+      throw e;
+    }
+  }
   await changePassword({ oldPassword: code, newPassword: password });
   await completeSignIn(await login({ email, password }));
 }
