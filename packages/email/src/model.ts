@@ -46,7 +46,8 @@ function content(branding: EmailBranding, message: EmailMessage) {
           'If the button does not work, sign in with your email address and this one-time code as the password, then choose your own password:',
         ],
         code: message.code,
-        action: href ? { text: 'Accept invitation', href } : null,
+        // The label spec §8's pending-invite message points the invitee to.
+        action: href ? { text: 'Accept Key', href } : null,
       };
     }
     case 'sample':

@@ -69,7 +69,7 @@ describe('renderBrandedEmail', () => {
     expect(out.subject).toBe("You're invited to Acme Doors");
     expect(out.html).toContain('href="https://portal.example/login?invite=1"');
     expect(out.html).toContain('K7Q2-9XZP');
-    expect(out.text).toContain('Accept invitation: https://portal.example/login?invite=1');
+    expect(out.text).toContain('Accept Key: https://portal.example/login?invite=1');
     expect(out.text).toContain('K7Q2-9XZP');
   });
 
