@@ -118,6 +118,14 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   await expect(page.getByText('You successfully added an Auth Key!')).toBeVisible();
   await page.getByRole('button', { name: "Let's get started" }).click();
   await expect(authCard.getByRole('button', { name: 'Edit key door-key-1' })).toBeVisible();
+  // Editing a key replaces it.
+  await authCard.getByRole('button', { name: 'Edit key door-key-1' }).click();
+  await page.getByRole('dialog', { name: 'Edit Auth Key' }).getByLabel('Public key (JWK)').fill(JSON.stringify(publicJwk('door-key-2')));
+  await page.getByRole('dialog', { name: 'Edit Auth Key' }).getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByText('You successfully updated the Auth Key!')).toBeVisible();
+  await page.getByRole('button', { name: 'Done' }).click();
+  await expect(authCard.getByRole('button', { name: 'Edit key door-key-2' })).toBeVisible();
+  await expect(authCard.getByRole('button', { name: 'Edit key door-key-1' })).toHaveCount(0);
 
   await authCard.getByRole('button', { name: 'Add Auth Domain' }).click();
   await page.getByLabel('Auth domain URL').fill('https://issuer.acme.example.com');
@@ -194,7 +202,7 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   await expect(page.getByText('Are you sure you want to remove this application?')).toBeVisible();
   await page.getByRole('button', { name: 'Remove', exact: true }).click();
   await expect(page.getByText('Your Application has been successfully deleted!')).toBeVisible();
-  await page.getByRole('button', { name: "Let's get started" }).click();
+  await page.getByRole('button', { name: 'Go to My Applications' }).click();
   await expect(page).toHaveURL(/\/start$/);
   await expect(page.getByRole('link', { name: 'Front Door 2' })).toHaveCount(0);
 

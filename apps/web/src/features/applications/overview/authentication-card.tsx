@@ -40,8 +40,8 @@ export function AuthenticationCard({ app }: { app: Application }) {
       { replace: true },
     );
 
-  const perform = (a: AuthItemAction, success?: string) =>
-    op.run(() => action.mutateAsync(a), success ? { success: { message: success, buttonLabel: t('common.letsGetStarted') } } : {});
+  const perform = (a: AuthItemAction, success?: { message: string; buttonLabel?: string }) =>
+    op.run(() => action.mutateAsync(a), success ? { success } : {});
 
   const onSaveKey = (text: string) => {
     const current = keyDialog;
@@ -51,8 +51,9 @@ export function AuthenticationCard({ app }: { app: Application }) {
       void op.run(() => Promise.reject(new KeyInputError(parsed.message)));
       return;
     }
-    if (current?.mode === 'edit') void perform({ type: 'replace-key', oldKey: current.key, key: parsed.key }, t('authCard.keyUpdated'));
-    else void perform({ type: 'add-key', key: parsed.key }, t('authCard.keyAdded'));
+    if (current?.mode === 'edit') void perform({ type: 'replace-key', oldKey: current.key, key: parsed.key }, { message: t('authCard.keyUpdated') });
+    // Spec §4 names this button for a key added.
+    else void perform({ type: 'add-key', key: parsed.key }, { message: t('authCard.keyAdded'), buttonLabel: t('common.letsGetStarted') });
   };
 
   const confirmText =

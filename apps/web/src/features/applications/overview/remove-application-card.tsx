@@ -7,7 +7,7 @@ import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
 import { useOperation } from '../../../components/ui/use-operation';
 import { useDeleteApplication } from '../api';
 
-/** Confirm → loading → success ('Let's get started' goes to /start); a failure is shown, not only logged. */
+/** Confirm → loading → success (its button goes to /start); a failure is shown, not only logged. */
 export function RemoveApplicationCard({ applicationId }: { applicationId: string }) {
   const { t } = useTranslation();
   const navigate = useNavigate();
@@ -18,7 +18,7 @@ export function RemoveApplicationCard({ applicationId }: { applicationId: string
   const onConfirm = () => {
     setConfirming(false);
     void op.run(() => remove.mutateAsync(), {
-      success: { message: t('overview.removed'), buttonLabel: t('common.letsGetStarted'), onClose: () => void navigate(paths.start) },
+      success: { message: t('overview.removed'), buttonLabel: t('nav.backToStart'), onClose: () => void navigate(paths.start) },
     });
   };
 
