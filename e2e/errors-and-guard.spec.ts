@@ -85,6 +85,22 @@ test.describe('guard and refresh', () => {
     expect(await page.evaluate(() => localStorage.getItem('token'))).toBeNull();
   });
 
+  test('pages load without console warnings or errors', async ({ page, request }) => {
+    const noise: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'warning' || m.type() === 'error') noise.push(`${m.type()}: ${m.text()}`);
+    });
+    const email = uniqueEmail('quiet');
+    const { authToken } = await registerViaApi(request, email);
+    const appId = await createAppViaApi(request, authToken, 'Quiet Doors');
+    await login(page, email);
+    await page.goto(`/${appId}/overview`);
+    await expect(page.getByRole('heading', { name: 'Quiet Doors' })).toBeVisible();
+    await page.goto('/start');
+    await expect(page.getByRole('heading', { name: 'My Applications' })).toBeVisible();
+    expect(noise).toEqual([]);
+  });
+
   test('unknown paths show the not-found page', async ({ page, request }) => {
     const email = uniqueEmail('lost');
     await registerViaApi(request, email);

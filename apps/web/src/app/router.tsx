@@ -8,10 +8,14 @@ import { paths } from './paths';
 // and so avoids a Suspense waterfall); /login pulls in only the splash layout and the login form.
 // Routes that read the API through TanStack Query sit under QueryLayout, loaded in parallel with them.
 const queryLayout = () => import('./layouts/query-layout').then((m) => ({ Component: m.QueryLayout }));
+// Until the first screen's code is in, nothing is drawn (as without one); naming it keeps React Router
+// from warning on every page load that none was provided.
+const NothingYet = () => null;
 
 export const routes: RouteObject[] = [
   {
     element: <SplashLayout />,
+    HydrateFallback: NothingYet,
     errorElement: <RouteError />,
     children: [
       { path: paths.splash, element: <Navigate to={paths.login} replace /> },
@@ -33,6 +37,7 @@ export const routes: RouteObject[] = [
   },
   {
     lazy: queryLayout,
+    HydrateFallback: NothingYet,
     errorElement: <RouteError />,
     children: [
       {
