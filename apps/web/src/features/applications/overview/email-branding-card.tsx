@@ -1,17 +1,16 @@
 import { wizardStepSchemas, type Application } from '@latchkey/contract';
 import { Box, Checkbox, FormControlLabel, FormHelperText, Typography } from '@mui/material';
-import { useMemo, useState } from 'react';
+import { useMemo } from 'react';
 import { Controller, FormProvider, useWatch } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import * as z from 'zod/mini';
 import { ColourField } from '../../../components/ui/colour-field';
 import { FormTextField } from '../../../components/ui/form-text-field';
-import { MessageDialog } from '../../../components/ui/message-dialog';
 import { useOperation } from '../../../components/ui/use-operation';
 import { useUpdateApplication } from '../api';
 import { CallToActionFields } from '../components/call-to-action-fields';
 import { EmailPreviewFrame } from '../components/email-preview-frame';
-import { LogoPicker } from '../components/logo-picker';
+import { StoredLogoPicker } from '../components/stored-logo-picker';
 import { EditableCard } from './editable-card';
 import { EditFormScope, useEditFormContext } from './edit-form-scope';
 
@@ -44,7 +43,6 @@ function EmailBrandingCardForm({ app }: { app: Application }) {
   const { t } = useTranslation();
   const update = useUpdateApplication(app.applicationId);
   const op = useOperation();
-  const [logoSaved, setLogoSaved] = useState(false);
   // Every stored field can show in the email; the query hands back the same object while nothing changed.
   const revision = useMemo(() => JSON.stringify(app), [app]);
   const { form, editing, startEdit, cancel, finish, saveEnabled } = useEditFormContext<EmailBrandingValues>();
@@ -66,26 +64,11 @@ function EmailBrandingCardForm({ app }: { app: Application }) {
       <Typography variant="h3" sx={{ mb: 1 }}>
         {t('overview.logo')}
       </Typography>
-      <LogoPicker
-        applicationId={app.applicationId}
-        logoUrl={app.logoUrl}
-        onUploaded={async (logoUrl) => {
-          await update.mutateAsync({ logoUrl });
-          setLogoSaved(true);
-        }}
-      />
+      <StoredLogoPicker applicationId={app.applicationId} logoUrl={app.logoUrl} />
       <Typography variant="h3" sx={{ mt: 3, mb: 1 }}>
         {t('wizard.preview')}
       </Typography>
       <EmailPreviewFrame applicationId={app.applicationId} input={{ callToAction, primaryColour, secondaryColour }} revision={revision} />
-      <MessageDialog
-        open={logoSaved}
-        tone="success"
-        title={t('common.success')}
-        message={t('overview.logoUploaded')}
-        buttonLabel={t('common.done')}
-        onClose={() => setLogoSaved(false)}
-      />
     </>
   );
 

@@ -1,6 +1,6 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { json, makeJwt, noContent, nowSeconds, renderRoute, stubFetch, type Call } from '../../../test/helpers';
 import { storeSignIn } from '../../../lib/session';
 import { AddApplicationWizard } from './add-application-wizard';
@@ -18,6 +18,78 @@ function setup(respond: (call: Call) => Response | undefined) {
 }
 
 const box = (name: RegExp) => screen.getByRole('textbox', { name });
+
+/** Answers the wizard's saves: creates app-9, accepts every update, hands out a logo upload URL. */
+function setupSaving() {
+  return setup((call) => {
+    if (call.method === 'POST' && call.url === '/api/platform/application')
+      return new Response(null, { status: 201, headers: { Location: '/api/platform/application/app-9' } });
+    if (call.method === 'POST' && call.url === '/api/platform/application/app-9/logo')
+      return json({ uploadUrl: 'http://up.test/logos/app-9/0a1b.png?expires=9&sig=x' });
+    if (call.method === 'POST' && call.url === '/api/platform/application/app-9') return noContent();
+    return undefined;
+  });
+}
+
+const updates = (calls: Call[]) => calls.filter((c) => c.method === 'POST' && c.url === '/api/platform/application/app-9');
+
+type User = ReturnType<typeof userEvent.setup>;
+
+async function fill(user: User, name: RegExp, value: string) {
+  await user.clear(box(name));
+  await user.paste(value);
+}
+
+async function next(user: User, label = 'Next') {
+  await waitFor(() => expect(screen.getByRole('button', { name: label })).toBeEnabled());
+  await user.click(screen.getByRole('button', { name: label }));
+}
+
+async function reachEmailInfo(user: User) {
+  await fill(user, /Application name/, 'Acme Doors');
+  await fill(user, /Company name/, 'Acme Ltd');
+  await fill(user, /Mailing address/, '1 Road');
+  await next(user);
+  await screen.findByRole('heading', { name: 'Application URLs' });
+  await fill(user, /Privacy policy URL/, 'https://acme.test/privacy');
+  await fill(user, /Support contact/, 'mailto:help@acme.test');
+  await next(user);
+  await screen.findByRole('heading', { name: 'Email info' });
+}
+
+async function reachBranding(user: User) {
+  await reachEmailInfo(user);
+  await fill(user, /Sender email/, 'no-reply@acme.test');
+  await fill(user, /Sender name/, 'Acme');
+  await next(user);
+  await screen.findByRole('heading', { name: 'Branding' });
+}
+
+/** The logo's PUT goes through XMLHttpRequest (for its progress); this one answers 200 at once. */
+function stubUploads() {
+  const puts: { method: string; url: string; contentType: string | undefined }[] = [];
+  class FakeXhr {
+    upload = { onprogress: null };
+    status = 0;
+    statusText = '';
+    onload: (() => void) | null = null;
+    onerror: (() => void) | null = null;
+    private request = { method: '', url: '', contentType: undefined as string | undefined };
+    open(method: string, url: string) {
+      this.request = { ...this.request, method, url };
+    }
+    setRequestHeader(name: string, value: string) {
+      if (name.toLowerCase() === 'content-type') this.request.contentType = value;
+    }
+    send() {
+      puts.push(this.request);
+      this.status = 200;
+      setTimeout(() => this.onload?.(), 0);
+    }
+  }
+  vi.stubGlobal('XMLHttpRequest', FakeXhr);
+  return puts;
+}
 
 describe('AddApplicationWizard', () => {
   it('creates on step 0, updates on step 1 with empty URLs as null, and keeps Next disabled while invalid', async () => {
@@ -75,5 +147,77 @@ describe('AddApplicationWizard', () => {
     await user.click(within(dialog).getByRole('button', { name: 'Done' }));
     expect(await screen.findByRole('heading', { name: 'Application info' })).toBeInTheDocument();
     expect(calls.filter((c) => c.method === 'POST')).toHaveLength(1);
+  });
+
+  it('keeps the colours typed on Branding through Back and Next without saving them until Finish', async () => {
+    const { calls, user } = setupSaving();
+    await reachBranding(user);
+    await fill(user, /Primary colour/, '#CC3333');
+    await fill(user, /Secondary colour/, '#FFAA00');
+    const savedBeforeBack = updates(calls).length;
+
+    await user.click(screen.getByRole('button', { name: 'Back' }));
+    await screen.findByRole('heading', { name: 'Email info' });
+    expect(updates(calls)).toHaveLength(savedBeforeBack);
+    // The chosen colours already show in this step's preview.
+    await waitFor(() => expect(screen.getByTitle('Email preview')).toHaveAttribute('src', expect.stringContaining('primaryColour=%23CC3333')));
+
+    await next(user);
+    await screen.findByRole('heading', { name: 'Branding' });
+    expect(box(/Primary colour/)).toHaveValue('#CC3333');
+    expect(box(/Secondary colour/)).toHaveValue('#FFAA00');
+
+    await next(user, 'Finish');
+    await screen.findByRole('dialog', { name: 'Success' });
+    expect(updates(calls).at(-1)?.body).toMatchObject({ emailPreferences: { primaryColour: '#CC3333', secondaryColour: '#FFAA00' } });
+  });
+
+  it('keeps Email info typed before Back, invalid input and its message included, and saves it only with Next', async () => {
+    const { calls, user } = setupSaving();
+    await reachEmailInfo(user);
+    await fill(user, /Sender email/, 'not-an-email');
+    await fill(user, /Sender name/, 'Acme Support');
+    expect(await screen.findByText('Invalid email address')).toBeInTheDocument();
+
+    // Back is not held up by the invalid address.
+    await user.click(screen.getByRole('button', { name: 'Back' }));
+    await screen.findByRole('heading', { name: 'Application URLs' });
+    expect(updates(calls).some((c) => JSON.stringify(c.body).includes('emailPreferences'))).toBe(false);
+
+    await next(user);
+    await screen.findByRole('heading', { name: 'Email info' });
+    expect(box(/Sender email/)).toHaveValue('not-an-email');
+    expect(box(/Sender name/)).toHaveValue('Acme Support');
+    expect(await screen.findByText('Invalid email address')).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Next' })).toBeDisabled();
+
+    await fill(user, /Sender email/, 'no-reply@acme.test');
+    await next(user);
+    await screen.findByRole('heading', { name: 'Branding' });
+    expect(updates(calls).at(-1)?.body).toMatchObject({
+      emailPreferences: { senderEmail: 'no-reply@acme.test', senderName: 'Acme Support' },
+    });
+  });
+
+  it('saves an uploaded logo to the application at once and reloads the Branding preview to show it', async () => {
+    const puts = stubUploads();
+    const { calls, user } = setupSaving();
+    await reachBranding(user);
+    const frameBefore = screen.getByTitle('Email preview');
+    const savedBefore = updates(calls).length;
+
+    await user.upload(screen.getByLabelText('Upload logo'), new File(['png'], 'logo.png', { type: 'image/png' }));
+
+    // Saved right away, before Finish: only the logoUrl.
+    await waitFor(() => expect(updates(calls).slice(savedBefore).map((c) => c.body)).toEqual([{ logoUrl: 'http://cdn.test/logos/app-9/0a1b.png' }]));
+    expect(calls.find((c) => c.url === '/api/platform/application/app-9/logo')?.body).toEqual({ contentType: 'image/png' });
+    expect(puts).toEqual([{ method: 'PUT', url: 'http://up.test/logos/app-9/0a1b.png?expires=9&sig=x', contentType: 'image/png' }]);
+    // The server renders the stored application: a new frame loads it, now with the logo.
+    await waitFor(() => expect(screen.getByTitle('Email preview')).not.toBe(frameBefore));
+    const dialog = await screen.findByRole('dialog', { name: 'Success' });
+    expect(within(dialog).getByText('Your logo has been uploaded!')).toBeInTheDocument();
+
+    await user.click(within(dialog).getByRole('button', { name: 'Done' }));
+    expect(await screen.findByRole('img', { name: 'Logo' })).toHaveAttribute('src', 'http://cdn.test/logos/app-9/0a1b.png');
   });
 });

@@ -16,7 +16,15 @@ import { StepBranding } from './step-branding';
 import { StepEmailInfo } from './step-email-info';
 import { StepUrls } from './step-urls';
 import { useExitGuard } from './use-exit-guard';
-import { initialWizardValues, isLastStep, shouldWarnOnExit, stepCall, type WizardStep, type WizardValues } from './wizard-steps';
+import {
+  initialWizardValues,
+  isLastStep,
+  shouldWarnOnExit,
+  stepCall,
+  type WizardDrafts,
+  type WizardStep,
+  type WizardValues,
+} from './wizard-steps';
 
 /** Spec §2/§4 add-application wizard, shown in the start screen's side panel at /start/new. */
 export function AddApplicationWizard() {
@@ -25,6 +33,7 @@ export function AddApplicationWizard() {
   const queryClient = useQueryClient();
   const [step, setStep] = useState<WizardStep>(0);
   const [values, setValues] = useState<WizardValues>(initialWizardValues);
+  const [drafts, setDrafts] = useState<WizardDrafts>({});
   const [applicationId, setApplicationId] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<string | null>(null);
@@ -41,6 +50,7 @@ export function AddApplicationWizard() {
       if (call.kind === 'create') setApplicationId(await createApplication(call.body));
       else await updateApplication(applicationId!, call.body);
       void queryClient.invalidateQueries({ queryKey: applicationKeys.all });
+      setDrafts(({ [current]: _saved, ...rest }) => rest); // what was just saved replaces any draft of it
       if (isLastStep(current)) setAdded(true);
       else setStep((current + 1) as WizardStep);
     } catch (e) {
@@ -51,9 +61,14 @@ export function AddApplicationWizard() {
     }
   }
 
-  const back = () => setStep((s) => Math.max(0, s - 1) as WizardStep);
+  // Spec §4: Back decrements the step and saves nothing; what the step held, valid or not, waits for the user's return.
+  function back<S extends WizardStep>(current: S, draft: WizardValues[S]) {
+    setDrafts((d) => ({ ...d, [current]: draft }));
+    setStep(Math.max(0, current - 1) as WizardStep);
+  }
+
   const close = () => void navigate(paths.start);
-  const props = { applicationId, values, busy, onBack: back };
+  const props = { applicationId, values, drafts, busy };
 
   return (
     <Box component="section" aria-labelledby="wizard-title" sx={{ p: { xs: 2, sm: 3 } }}>
@@ -75,10 +90,10 @@ export function AddApplicationWizard() {
       <Typography variant="h3" component="h3" sx={{ mt: 2 }}>
         {stepLabels[step]}
       </Typography>
-      {step === 0 && <StepApplicationInfo {...props} onSubmit={(v) => void save(0, v)} />}
-      {step === 1 && <StepUrls {...props} onSubmit={(v) => void save(1, v)} />}
-      {step === 2 && <StepEmailInfo {...props} onSubmit={(v) => void save(2, v)} />}
-      {step === 3 && <StepBranding {...props} onSubmit={(v) => void save(3, v)} />}
+      {step === 0 && <StepApplicationInfo {...props} onSubmit={(v) => void save(0, v)} onBack={(d) => back(0, d)} />}
+      {step === 1 && <StepUrls {...props} onSubmit={(v) => void save(1, v)} onBack={(d) => back(1, d)} />}
+      {step === 2 && <StepEmailInfo {...props} onSubmit={(v) => void save(2, v)} onBack={(d) => back(2, d)} />}
+      {step === 3 && <StepBranding {...props} onSubmit={(v) => void save(3, v)} onBack={(d) => back(3, d)} />}
 
       <LoadingDialog active={busy} />
       <MessageDialog

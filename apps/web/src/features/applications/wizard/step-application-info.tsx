@@ -3,15 +3,16 @@ import { FormTextField } from '../../../components/ui/form-text-field';
 import { useStepForm, type StepProps } from './use-step-form';
 import { WizardFooter } from './wizard-footer';
 
-export function StepApplicationInfo({ values, busy, onSubmit, onBack }: StepProps<0>) {
+export function StepApplicationInfo(props: StepProps<0>) {
+  const { busy, onSubmit } = props;
   const { t } = useTranslation();
-  const form = useStepForm(0, values[0]);
+  const { form, back } = useStepForm(0, props);
   return (
     <form noValidate onSubmit={form.handleSubmit(onSubmit)}>
       <FormTextField control={form.control} name="name" label={t('wizard.name')} required autoFocus />
       <FormTextField control={form.control} name="companyName" label={t('wizard.companyName')} required />
       <FormTextField control={form.control} name="mailingAddress" label={t('wizard.mailingAddress')} required minLines={3} />
-      <WizardFooter step={0} isValid={form.formState.isValid} busy={busy} onBack={onBack} />
+      <WizardFooter step={0} isValid={form.formState.isValid} busy={busy} onBack={back} />
     </form>
   );
 }

@@ -3,13 +3,14 @@ import { FormProvider, useWatch } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { ColourField } from '../../../components/ui/colour-field';
 import { EmailPreviewFrame } from '../components/email-preview-frame';
-import { LogoPicker } from '../components/logo-picker';
+import { StoredLogoPicker } from '../components/stored-logo-picker';
 import { useStepForm, type StepProps } from './use-step-form';
 import { WizardFooter } from './wizard-footer';
 
-export function StepBranding({ applicationId, values, busy, onSubmit, onBack }: StepProps<3>) {
+export function StepBranding(props: StepProps<3>) {
+  const { applicationId, values, busy, onSubmit } = props;
   const { t } = useTranslation();
-  const form = useStepForm(3, values[3]);
+  const { form, back } = useStepForm(3, props);
   const [logoUrl, primaryColour, secondaryColour] = useWatch({
     control: form.control,
     name: ['logoUrl', 'primaryColour', 'secondaryColour'],
@@ -18,23 +19,26 @@ export function StepBranding({ applicationId, values, busy, onSubmit, onBack }: 
     <FormProvider {...form}>
       <form noValidate onSubmit={form.handleSubmit(onSubmit)}>
         {applicationId && (
-          <LogoPicker
+          <StoredLogoPicker
             applicationId={applicationId}
             logoUrl={logoUrl || null}
-            onUploaded={(url) => form.setValue('logoUrl', url, { shouldDirty: true, shouldValidate: true })}
+            disabled={busy}
+            onSaved={(url) => form.setValue('logoUrl', url, { shouldDirty: true, shouldValidate: true })}
           />
         )}
         <Box sx={{ display: 'grid', gap: { sm: 2 }, gridTemplateColumns: { xs: '1fr', sm: '1fr 1fr' } }}>
           <ColourField name="primaryColour" label={t('wizard.primaryColour')} pickerLabel={t('wizard.pickPrimaryColour')} />
           <ColourField name="secondaryColour" label={t('wizard.secondaryColour')} pickerLabel={t('wizard.pickSecondaryColour')} />
         </Box>
-        <WizardFooter step={3} isValid={form.formState.isValid} busy={busy} onBack={onBack} />
+        <WizardFooter step={3} isValid={form.formState.isValid} busy={busy} onBack={back} />
       </form>
       {applicationId && (
         <Box sx={{ mt: 3 }}>
+          {/* The server renders the stored application; logoUrl changes only once a new logo is stored. */}
           <EmailPreviewFrame
             applicationId={applicationId}
             input={{ callToAction: values[2].callToAction, primaryColour, secondaryColour }}
+            revision={logoUrl}
           />
         </Box>
       )}

@@ -1,3 +1,4 @@
+import { wizardStepSchemas } from '@latchkey/contract';
 import { Box, Checkbox, FormControlLabel, FormHelperText } from '@mui/material';
 import { Controller, FormProvider, useWatch } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
@@ -7,9 +8,12 @@ import { EmailPreviewFrame } from '../components/email-preview-frame';
 import { useStepForm, type StepProps } from './use-step-form';
 import { WizardFooter } from './wizard-footer';
 
-export function StepEmailInfo({ applicationId, values, busy, onSubmit, onBack }: StepProps<2>) {
+export function StepEmailInfo(props: StepProps<2>) {
+  const { applicationId, values, drafts, busy, onSubmit } = props;
   const { t } = useTranslation();
-  const form = useStepForm(2, values[2]);
+  const { form, back } = useStepForm(2, props);
+  // Colours the user already chose on the Branding step (kept by its Back) show here too, once valid.
+  const branding = wizardStepSchemas[3].safeParse(drafts[3]).data ?? values[3];
   const callToAction = useWatch({ control: form.control, name: 'callToAction' });
   return (
     <FormProvider {...form}>
@@ -30,11 +34,11 @@ export function StepEmailInfo({ applicationId, values, busy, onSubmit, onBack }:
           )}
         />
         <CallToActionFields />
-        <WizardFooter step={2} isValid={form.formState.isValid} busy={busy} onBack={onBack} />
+        <WizardFooter step={2} isValid={form.formState.isValid} busy={busy} onBack={back} />
       </form>
       {applicationId && (
         <Box sx={{ mt: 3 }}>
-          <EmailPreviewFrame applicationId={applicationId} input={{ ...values[3], callToAction }} />
+          <EmailPreviewFrame applicationId={applicationId} input={{ ...branding, callToAction }} />
         </Box>
       )}
     </FormProvider>

@@ -1,22 +1,49 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { wizardStepSchemas } from '@latchkey/contract';
-import { useForm, type Resolver } from 'react-hook-form';
-import type { WizardStep, WizardValues } from './wizard-steps';
-
-/** One form per step, validated as the user types so Next can be disabled while invalid. */
-export function useStepForm<S extends WizardStep>(step: S, defaults: WizardValues[S]) {
-  return useForm<WizardValues[S], unknown, WizardValues[S]>({
-    // The contract's step schema produces exactly this step's values (trimmed strings).
-    resolver: zodResolver(wizardStepSchemas[step] as never) as unknown as Resolver<WizardValues[S], unknown, WizardValues[S]>,
-    defaultValues: defaults as never,
-    mode: 'onChange',
-  });
-}
+import { useEffect, useState } from 'react';
+import { useForm, type FieldPath, type Resolver } from 'react-hook-form';
+import type { WizardDrafts, WizardStep, WizardValues } from './wizard-steps';
 
 export interface StepProps<S extends WizardStep> {
   applicationId: string | null;
+  /** What each step last saved (or its defaults). */
   values: WizardValues;
+  /** What a step's form held when the user went Back from it. */
+  drafts: WizardDrafts;
   busy: boolean;
   onSubmit: (values: WizardValues[S]) => void;
-  onBack: () => void;
+  onBack: (draft: WizardValues[S]) => void;
+}
+
+/** The fields whose draft differs from what the step last saved: the ones the user changed. */
+function changedFields(draft: object, saved: object): string[] {
+  const before = new Map(Object.entries(saved));
+  return Object.entries(draft)
+    .filter(([key, value]) => JSON.stringify(value) !== JSON.stringify(before.get(key)))
+    .map(([key]) => key);
+}
+
+/**
+ * One form per step, validated as the user types so Next can be disabled while invalid. It starts from
+ * what the user left there with Back, else from what the step last saved; `back` keeps what is typed,
+ * valid or not, without saving it (saving stays with Next and Finish).
+ */
+export function useStepForm<S extends WizardStep>(step: S, { values, drafts, onBack }: StepProps<S>) {
+  const draft = drafts[step] as WizardValues[S] | undefined;
+  const form = useForm<WizardValues[S], unknown, WizardValues[S]>({
+    // The contract's step schema produces exactly this step's values (trimmed strings).
+    resolver: zodResolver(wizardStepSchemas[step] as never) as unknown as Resolver<WizardValues[S], unknown, WizardValues[S]>,
+    defaultValues: (draft ?? values[step]) as never,
+    mode: 'onChange',
+  });
+
+  // Input the user changed before going Back shows its messages again, as it did while being typed.
+  const [restored] = useState(() => (draft ? changedFields(draft, values[step]) : []) as FieldPath<WizardValues[S]>[]);
+  useEffect(() => {
+    if (restored.length > 0) void form.trigger(restored);
+  }, [form, restored]);
+
+  // A copy: the next form for this step must not share nested objects (the call to action) with this one.
+  const back = () => onBack(structuredClone(form.getValues()) as WizardValues[S]);
+  return { form, back };
 }

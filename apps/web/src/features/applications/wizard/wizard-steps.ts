@@ -14,6 +14,8 @@ export interface WizardValues {
   3: { logoUrl: string; primaryColour: string; secondaryColour: string };
 }
 export type WizardStep = 0 | 1 | 2 | 3;
+/** What a step's form held when the user pressed Back: kept, valid or not, but not saved (spec §4). */
+export type WizardDrafts = Partial<WizardValues>;
 export const LAST_STEP: WizardStep = 3;
 
 export const initialWizardValues: WizardValues = {
