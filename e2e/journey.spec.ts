@@ -69,6 +69,15 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   await wizard.getByRole('textbox', { name: 'Primary colour', exact: true }).fill('#123456');
   // The live preview follows the colour as it is typed.
   await expect(wizard.getByTitle('Email preview')).toHaveAttribute('src', /primaryColour=%23123456/);
+  // Back and Next again: what was typed on the step is still there.
+  await wizard.getByRole('button', { name: 'Back' }).click();
+  await expect(wizard.getByRole('heading', { name: 'Email info' })).toBeVisible();
+  await next.click();
+  await expect(wizard.getByRole('textbox', { name: 'Primary colour', exact: true })).toHaveValue('#123456');
+  // A logo uploaded here is stored at once, so the preview (rendered from the stored application) shows it.
+  await wizard.getByLabel('Upload logo').setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: makePng(120, 40, [69, 189, 209]) });
+  await page.getByRole('dialog', { name: 'Success' }).getByRole('button', { name: 'Done' }).click();
+  await expect(wizard.frameLocator('iframe[title="Email preview"]').locator('img[src*="/cdn/logos/"]')).toBeVisible();
   await wizard.getByRole('button', { name: 'Finish' }).click();
   const success = page.getByRole('dialog', { name: 'Success' });
   await expect(success.getByText('Your Application has been successfully created!')).toBeVisible();
@@ -174,7 +183,8 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   await uploaded.getByRole('button', { name: 'Done' }).click();
   await expect(branding.getByRole('img', { name: /logo/i })).toHaveAttribute('src', new RegExp(`/cdn/logos/${appId}/`));
   // The server renders the stored application, so the preview loads again and shows the new logo at once.
-  await expect(branding.frameLocator('iframe[title="Email preview"]').locator(`img[src*="/cdn/logos/${appId}/"]`)).toBeVisible();
+  const logoSrc = await branding.getByRole('img', { name: /logo/i }).getAttribute('src');
+  await expect(branding.frameLocator('iframe[title="Email preview"]').locator(`img[src="${logoSrc}"]`)).toBeVisible();
   await branding.getByRole('textbox', { name: 'Secondary colour', exact: true }).fill('#abcdef');
   await expect(branding.getByTitle('Email preview')).toHaveAttribute('src', /secondaryColour=%23abcdef/);
   await branding.getByRole('button', { name: 'Save' }).click();
