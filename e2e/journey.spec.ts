@@ -121,16 +121,20 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   await keyDialog.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByRole('alertdialog', { name: 'Failed' })).toBeVisible();
   await page.getByRole('alertdialog', { name: 'Failed' }).getByRole('button', { name: 'Done' }).click();
+  /** Pastes a public JWK into the open key dialog and saves it. */
+  const saveKey = async (dialog: 'Add Auth Key' | 'Edit Auth Key', kid: string) => {
+    const open = page.getByRole('dialog', { name: dialog });
+    await open.getByLabel('Public key (JWK)').fill(JSON.stringify(publicJwk(kid)));
+    await open.getByRole('button', { name: 'Save' }).click();
+  };
   await page.getByRole('button', { name: 'Add Auth Key' }).click();
-  await page.getByRole('dialog', { name: 'Add Auth Key' }).getByLabel('Public key (JWK)').fill(JSON.stringify(publicJwk('door-key-1')));
-  await page.getByRole('dialog', { name: 'Add Auth Key' }).getByRole('button', { name: 'Save' }).click();
+  await saveKey('Add Auth Key', 'door-key-1');
   await expect(page.getByText('You successfully added an Auth Key!')).toBeVisible();
   await page.getByRole('button', { name: "Let's get started" }).click();
   await expect(authCard.getByRole('button', { name: 'Edit key door-key-1' })).toBeVisible();
   // Editing a key replaces it.
   await authCard.getByRole('button', { name: 'Edit key door-key-1' }).click();
-  await page.getByRole('dialog', { name: 'Edit Auth Key' }).getByLabel('Public key (JWK)').fill(JSON.stringify(publicJwk('door-key-2')));
-  await page.getByRole('dialog', { name: 'Edit Auth Key' }).getByRole('button', { name: 'Save' }).click();
+  await saveKey('Edit Auth Key', 'door-key-2');
   await expect(page.getByText('You successfully updated the Auth Key!')).toBeVisible();
   await page.getByRole('button', { name: 'Done' }).click();
   await expect(authCard.getByRole('button', { name: 'Edit key door-key-2' })).toBeVisible();
