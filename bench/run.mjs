@@ -8,7 +8,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { runLighthouse } from './lighthouse.mjs';
-import { api, load, root, seedOwner, sequentialLatency, startBareFastify, startService } from './lib.mjs';
+import { api, load, percentile, root, seedOwner, sequentialLatency, startBareFastify, startService } from './lib.mjs';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -20,11 +20,7 @@ const row = (section, metric, value, budget = '', verdict = '') => {
 };
 const ms = (v) => `${v.toFixed(2)} ms`;
 const ok = (b) => (b ? 'met' : 'NOT met');
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
+const median = (xs) => percentile([...xs].sort((a, b) => a - b), 50);
 const spread = (xs, unit = '×') => (xs.length > 1 ? `; rounds ${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}${unit}` : '');
 
 /**
