@@ -1,10 +1,10 @@
-// Bundles the service into dist/main.js. Workspace packages (@latchkey/*) are TypeScript sources and get
+// Bundles the service into dist/main.js and the key CLI (npm run keys:rotate) into dist/keys.js. Workspace packages (@latchkey/*) are TypeScript sources and get
 // bundled in; everything else stays in node_modules.
 import { build } from 'esbuild';
 
 await build({
-  entryPoints: ['src/main.ts'],
-  outfile: 'dist/main.js',
+  entryPoints: ['src/main.ts', 'src/keys.ts'],
+  outdir: 'dist',
   bundle: true,
   platform: 'node',
   format: 'esm',

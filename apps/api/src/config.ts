@@ -27,13 +27,16 @@ const envSchema = z.object({
   JWT_PREVIOUS_PUBLIC_KEYS: z.string().optional(),
   JWT_ISSUER: z.string().default('latchkey'),
   JWT_AUDIENCE: z.string().default('latchkey-portal'),
+  SIGNING_KEYS_REFRESH_SECONDS: int(5),
+  SECRETS_ENCRYPTION_KEY: z.string().min(32).optional(),
   ACCESS_TOKEN_TTL_SECONDS: int(900),
   REFRESH_TOKEN_TTL_SECONDS: int(60 * 60 * 24 * 30),
   ARGON2_MEMORY_KIB: z.coerce.number().int().min(19456).default(19456),
   ARGON2_ITERATIONS: z.coerce.number().int().min(2).default(2),
   ARGON2_PARALLELISM: z.coerce.number().int().min(1).default(1),
   INVITE_TTL_SECONDS: int(60 * 60 * 24 * 7),
-  PLATFORM_AUDIENCE: z.string().min(1).default('https://api.latchkey.dev'),
+  SSE_KEEPALIVE_SECONDS: int(15),
+  PLATFORM_AUDIENCE: z.string().min(1).optional(),
   TOKEN_LEEWAY_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
 
   STORAGE_DRIVER: z.enum(['local', 's3']).default('local'),
@@ -53,6 +56,8 @@ const envSchema = z.object({
   REDIS_URL: z.string().optional(),
   RATE_LIMIT_MAX: int(600),
   RATE_LIMIT_WINDOW_SECONDS: int(60),
+  ANONYMOUS_RATE_LIMIT_MAX: int(300),
+  DIRECTORY_RATE_LIMIT_MAX: int(30),
   LOGIN_RATE_LIMIT_MAX: int(10),
   LOGIN_RATE_LIMIT_WINDOW_SECONDS: int(60),
 
@@ -91,11 +96,17 @@ export function loadConfig(env: Env = process.env) {
       audience: e.JWT_AUDIENCE,
       accessTtl: e.ACCESS_TOKEN_TTL_SECONDS,
       refreshTtl: e.REFRESH_TOKEN_TTL_SECONDS,
+      keysRefreshSeconds: e.SIGNING_KEYS_REFRESH_SECONDS,
     },
+    /** Seals signing keys and server secrets in the database (lib/secret-box.ts); unset: stored as they are. */
+    secretsEncryptionKey: e.SECRETS_ENCRYPTION_KEY,
     argon2: { memoryCost: e.ARGON2_MEMORY_KIB, timeCost: e.ARGON2_ITERATIONS, parallelism: e.ARGON2_PARALLELISM },
     inviteTtl: e.INVITE_TTL_SECONDS,
+    /** Server-sent events (the sandbox's live updates): a comment this often keeps proxies from closing idle streams. */
+    liveEvents: { keepAliveMs: e.SSE_KEEPALIVE_SECONDS * 1000 },
     /** Tokens an application's own backend signs for its users (GET /platform/auth). */
-    platformTokens: { audience: e.PLATFORM_AUDIENCE, leeway: e.TOKEN_LEEWAY_SECONDS },
+    // Defaults to this deployment's public URL: the one value an application's backend can know it by.
+    platformTokens: { audience: e.PLATFORM_AUDIENCE ?? publicUrl, leeway: e.TOKEN_LEEWAY_SECONDS },
     storage: {
       driver: e.STORAGE_DRIVER,
       signingSecret: e.UPLOAD_SIGNING_SECRET,
@@ -117,6 +128,8 @@ export function loadConfig(env: Env = process.env) {
       windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS,
       loginMax: e.LOGIN_RATE_LIMIT_MAX,
       loginWindowSeconds: e.LOGIN_RATE_LIMIT_WINDOW_SECONDS,
+      anonymousMax: e.ANONYMOUS_RATE_LIMIT_MAX,
+      directoryMax: e.DIRECTORY_RATE_LIMIT_MAX,
     },
     portal: { privacyPolicyUrl: e.PRIVACY_POLICY_URL, docsUrl: e.DOCS_URL },
   };

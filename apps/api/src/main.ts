@@ -1,4 +1,4 @@
-import { buildApp } from './app.js';
+import { buildApp, SECRETS_UNENCRYPTED_WARNING } from './app.js';
 import { loadConfig } from './config.js';
 
 /** Starts and stops; nothing else (house style 4). */
@@ -28,3 +28,4 @@ const url = config.publicUrl;
 app.log.info(`Latchkey is running at ${url}`);
 // The one line a person starting `npm start` looks for.
 console.log(`\n  Latchkey portal: ${url}\n  API docs:        ${url}${config.apiPrefix}/docs\n`);
+if (!config.secretsEncryptionKey) console.warn(`  Warning: ${SECRETS_UNENCRYPTED_WARNING}\n`);

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { LOGO_CONTENT_TYPES, MAX_ADDRESS_LENGTH, MAX_TEXT_LENGTH, MAX_URL_LENGTH } from './constants.js';
+import { LANGUAGES, LOGO_CONTENT_TYPES, MAX_ADDRESS_LENGTH, MAX_TEXT_LENGTH, MAX_URL_LENGTH } from './constants.js';
 import type { PublicJwk } from './keys.js';
 import { messages } from './messages.js';
 import {
@@ -135,6 +135,8 @@ export const emailPreviewQuerySchema = z.object({
   ),
   primaryColour: emptyAsAbsent(hexColourSchema),
   secondaryColour: emptyAsAbsent(hexColourSchema),
+  /** The language the sample is written in (the portal passes its own); English when absent. */
+  lang: emptyAsAbsent(z.enum(LANGUAGES)),
 });
 export type EmailPreviewQuery = z.infer<typeof emailPreviewQuerySchema>;
 

@@ -32,3 +32,6 @@ export const MAX_KEYS_PER_APPLICATION = 50;
 export const MAX_DOMAINS_PER_APPLICATION = 100;
 /** Versioned Accept header of the platform API (plain application/json works too). */
 export const API_V2_ACCEPT = 'application/vnd.doordeck.api-v2+json';
+/** Languages the portal and its emails are written in; the first is the default. */
+export const LANGUAGES = ['en', 'de'] as const;
+export type Language = (typeof LANGUAGES)[number];

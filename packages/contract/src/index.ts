@@ -7,4 +7,8 @@ export * from './messages.js';
 export * from './rules.js';
 export * from './portal-config.js';
 export * from './platform-users.js';
+export * from './platform-user-errors.js';
 export * from './token-checks.js';
+export * from './locks.js';
+export * from './operations.js';
+export * from './sandbox-texts.js';

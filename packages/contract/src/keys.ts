@@ -116,3 +116,9 @@ export function parseJwkInput(text: string): { ok: true; key: PublicJwk } | { ok
   if (!result.success) return { ok: false, message: result.error.issues[0]?.message ?? messages.keyUnsupportedType };
   return { ok: true, key: result.data };
 }
+
+/** GET /.well-known/jwks.json: the public keys the portal's own tokens are signed with (RFC 7517). */
+export const jwksSchema = z.object({
+  keys: z.array(z.object({ kty: z.string(), crv: z.string(), x: z.string(), kid: z.string(), alg: z.string(), use: z.literal('sig') })),
+});
+export type Jwks = z.infer<typeof jwksSchema>;

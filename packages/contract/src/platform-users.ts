@@ -2,24 +2,16 @@ import * as z from 'zod/mini';
 import { MAX_TEXT_LENGTH } from './constants.js';
 import { messages } from './messages.js';
 import { emailSchema } from './rules.js';
+import { PLATFORM_USERS_DEFAULT_PAGE_SIZE, PLATFORM_USERS_MAX_PAGE_SIZE, platformUserErrors } from './platform-user-errors.js';
 import { TOKEN_CHECK_IDS } from './token-checks.js';
 
 /**
  * Application users: the people an application's own backend signs tokens for (issue 7), and the token
  * tester's report. Timestamps are epoch seconds, like `Application.lastUpdated`.
  */
-export const PLATFORM_USERS_MAX_PAGE_SIZE = 100;
-export const PLATFORM_USERS_DEFAULT_PAGE_SIZE = 50;
 /** A pasted token longer than this is not a JWT anyone signs; refused before any parsing. */
 export const MAX_TOKEN_LENGTH = 16 * 1024;
 
-export const platformUserErrors = {
-  userExists: 'This user has already been added to the application',
-  userNotFound: 'This user is not a user of the application',
-  invalidCursor: 'This page link is not valid; start again from the first page',
-  pageSizeTooLarge: `At most ${PLATFORM_USERS_MAX_PAGE_SIZE} users per page`,
-  tokenMissing: 'Send the application-signed token as "Authorization: Bearer <token>"',
-} as const;
 
 export const applicationUserStatusSchema = z.enum(['active', 'pending']);
 export type ApplicationUserStatus = z.infer<typeof applicationUserStatusSchema>;

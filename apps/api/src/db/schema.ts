@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import {
+  bigint,
   boolean,
   check,
   index,
@@ -163,4 +164,144 @@ export const applicationUsers = pgTable(
       sql`(${t.status} = 'active' and ${t.sub} is not null) or (${t.status} = 'pending' and ${t.sub} is null and ${t.email} is not null)`,
     ),
   ],
+);
+
+/**
+ * Server-wide secrets and keys that every instance must share (the platform CA, upload-URL secret …):
+ * the first instance to start creates a row, every other one reads it (lib/server-secrets.ts).
+ */
+export const serverSecrets = pgTable('server_secrets', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull(),
+  createdAt: createdAt(),
+});
+
+/**
+ * The portal's token signing keys (Ed25519), shared by every instance. One is `active` (signs); after a
+ * rotation the one before is `previous` and still verifies until `verify_until`, when its tokens have
+ * all expired; then it is `retired` and its private part erased. Rotated with `npm run keys:rotate`.
+ */
+export const signingKeys = pgTable(
+  'signing_keys',
+  {
+    kid: text('kid').primaryKey(),
+    status: text('status', { enum: ['active', 'previous', 'retired'] }).notNull(),
+    /** The public JWK (kty, crv, x), as published at /.well-known/jwks.json. */
+    publicJwk: jsonb('public_jwk').$type<{ kty: string; crv: string; x: string }>().notNull(),
+    /** PKCS#8 PEM, sealed when SECRETS_ENCRYPTION_KEY is set (lib/secret-box.ts); null once retired. */
+    privateKey: text('private_key'),
+    createdAt: createdAt(),
+    activatedAt: timestamp('activated_at', { withTimezone: true }).notNull().defaultNow(),
+    verifyUntil: timestamp('verify_until', { withTimezone: true }),
+    retiredAt: timestamp('retired_at', { withTimezone: true }),
+  },
+  (t) => [
+    // At most one signing key, whatever two instances or a rotation race do.
+    uniqueIndex('signing_keys_one_active_idx').on(t.status).where(sql`${t.status} = 'active'`),
+    check('signing_keys_status_check', sql`${t.status} in ('active', 'previous', 'retired')`),
+  ],
+);
+
+/** What `usageRequirements` holds (platform-api.md): time windows and a location rule. */
+export interface LockUsageRequirements {
+  time?: { start: string; end: string; timezone: string; days: string[] }[];
+  location?: { latitude: number; longitude: number; radius: number; accuracy: 'FINE' | 'HIGH' | 'MEDIUM' | 'LOW'; enabled: boolean } | null;
+}
+
+/**
+ * Sandbox locks: virtual locks of one application, whose owners are their admins. A lock is unlocked
+ * while `unlocked_until` is in the future, so it returns to locked by itself when the unlock time runs out.
+ */
+export const locks = pgTable(
+  'locks',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    applicationId: uuid('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    colour: text('colour'),
+    /** Seconds a MUTATE_LOCK without its own duration keeps the lock open (1–60). */
+    unlockTime: integer('unlock_time').notNull().default(5),
+    usageRequirements: jsonb('usage_requirements').$type<LockUsageRequirements>().notNull().default({}),
+    unlockedUntil: timestamp('unlocked_until', { withTimezone: true }),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('locks_application_id_idx').on(t.applicationId, t.createdAt)],
+);
+
+/** A lock shared with one application user (active, or pending: invited by email). */
+export const lockShares = pgTable(
+  'lock_shares',
+  {
+    lockId: uuid('lock_id')
+      .notNull()
+      .references(() => locks.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => applicationUsers.id, { onDelete: 'cascade' }),
+    role: text('role', { enum: ['USER', 'ADMIN'] }).notNull().default('USER'),
+    startsAt: timestamp('starts_at', { withTimezone: true }),
+    endsAt: timestamp('ends_at', { withTimezone: true }),
+    /** The share's own time window (days, hours, zone); null = any time between the bounds. */
+    timeWindow: jsonb('time_window').$type<{ start: string; end: string; timezone: string; days: string[] } | null>(),
+    /** An emailed invitation stops being accepted after this; null for a share to an existing user. */
+    inviteExpiresAt: timestamp('invite_expires_at', { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.lockId, t.userId] }), index('lock_shares_user_id_idx').on(t.userId)],
+);
+
+/**
+ * Every accepted and refused operation on a lock, newest first by (at, seq). `seq` is a monotonic
+ * tie-breaker for cursor paging; the (lock_id, at, seq) index keeps a page an index range scan at any size.
+ */
+export const lockActivity = pgTable(
+  'lock_activity',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    seq: bigint('seq', { mode: 'number' }).generatedAlwaysAsIdentity().notNull(),
+    lockId: uuid('lock_id')
+      .notNull()
+      .references(() => locks.id, { onDelete: 'cascade' }),
+    applicationId: uuid('application_id').notNull(),
+    at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
+    type: text('type', { enum: ['UNLOCK', 'LOCK', 'SHARE', 'REVOKE', 'SETTINGS'] }).notNull(),
+    actorUserId: uuid('actor_user_id'),
+    actorEmail: text('actor_email'),
+    actorDisplayName: text('actor_display_name'),
+    subject: text('subject'),
+    rejected: boolean('rejected').notNull().default(false),
+    reason: text('reason'),
+  },
+  (t) => [index('lock_activity_page_idx').on(t.lockId, t.at, t.seq)],
+);
+
+/** Single-use operation ids (`jti`, or the signature's hash for clients that send none): replay → 409. */
+export const usedOperationIds = pgTable(
+  'used_operation_ids',
+  {
+    id: text('id').primaryKey(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('used_operation_ids_expires_at_idx').on(t.expiresAt)],
+);
+
+/** The sandbox Outbox: every email the platform sent for an application, as rendered. */
+export const sentEmails = pgTable(
+  'sent_emails',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    applicationId: uuid('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    kind: text('kind').notNull(),
+    to: text('to').notNull(),
+    subject: text('subject').notNull(),
+    html: text('html').notNull(),
+    text: text('text').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('sent_emails_application_idx').on(t.applicationId, t.createdAt)],
 );

@@ -1,16 +1,27 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../config.js';
+import { createDatabase, type Database } from '../db/client.js';
 import { TokenService } from './tokens.js';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-tokens-'));
-afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+let database: Database;
+beforeAll(async () => {
+  database = await createDatabase({});
+  await database.migrate();
+});
+afterAll(async () => {
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  await database.close();
+});
 afterEach(() => vi.useRealTimers());
 
 async function service(env: Record<string, string> = {}) {
-  return TokenService.create(loadConfig({ DATA_DIR: dataDir, ...env }));
+  const tokens = await TokenService.create(loadConfig({ DATA_DIR: dataDir, ...env }), database.db);
+  tokens.stop();
+  return tokens;
 }
 const claims = { sub: '7d0f4c1e-4d7e-4a53-9d0f-1a2b3c4d5e6f', email: 'a@example.com', sid: '0b8f5d8e-1f5e-4f9e-9b7a-2c3d4e5f6a7b' };
 

@@ -1,23 +1,10 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import {
-  SignJWT,
-  calculateJwkThumbprint,
-  createLocalJWKSet,
-  exportJWK,
-  exportPKCS8,
-  generateKeyPair,
-  importPKCS8,
-  importSPKI,
-  jwtVerify,
-  type CryptoKey,
-  type JWK,
-} from 'jose';
+import { LRUCache } from 'lru-cache';
+import { SignJWT, jwtVerify, type JWTHeaderParameters } from 'jose';
 import type { Config } from '../config.js';
-
-const ALG = 'EdDSA';
-const KEY_FILE = 'jwt-signing-key.pem';
+import type { Db } from '../db/client.js';
+import { ALG } from './signing-keys.js';
+import { KeyRing } from './key-ring.js';
 
 export interface AccessClaims {
   sub: string;
@@ -30,63 +17,61 @@ export interface RefreshClaims {
   jti: string;
 }
 
+/** Seconds of clock difference between instances that a token's iat/exp may be off by. */
+const CLOCK_TOLERANCE_SECONDS = 5;
+
 /**
- * Signs and verifies the portal's own tokens (Ed25519). The signing key comes from JWT_PRIVATE_KEY or is
- * generated once into the data directory; JWT_PREVIOUS_PUBLIC_KEYS keeps tokens of a rotated-out key
- * valid until they expire, so rotation logs nobody out.
+ * Signs and verifies the portal's own tokens (Ed25519, a `kid` on each). The keys are the database's,
+ * shared by every instance and rotated with `npm run keys:rotate` (lib/key-ring.ts), unless the operator
+ * manages them with JWT_PRIVATE_KEY / JWT_PREVIOUS_PUBLIC_KEYS.
  */
 export class TokenService {
   /**
    * Access tokens already verified, by their exact text, until they expire. A signature check is the
    * costliest part of an authenticated read; the session is still checked on every request (through the
    * access cache, which the database's change notices keep true), so a logout still ends the token.
-   * Bounded: the oldest entry goes when full.
    */
-  private readonly verified = new Map<string, { claims: AccessClaims; expiresAtMs: number }>();
-  private static readonly VERIFIED_CACHE_SIZE = 10_000;
+  private readonly verified = new LRUCache<string, { claims: AccessClaims; expiresAtMs: number }>({ max: 10_000 });
+  private readonly keyFor = (header: JWTHeaderParameters) => this.keys.verifyKey(header.kid);
 
   private constructor(
-    private readonly signingKey: CryptoKey,
-    private readonly kid: string,
-    private readonly verifyKeys: ReturnType<typeof createLocalJWKSet>,
+    readonly keys: KeyRing,
     private readonly cfg: Config['jwt'],
   ) {}
 
-  static async create(config: Config): Promise<TokenService> {
-    const pem = config.jwt.privateKey?.replace(/\\n/g, '\n') ?? (await loadOrCreateKeyFile(config.dataDir));
-    const signingKey = await importPKCS8(pem, ALG, { extractable: true });
-    const publicJwk = await publicJwkOf(signingKey);
-    const kid = await calculateJwkThumbprint(publicJwk);
-    const keys: JWK[] = [{ ...publicJwk, kid, alg: ALG }];
-    for (const spki of splitPems(config.jwt.previousPublicKeys)) {
-      const jwk = await exportJWK(await importSPKI(spki, ALG, { extractable: true }));
-      keys.push({ ...jwk, kid: await calculateJwkThumbprint(jwk), alg: ALG });
-    }
-    return new TokenService(signingKey, kid, createLocalJWKSet({ keys }), config.jwt);
+  static async create(config: Config, db: Db): Promise<TokenService> {
+    return new TokenService(await KeyRing.create(config, db), config.jwt);
+  }
+
+  /** Stops following the database's keys (on close). */
+  stop(): void {
+    this.keys.stop();
   }
 
   signAccess(claims: AccessClaims): Promise<string> {
+    const { kid, key } = this.keys.signer();
     return new SignJWT({ email: claims.email, sid: claims.sid, typ: 'access' })
-      .setProtectedHeader({ alg: ALG, kid: this.kid })
+      .setProtectedHeader({ alg: ALG, kid })
       .setSubject(claims.sub)
       .setIssuer(this.cfg.issuer)
       .setAudience(this.cfg.audience)
       .setIssuedAt()
       .setExpirationTime(`${this.cfg.accessTtl}s`)
-      .sign(this.signingKey);
+      .sign(key);
   }
 
   signRefresh(claims: Omit<RefreshClaims, 'jti'> & { jti?: string }): Promise<{ token: string; jti: string }> {
     const jti = claims.jti ?? randomUUID();
+    const { kid, key } = this.keys.signer();
     return new SignJWT({ sid: claims.sid, typ: 'refresh' })
-      .setProtectedHeader({ alg: ALG, kid: this.kid })
+      .setProtectedHeader({ alg: ALG, kid })
       .setSubject(claims.sub)
       .setJti(jti)
       .setIssuer(this.cfg.issuer)
       .setAudience(this.cfg.audience)
       .setIssuedAt()
       .setExpirationTime(`${this.cfg.refreshTtl}s`)
-      .sign(this.signingKey)
+      .sign(key)
       .then((token) => ({ token, jti }));
   }
 
@@ -103,56 +88,22 @@ export class TokenService {
   async verifyAccess(token: string): Promise<AccessClaims> {
     const hit = this.verifiedAccess(token);
     if (hit) return hit;
-    const { payload } = await jwtVerify(token, this.verifyKeys, {
-      algorithms: [ALG],
-      issuer: this.cfg.issuer,
-      audience: this.cfg.audience,
-      clockTolerance: 5,
-    });
+    const { payload } = await jwtVerify(token, this.keyFor, this.verifyOptions());
     if (payload.typ !== 'access' || typeof payload.sub !== 'string') throw new Error('not an access token');
     if (typeof payload.email !== 'string' || typeof payload.sid !== 'string') throw new Error('malformed claims');
     const claims = { sub: payload.sub, email: payload.email, sid: payload.sid };
-    if (typeof payload.exp === 'number') {
-      if (this.verified.size >= TokenService.VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
-      this.verified.set(token, { claims, expiresAtMs: payload.exp * 1000 });
-    }
+    if (typeof payload.exp === 'number') this.verified.set(token, { claims, expiresAtMs: payload.exp * 1000 });
     return claims;
   }
 
   async verifyRefresh(token: string): Promise<RefreshClaims> {
-    const { payload } = await jwtVerify(token, this.verifyKeys, {
-      algorithms: [ALG],
-      issuer: this.cfg.issuer,
-      audience: this.cfg.audience,
-      clockTolerance: 5,
-    });
+    const { payload } = await jwtVerify(token, this.keyFor, this.verifyOptions());
     if (payload.typ !== 'refresh' || typeof payload.sub !== 'string') throw new Error('not a refresh token');
     if (typeof payload.sid !== 'string' || typeof payload.jti !== 'string') throw new Error('malformed claims');
     return { sub: payload.sub, sid: payload.sid, jti: payload.jti };
   }
-}
 
-async function publicJwkOf(privateKey: CryptoKey): Promise<JWK> {
-  const { kty, crv, x } = await exportJWK(privateKey);
-  return { kty, crv, x };
-}
-
-function splitPems(value: string | undefined): string[] {
-  if (!value) return [];
-  return (value.replace(/\\n/g, '\n').match(/-----BEGIN PUBLIC KEY-----[\s\S]+?-----END PUBLIC KEY-----/g) ?? []).map((s) => s.trim());
-}
-
-async function loadOrCreateKeyFile(dataDir: string): Promise<string> {
-  const file = path.join(dataDir, KEY_FILE);
-  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8');
-  fs.mkdirSync(dataDir, { recursive: true });
-  const { privateKey } = await generateKeyPair(ALG, { crv: 'Ed25519', extractable: true });
-  const pem = await exportPKCS8(privateKey);
-  try {
-    // 'wx' so two processes starting together cannot overwrite each other's key; the loser reads the winner's.
-    fs.writeFileSync(file, pem, { mode: 0o600, flag: 'wx' });
-    return pem;
-  } catch {
-    return fs.readFileSync(file, 'utf8');
+  private verifyOptions() {
+    return { algorithms: [ALG], issuer: this.cfg.issuer, audience: this.cfg.audience, clockTolerance: CLOCK_TOLERANCE_SECONDS };
   }
 }

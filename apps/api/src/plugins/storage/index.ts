@@ -1,4 +1,5 @@
 import type { Config } from '../../config.js';
+import type { Db } from '../../db/client.js';
 import { LocalLogoStorage, loadUploadSecret } from './local.js';
 import { S3LogoStorage } from './s3.js';
 import type { LogoStorage } from './storage.js';
@@ -9,7 +10,7 @@ export { sniffImage } from './image.js';
 export * from './storage.js';
 
 /** The configured driver: local disk by default, S3-compatible when STORAGE_DRIVER=s3. */
-export async function createLogoStorage(config: Config): Promise<LogoStorage> {
+export async function createLogoStorage(config: Config, db: Db): Promise<LogoStorage> {
   const storage = config.storage;
   if (storage.driver === 's3') {
     if (!storage.s3.bucket) throw new Error('STORAGE_DRIVER=s3 needs S3_BUCKET');
@@ -29,7 +30,7 @@ export async function createLogoStorage(config: Config): Promise<LogoStorage> {
     apiPrefix: config.apiPrefix,
     cdnBaseUrl: storage.cdnBaseUrl,
     dataDir: config.dataDir,
-    secret: await loadUploadSecret(config.dataDir, storage.signingSecret),
+    secret: await loadUploadSecret(db, config.dataDir, storage.signingSecret),
     ttlSeconds: storage.uploadTtl,
   });
 }

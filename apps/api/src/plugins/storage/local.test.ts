@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { deriveLogoUrl } from '@latchkey/contract';
+import { createDatabase } from '../../db/client.js';
 import { LocalLogoStorage, loadUploadSecret } from './local.js';
 import { logoObjectKeyFromUrl, newObjectKey, parseObjectKey } from './storage.js';
 import { makePng, TINY_JPEG } from './test-images.js';
@@ -162,13 +163,18 @@ describe('logoObjectKeyFromUrl', () => {
 });
 
 describe('loadUploadSecret', () => {
-  it('uses the configured secret, or generates one once and keeps it', async () => {
+  it('uses the configured secret, or one created once in the database, taking over an older data-directory file', async () => {
+    const database = await createDatabase({});
+    await database.migrate();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-secret-'));
     dirs.push(dir);
-    expect(await loadUploadSecret(dir, 'c'.repeat(40))).toBe('c'.repeat(40));
-    const first = await loadUploadSecret(dir, undefined);
-    expect(first.length).toBeGreaterThanOrEqual(32);
-    expect(await loadUploadSecret(dir, undefined)).toBe(first);
-    expect(fs.statSync(path.join(dir, 'upload-signing-secret')).mode & 0o077).toBe(0);
+    expect(await loadUploadSecret(database.db, dir, 'c'.repeat(40))).toBe('c'.repeat(40));
+    fs.writeFileSync(path.join(dir, 'upload-signing-secret'), 'l'.repeat(40));
+    expect(await loadUploadSecret(database.db, dir, undefined)).toBe('l'.repeat(40));
+    // Another instance with its own (empty) data directory gets the same secret from the database.
+    const otherDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-secret-'));
+    dirs.push(otherDir);
+    expect(await loadUploadSecret(database.db, otherDir, undefined)).toBe('l'.repeat(40));
+    await database.close();
   });
 });

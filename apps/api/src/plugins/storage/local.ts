@@ -2,6 +2,8 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { LogoContentType } from '@latchkey/contract';
+import type { Db } from '../../db/client.js';
+import { loadOrCreateSecret } from '../../lib/server-secrets.js';
 import { sniffImage } from './image.js';
 import { newObjectKey, parseObjectKey, type LogoStorage, type UploadTarget } from './storage.js';
 
@@ -118,26 +120,13 @@ export class LocalLogoStorage implements LogoStorage {
 }
 
 /**
- * The configured secret, or one generated once and kept in the data directory (mode 0600), so upload
- * URLs survive a restart and every instance sharing the directory agrees.
+ * The configured secret, or the one every instance shares through the database (created by the first to
+ * start; a secret an older version kept in the data directory is taken over, so its upload URLs stay good).
  */
-export async function loadUploadSecret(dataDir: string, configured: string | undefined): Promise<string> {
+export async function loadUploadSecret(db: Db, dataDir: string, configured: string | undefined): Promise<string> {
   if (configured) return configured;
-  const file = path.join(dataDir, 'upload-signing-secret');
-  try {
-    const existing = (await fs.readFile(file, 'utf8')).trim();
-    if (existing.length >= 32) return existing;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  await fs.mkdir(dataDir, { recursive: true });
-  const secret = randomBytes(32).toString('base64url');
-  try {
-    await fs.writeFile(file, secret, { flag: 'wx', mode: 0o600 });
-    return secret;
-  } catch (error) {
-    // Another instance won the race: use its secret.
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return (await fs.readFile(file, 'utf8')).trim();
-    throw error;
-  }
+  return loadOrCreateSecret(db, 'upload-signing-secret', async () => {
+    const legacy = await fs.readFile(path.join(dataDir, 'upload-signing-secret'), 'utf8').catch(() => '');
+    return legacy.trim().length >= 32 ? legacy.trim() : randomBytes(32).toString('base64url');
+  });
 }

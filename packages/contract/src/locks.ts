@@ -1,0 +1,208 @@
+import * as z from 'zod/mini';
+import { GEOFENCE_ACCURACY_M, MAX_TEXT_LENGTH } from './constants.js';
+import { messages } from './messages.js';
+import { emailSchema, hexColourSchema, requiredText } from './rules.js';
+import { LOCK_LOG_MAX_PAGE_SIZE, LOCK_UNLOCK_TIME_MAX_S, LOCK_UNLOCK_TIME_MIN_S, lockMessages } from './sandbox-texts.js';
+
+/**
+ * The sandbox's shapes (platform-api.md, "Locks, shares and signed operations"): locks, their settings,
+ * shares and activity. Times on the wire are epoch seconds, like `Application.lastUpdated`.
+ */
+export const DEFAULT_LOCK_NAME = 'Front Door';
+export const DEFAULT_UNLOCK_TIME_S = 5;
+export const MAX_TIME_RULES = 10;
+export const LOCK_LOG_DEFAULT_PAGE_SIZE = 50;
+export const WEEKDAYS = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'] as const;
+export const LOCATION_ACCURACIES = ['FINE', 'HIGH', 'MEDIUM', 'LOW'] as const;
+export const LOCK_ROLES = ['USER', 'ADMIN'] as const;
+export const LOCK_LOG_TYPES = ['UNLOCK', 'LOCK', 'SHARE', 'REVOKE', 'SETTINGS'] as const;
+
+
+
+/** Whether `zone` is an IANA time zone this runtime knows (Intl throws a RangeError otherwise). */
+export function isTimeZone(zone: string): boolean {
+  if (zone.length === 0 || zone.length > 64) return false;
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const TIME_OF_DAY_PATTERN = /^(?:[01]\d|2[0-3]):[0-5]\d$/;
+export const timeOfDaySchema = z.string({ error: messages.required }).check(z.regex(TIME_OF_DAY_PATTERN, lockMessages.invalidTime));
+export const timeZoneSchema = z.string({ error: messages.required }).check(z.refine(isTimeZone, lockMessages.invalidTimeZone));
+export const weekdaySchema = z.enum(WEEKDAYS);
+export type Weekday = z.infer<typeof weekdaySchema>;
+
+/** One time window: on these days, between start and end in this zone (end before start spans midnight). */
+export const timeRuleSchema = z.object({
+  start: timeOfDaySchema,
+  end: timeOfDaySchema,
+  timezone: timeZoneSchema,
+  days: z.array(weekdaySchema).check(z.minLength(1, lockMessages.minimumOneDay), z.maxLength(7, lockMessages.minimumOneDay)),
+});
+export type TimeRule = z.infer<typeof timeRuleSchema>;
+
+export const locationAccuracySchema = z.enum(LOCATION_ACCURACIES);
+export type LocationAccuracy = z.infer<typeof locationAccuracySchema>;
+/** Spec §9's tiers: the worst accuracy (metres) a reported position may have under each tier. */
+export const LOCATION_ACCURACY_LIMIT_M: Record<LocationAccuracy, number> = GEOFENCE_ACCURACY_M;
+
+export const latitudeSchema = z.number({ error: messages.required }).check(z.gte(-90, lockMessages.latitudeRange), z.lte(90, lockMessages.latitudeRange));
+export const longitudeSchema = z.number({ error: messages.required }).check(z.gte(-180, lockMessages.longitudeRange), z.lte(180, lockMessages.longitudeRange));
+
+export const locationRuleSchema = z.object({
+  latitude: latitudeSchema,
+  longitude: longitudeSchema,
+  radius: z.number({ error: messages.required }).check(z.gte(1, lockMessages.radiusRange), z.lte(100_000, lockMessages.radiusRange)),
+  accuracy: locationAccuracySchema,
+  enabled: z.boolean(),
+});
+export type LocationRule = z.infer<typeof locationRuleSchema>;
+
+export const usageRequirementsSchema = z.object({
+  time: z.optional(z.array(timeRuleSchema).check(z.maxLength(MAX_TIME_RULES, messages.tooLong))),
+  location: z.nullish(locationRuleSchema),
+});
+export type UsageRequirements = z.infer<typeof usageRequirementsSchema>;
+
+export const unlockTimeSchema = z
+  .number({ error: messages.required })
+  .check(
+    z.refine(Number.isInteger, lockMessages.unlockTimeRange),
+    z.gte(LOCK_UNLOCK_TIME_MIN_S, lockMessages.unlockTimeRange),
+    z.lte(LOCK_UNLOCK_TIME_MAX_S, lockMessages.unlockTimeRange),
+  );
+
+export const lockSettingsSchema = z.object({ unlockTime: z.number(), usageRequirements: usageRequirementsSchema });
+export type LockSettings = z.infer<typeof lockSettingsSchema>;
+
+export const lockStateSchema = z.object({
+  locked: z.boolean(),
+  /** Sandbox locks are always reachable. */
+  connected: z.boolean(),
+  /** While unlocked: when it locks again, epoch milliseconds (for a countdown); otherwise null. */
+  unlockedUntil: z.nullable(z.number()),
+});
+export type LockState = z.infer<typeof lockStateSchema>;
+
+export const lockSchema = z.object({
+  id: z.string(),
+  applicationId: z.string(),
+  name: z.string(),
+  colour: z.nullable(z.string()),
+  settings: lockSettingsSchema,
+  state: lockStateSchema,
+  createdAt: z.number(),
+});
+export type Lock = z.infer<typeof lockSchema>;
+
+export const createLockSchema = z.object({ name: requiredText(MAX_TEXT_LENGTH), colour: z.nullish(hexColourSchema) });
+export type CreateLock = z.infer<typeof createLockSchema>;
+
+export const updateLockSchema = z.object({
+  name: z.optional(requiredText(MAX_TEXT_LENGTH)),
+  colour: z.nullish(hexColourSchema),
+  settings: z.optional(z.object({ unlockTime: z.optional(unlockTimeSchema), usageRequirements: z.optional(usageRequirementsSchema) })),
+});
+export type UpdateLock = z.infer<typeof updateLockSchema>;
+
+export const lockRoleSchema = z.enum(LOCK_ROLES);
+export type LockRole = z.infer<typeof lockRoleSchema>;
+
+/** A share as the owner sees it: the user (active or invited by email), role, bounds and time window. */
+export const lockShareSchema = z.object({
+  userId: z.string(),
+  email: z.nullable(z.string()),
+  displayName: z.nullable(z.string()),
+  /** pending: invited by email, not signed in yet. */
+  status: z.enum(['active', 'pending']),
+  role: lockRoleSchema,
+  start: z.nullable(z.number()),
+  end: z.nullable(z.number()),
+  /** Per-share time window (days, hours, zone); null = any time within start/end. */
+  timeWindow: z.nullable(timeRuleSchema),
+  /** For an emailed invitation: when it stops being accepted (epoch seconds). */
+  inviteExpiresAt: z.nullable(z.number()),
+  createdAt: z.number(),
+});
+export type LockShare = z.infer<typeof lockShareSchema>;
+
+const shareBoundSchema = z.nullish(
+  z.number({ error: lockMessages.timeBoundNumber }).check(z.refine(Number.isFinite, lockMessages.timeBoundNumber), z.gte(0, lockMessages.timeBoundNumber)),
+);
+
+export const createLockShareSchema = z
+  .object({
+    email: z.optional(emailSchema),
+    userId: z.optional(z.uuid({ error: 'Not a valid user id' })),
+    role: z._default(lockRoleSchema, 'USER'),
+    /** Epoch seconds. */
+    start: shareBoundSchema,
+    end: shareBoundSchema,
+    timeWindow: z.nullish(timeRuleSchema),
+  })
+  .check(
+    z.refine((s) => (s.email === undefined) !== (s.userId === undefined), { message: lockMessages.emailOrUser, path: ['email'] }),
+    z.refine((s) => s.start == null || s.end == null || s.end > s.start, { message: lockMessages.endBeforeStart, path: ['end'] }),
+  );
+export type CreateLockShare = z.infer<typeof createLockShareSchema>;
+
+export const lockLogTypeSchema = z.enum(LOCK_LOG_TYPES);
+export const lockLogEntrySchema = z.object({
+  id: z.string(),
+  lockId: z.string(),
+  /** Epoch seconds, with milliseconds as the fraction. */
+  timestamp: z.number(),
+  type: lockLogTypeSchema,
+  actor: z.object({ userId: z.nullable(z.string()), email: z.nullable(z.string()), displayName: z.nullable(z.string()) }),
+  subject: z.nullable(z.string()),
+  rejected: z.boolean(),
+  reason: z.nullable(z.string()),
+});
+export type LockLogEntry = z.infer<typeof lockLogEntrySchema>;
+
+const epochSecondsQuery = z.coerce
+  .number({ error: lockMessages.timeBoundNumber })
+  .check(z.refine(Number.isFinite, lockMessages.timeBoundNumber), z.gte(0, lockMessages.timeBoundNumber));
+
+export const lockLogQuerySchema = z
+  .object({
+    /** Epoch seconds, inclusive bounds on the entry's time. */
+    start: z.optional(epochSecondsQuery),
+    end: z.optional(epochSecondsQuery),
+    /** Opaque: pass back the previous page's `nextCursor` unchanged. */
+    cursor: z.optional(z.string().check(z.maxLength(200, lockMessages.invalidCursor))),
+    pageSize: z.optional(
+      z.coerce
+        .number({ error: lockMessages.pageSizeRange })
+        .check(z.refine(Number.isInteger, lockMessages.pageSizeRange), z.gte(1, lockMessages.pageSizeRange), z.lte(LOCK_LOG_MAX_PAGE_SIZE, lockMessages.pageSizeRange)),
+    ),
+  })
+  .check(
+    z.refine((q) => q.start === undefined || q.end === undefined || q.end >= q.start, { message: lockMessages.endBeforeStart, path: ['end'] }),
+  );
+export type LockLogQuery = z.infer<typeof lockLogQuerySchema>;
+
+export const lockLogPageSchema = z.object({ items: z.array(lockLogEntrySchema), nextCursor: z.nullable(z.string()) });
+export type LockLogPage = z.infer<typeof lockLogPageSchema>;
+
+export const lockIdParamsSchema = z.object({ applicationId: z.string(), lockId: z.string() });
+export const lockShareParamsSchema = z.object({ applicationId: z.string(), lockId: z.string(), userId: z.string() });
+
+/** The sandbox Outbox: what the platform sent for an application, newest first. */
+export const OUTBOX_PAGE_SIZE = 100;
+export const sentEmailSchema = z.object({
+  id: z.string(),
+  /** lock-invitation (a share to someone without an account yet) or lock-share. */
+  kind: z.string(),
+  to: z.string(),
+  subject: z.string(),
+  /** The plain-text part; the rendered HTML is at …/outbox/{emailId}. */
+  text: z.string(),
+  createdAt: z.number(),
+});
+export type SentEmail = z.infer<typeof sentEmailSchema>;
+export const outboxEmailParamsSchema = z.object({ applicationId: z.string(), emailId: z.string() });
