@@ -18,19 +18,34 @@ import { createDatabase, type Database, type Db } from './db/client.js';
 import { AppError } from './errors.js';
 import { AccessCache } from './lib/access-cache.js';
 import { Passwords } from './lib/passwords.js';
+import { SecretBox } from './lib/secret-box.js';
+import { useSecretBox } from './lib/server-secrets.js';
 import { TokenService } from './lib/tokens.js';
 import { isUnder, pathOf } from './lib/url-paths.js';
 import { registerAuth, registerOwnership } from './plugins/auth.js';
 import { registerCors, type CorsOptions } from './plugins/cors.js';
+import { registerLockUserAuth } from './plugins/lock-user-auth.js';
+import { PlatformCa } from './plugins/platform-ca.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { registerSecurityHeaders } from './plugins/security-headers.js';
 import { accountRoutes } from './modules/account/account.routes.js';
+import { activityRoutes } from './modules/activity/activity.routes.js';
+import { lockEventsRoutes } from './modules/locks/lock-events.routes.js';
+import { findLock } from './modules/locks/locks.service.js';
+import { locksRoutes } from './modules/locks/locks.routes.js';
+import { getActivity } from './modules/activity/activity.service.js';
+import { LiveEvents } from './plugins/live-events.js';
+import { outboxRoutes } from './modules/outbox/outbox.routes.js';
+import { sharesRoutes } from './modules/shares/shares.routes.js';
 import { applicationsRoutes } from './modules/applications/applications.routes.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { healthRoutes } from './modules/health/health.routes.js';
+import { jwksRoutes } from './modules/keys/keys.routes.js';
 import { platformUsersRoutes } from './modules/platform-users/platform-users.routes.js';
 import { cdnRoutes, logosRoutes } from './modules/logos/logos.routes.js';
 import { emailPreviewRoutes } from './modules/email-preview/email-preview.routes.js';
+import { certificatesRoutes } from './modules/certificates/certificates.routes.js';
+import { operationsRoutes } from './modules/operations/operations.routes.js';
 import { createLogoStorage } from './plugins/storage/index.js';
 import { createMailer } from './plugins/mailer/index.js';
 
@@ -44,12 +59,16 @@ declare module 'fastify' {
     redis: Redis | null;
     /** Sessions, ownership and application lists, kept per instance and dropped on the database's notice. */
     accessCache: AccessCache;
+    /** Issues and checks the certificates lock users sign their operations with. */
+    platformCa: PlatformCa;
     /** Every route as registered: the security suite derives its authorization matrix from it. */
     routeTable: { method: string; url: string; public: boolean }[];
   }
   interface FastifyContextConfig {
     /** Marks a route that needs no portal access token (login, previews, health …). */
     public?: boolean;
+    /** The route never changes sessions, applications or owners: its answer need not wait for the access cache. */
+    accessUnchanged?: boolean;
   }
 }
 
@@ -93,14 +112,22 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('config', config);
   app.decorate('database', database);
   app.decorate('db', database.db);
-  app.decorate('tokens', await TokenService.create(config));
+  // Before anything reads a key or secret from the database: they are sealed with this box.
+  useSecretBox(database.db, new SecretBox(config.secretsEncryptionKey));
+  if (!config.secretsEncryptionKey) app.log.warn(SECRETS_UNENCRYPTED_WARNING);
+  app.decorate('tokens', await TokenService.create(config, database.db));
   app.decorate('passwords', new Passwords(config.argon2));
   app.decorate('redis', redis);
   // Off (ACCESS_CACHE=false) it never answers, and every request reads the session row as before.
   const accessCache = new AccessCache();
   if (config.database.accessCache) await accessCache.start(database);
   app.decorate('accessCache', accessCache);
-  app.decorate('storage', await createLogoStorage(config));
+  // The sandbox's live updates: one LISTEN per instance, fanned out to this instance's SSE clients.
+  const liveEvents = new LiveEvents(database, { lock: (id) => findLock(database.db, id), activity: (id) => getActivity(database.db, id) }, app.log);
+  await liveEvents.start();
+  app.decorate('liveEvents', liveEvents);
+  app.decorate('platformCa', await PlatformCa.load(database.db));
+  app.decorate('storage', await createLogoStorage(config, database.db));
   app.decorate('mailer', createMailer(config, app.log));
   app.addHook('onClose', async () => {
     app.storage.close?.();
@@ -108,7 +135,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   app.addHook('onClose', async () => {
     redis?.disconnect();
+    app.tokens.stop();
     await accessCache.stop();
+    await liveEvents.stop();
     if (ownsDatabase) await database.close();
   });
   // One onSend hook for both of these (each hook is a step of every request):
@@ -123,7 +152,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   app.addHook('onSend', (request, reply, payload, done) => {
     const reads = request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS';
-    if (reads || reply.statusCode >= 500) {
+    if (reads || reply.statusCode >= 500 || request.routeOptions.config.accessUnchanged) {
       if (closing) reply.header('connection', 'close');
       return done(null, payload);
     }
@@ -138,6 +167,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   registerErrorHandling(app, config.apiPrefix);
   registerAuth(app, database.db, app.tokens, accessCache);
   registerOwnership(app, database.db);
+  registerLockUserAuth(app, accessCache);
 
   registerSecurityHeaders(app, {
     apiPrefix: config.apiPrefix,
@@ -190,19 +220,30 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     async (api) => {
       await api.register(healthRoutes);
       await api.register(authRoutes, { prefix: '/auth' });
+      await api.register(certificatesRoutes);
+      await api.register(operationsRoutes);
       await api.register(accountRoutes);
       await api.register(applicationsRoutes);
       await api.register(platformUsersRoutes);
       await api.register(logosRoutes);
       await api.register(emailPreviewRoutes);
+      await api.register(locksRoutes);
+      await api.register(lockEventsRoutes);
+      await api.register(activityRoutes);
+      await api.register(sharesRoutes);
+      await api.register(outboxRoutes);
     },
     { prefix: config.apiPrefix },
   );
   await app.register(cdnRoutes);
+  await app.register(jwksRoutes);
 
   registerSpa(app, config);
   return app;
 }
+
+export const SECRETS_UNENCRYPTED_WARNING =
+  'SECRETS_ENCRYPTION_KEY is not set: the token signing keys and server secrets in the database are stored unencrypted. Set it (32+ characters) to encrypt them at rest.';
 
 /**
  * Log ids for requests that bring no X-Request-Id: this process's random prefix and a counter. Unique
@@ -234,6 +275,9 @@ function registerSpa(app: FastifyInstance, config: Config) {
     root: dist,
     wildcard: false,
     index: false,
+    // The build writes .br and .gz beside each asset (apps/web/vite.config.ts); they go to browsers that
+    // accept them, with no compression per request.
+    preCompressed: true,
     setHeaders: (res, file) => {
       res.header('Cache-Control', file.includes(`${path.sep}assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
     },

@@ -2,7 +2,9 @@ import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiErrors } from '@latchkey/contract';
 import { createTestApp, uniqueEmail, type TestApp } from '../helpers.js';
+import { injectAny } from './streams.js';
 import { hs256WithPublicKey, makeSigningKey, signWith, unsignedToken, type Claims } from './tokens.js';
+import { addIssuer, addKey, createApplication, signUserToken } from '../../src/modules/platform-users/test-fixtures.js';
 
 /**
  * Issue 4: every route of the service's own route table × every kind of credential. A new route is
@@ -11,8 +13,10 @@ import { hs256WithPublicKey, makeSigningKey, signWith, unsignedToken, type Claim
 const key = makeSigningKey();
 let t: TestApp;
 let owner: { token: string; refresh: string; claims: Claims };
-let stranger: { token: string };
+let stranger: { token: string; claims: Claims };
 let appId: string;
+/** The application's Front Door: lock routes are tried on a real lock, so the owner gets real answers. */
+let lockId: string;
 const APP_NAME = 'Matrix Secret Application';
 
 /** Routes that are public by design; everything else must refuse anonymous callers. */
@@ -27,7 +31,7 @@ async function register(email: string) {
 }
 
 function fill(url: string) {
-  return url.replace(':applicationId', appId).replace(/:(\w+)/g, 'x').replace(/\*$/, 'x');
+  return url.replace(':applicationId', appId).replace(':lockId', lockId).replace(/:(\w+)/g, 'x').replace(/\*$/, 'x');
 }
 
 beforeAll(async () => {
@@ -42,6 +46,8 @@ beforeAll(async () => {
   });
   expect(created.statusCode).toBe(201);
   appId = created.headers.location!.toString().split('/').pop()!;
+  const locks = await t.app.inject({ method: 'GET', url: `/api/platform/application/${appId}/lock`, headers: { authorization: `Bearer ${owner.token}` } });
+  lockId = (locks.json() as { id: string }[])[0]!.id;
 });
 afterAll(() => t?.close());
 
@@ -62,7 +68,7 @@ describe('authorization matrix', () => {
     const routes = t.app.routeTable.filter((r) => r.url.startsWith('/api') && !DOCS.test(r.url));
     // Destructive calls go last, so the owner's session and application survive the rest of the matrix.
     const destructive = (r: { method: string; url: string }) =>
-      r.url.endsWith('/token/destroy') ? 2 : r.method === 'DELETE' && r.url.endsWith(':applicationId') ? 1 : 0;
+      r.url.endsWith('/token/destroy') ? 3 : r.method === 'DELETE' && r.url.endsWith(':applicationId') ? 2 : r.method === 'DELETE' && r.url.endsWith(':lockId') ? 1 : 0;
     const protectedRoutes = routes.filter((r) => !r.public).sort((x, y) => destructive(x) - destructive(y));
     expect(protectedRoutes.length).toBeGreaterThan(10);
     let cases = 0;
@@ -71,7 +77,7 @@ describe('authorization matrix', () => {
     for (const route of protectedRoutes) {
       const url = fill(route.url);
       const send = (token?: string) =>
-        t.app.inject({
+        injectAny(t.app, route.url, {
           method: route.method as 'GET',
           url,
           headers: token ? { authorization: `Bearer ${token}` } : {},
@@ -104,10 +110,30 @@ describe('authorization matrix', () => {
     expect(failures).toEqual([]);
   });
 
+  it('takes application-signed user tokens on the lock-user routes only (issue 17)', async () => {
+    // The first case deleted the owner's application: a partner application of its own.
+    const partnerApp = await createApplication(t, stranger.claims.sub, APP_NAME);
+    const issuer = 'https://matrix-backend.example';
+    await addIssuer(t, partnerApp, issuer);
+    const partnerKey = await addKey(t, partnerApp, 'EdDSA');
+    const appToken = await signUserToken(partnerKey, { iss: issuer, sub: 'matrix-user', email: 'matrix.user@example.com' });
+    const lockUserRoute = (r: { method: string; url: string }) => (r.method === 'GET' && r.url === '/api/account') || r.url === '/api/auth/certificate' || r.url.startsWith('/api/device/');
+    const routes = t.app.routeTable.filter((r) => r.url.startsWith('/api') && !DOCS.test(r.url) && !r.public && !r.url.endsWith('/token/destroy'));
+    expect(routes.filter(lockUserRoute).length).toBeGreaterThanOrEqual(6);
+    const failures: string[] = [];
+    for (const route of routes) {
+      const res = await t.app.inject({ method: route.method as 'GET', url: fill(route.url).replace(appId, partnerApp), headers: { authorization: `Bearer ${appToken}` }, ...(route.method === 'GET' ? {} : { payload: {} }) });
+      const admitted = res.statusCode !== 401;
+      if (admitted !== lockUserRoute(route)) failures.push(`${route.method} ${route.url}: ${res.statusCode}`);
+      if (res.statusCode >= 500 || res.body.includes(APP_NAME)) failures.push(`${route.method} ${route.url}: ${res.statusCode} ${res.body.slice(0, 100)}`);
+    }
+    expect(failures).toEqual([]);
+  });
+
   it('marks as public only routes that really need no token', () => {
     const publicRoutes = t.app.routeTable.filter((r) => r.public).map((r) => `${r.method} ${r.url}`);
     for (const r of publicRoutes) {
-      expect(r).toMatch(/\/(health|ready|config)$|\/auth\/(token|register|token\/refresh)$|\/email\/preview\/|\/uploads\/|\/cdn\/|\/platform\/auth$/);
+      expect(r).toMatch(/\/(health|ready|config)$|\/auth\/(token|register|token\/refresh)$|\/email\/preview\/|\/uploads\/|\/cdn\/|\/platform\/auth$|^GET \/\.well-known\/jwks\.json$/);
     }
   });
 });

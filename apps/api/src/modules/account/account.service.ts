@@ -4,6 +4,7 @@ import { apiErrors, type Account, type ChangePassword } from '@latchkey/contract
 import { sessions, users } from '../../db/schema.js';
 import { unauthorized } from '../../errors.js';
 import type { AuthUser } from '../../plugins/auth.js';
+import type { LockUser } from '../../plugins/lock-user-auth.js';
 
 export async function getAccount(app: FastifyInstance, user: AuthUser): Promise<Account> {
   const [row] = await app.db
@@ -14,6 +15,15 @@ export async function getAccount(app: FastifyInstance, user: AuthUser): Promise<
     .limit(1);
   if (!row) throw unauthorized();
   return row;
+}
+
+/**
+ * An application user's account, as their application's token describes it: the application vouches for
+ * the email, the platform never verified it, and it keeps no long-lived key for them (their operations
+ * are signed with the ephemeral keys certified at /auth/certificate).
+ */
+export function applicationUserAccount(user: LockUser): Account {
+  return { userId: user.id, email: user.email ?? '', displayName: user.displayName, emailVerified: false, publicKey: null };
 }
 
 export async function updateAccount(app: FastifyInstance, user: AuthUser, displayName: string): Promise<void> {

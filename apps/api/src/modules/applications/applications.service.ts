@@ -21,6 +21,7 @@ import {
 } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
 import { checkLogoUrl } from '../logos/logos.service.js';
+import { addFrontDoor } from '../locks/locks.service.js';
 import { accessTags, type AccessCache } from '../../lib/access-cache.js';
 import { ApplicationBodyCache } from './application-cache.js';
 
@@ -160,6 +161,8 @@ export async function createApplication(app: FastifyInstance, userId: string, in
   await app.db.transaction(async (tx) => {
     await tx.insert(applications).values({ id, name: input.name, companyName: input.companyName, mailingAddress: input.mailingAddress, ...columnsOf(input) });
     await tx.insert(applicationOwners).values({ applicationId: id, userId });
+    // The sandbox: every application starts with one virtual lock (issue 17).
+    await addFrontDoor(tx, id);
   });
   return id;
 }

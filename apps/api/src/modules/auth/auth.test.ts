@@ -156,6 +156,25 @@ describe('invitations', () => {
     const taken = await t.app.inject({ method: 'POST', url: '/api/account/invite', headers: bearer(me.authToken), payload: { email: existing } });
     expect(taken.statusCode).toBe(409);
   });
+
+  it('writes the invitation in the inviter’s language (Accept-Language), English otherwise', async () => {
+    const me = (await register({ email: uniqueEmail('inviter'), password: 'abcde', displayName: 'Ada' })).json();
+    const mailTo = (email: string) => {
+      const outbox = path.join(t.dataDir, 'outbox');
+      const raw = fs.readdirSync(outbox).map((f) => fs.readFileSync(path.join(outbox, f), 'utf8')).find((m) => m.includes(encodeURIComponent(email)));
+      return JSON.parse(raw!) as { subject: string; text: string; html: string };
+    };
+    const german = uniqueEmail('kollege');
+    const headers = { ...bearer(me.authToken), 'accept-language': 'de-DE,de;q=0.9,en;q=0.5' };
+    expect((await t.app.inject({ method: 'POST', url: '/api/account/invite', headers, payload: { email: german } })).statusCode).toBe(204);
+    expect(mailTo(german).subject).toBe('Ihre Einladung zu Latchkey');
+    expect(mailTo(german).text).toContain('Ada hat Sie zu Latchkey eingeladen.');
+
+    const french = uniqueEmail('collegue');
+    const fr = { ...bearer(me.authToken), 'accept-language': 'fr-FR' };
+    expect((await t.app.inject({ method: 'POST', url: '/api/account/invite', headers: fr, payload: { email: french } })).statusCode).toBe(204);
+    expect(mailTo(french).subject).toBe("You're invited to Latchkey");
+  });
 });
 
 describe('rate limit', () => {

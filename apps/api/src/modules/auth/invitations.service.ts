@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
-import { apiErrors, DEFAULT_PRIMARY_COLOUR, DEFAULT_SECONDARY_COLOUR } from '@latchkey/contract';
+import { apiErrors, DEFAULT_PRIMARY_COLOUR, DEFAULT_SECONDARY_COLOUR, type Language } from '@latchkey/contract';
 import { renderBrandedEmail } from '@latchkey/email';
 import { users } from '../../db/schema.js';
 import { conflict } from '../../errors.js';
@@ -10,7 +10,10 @@ import { conflict } from '../../errors.js';
  * Invites someone who has no account: a pending user with a one-time code (stored as an argon2 hash),
  * emailed as a link to the portal's accept-invite screen. Inviting again replaces the code.
  */
-export async function createInvitation(app: FastifyInstance, input: { email: string; inviterName?: string | null }): Promise<void> {
+export async function createInvitation(
+  app: FastifyInstance,
+  input: { email: string; inviterName?: string | null; language?: Language },
+): Promise<void> {
   const email = input.email.toLowerCase();
   const [existing] = await app.db.select().from(users).where(eq(users.email, email)).limit(1);
   if (existing?.passwordHash) throw conflict(apiErrors.accountExists);
@@ -39,6 +42,7 @@ export async function createInvitation(app: FastifyInstance, input: { email: str
       },
     },
     message: { kind: 'invitation', inviteUrl, code, recipientEmail: email, inviterName: input.inviterName ?? null },
+    language: input.language,
   });
   await app.mailer.send({ to: email, ...mail });
 }

@@ -16,7 +16,8 @@ const cache = new LruCache<string, string>(500);
 
 type Row = Pick<typeof applications.$inferSelect, 'id' | 'version'> & { branding: EmailBranding };
 
-async function loadApplication(db: Db, applicationId: string): Promise<Row> {
+/** The application's id, version and branding as the emails use them (the preview, the share invitations). */
+export async function loadApplication(db: Db, applicationId: string): Promise<Row> {
   if (!UUID.test(applicationId)) throw notFound(apiErrors.applicationNotFound);
   const [row] = await db.select().from(applications).where(eq(applications.id, applicationId)).limit(1);
   if (!row) throw notFound(apiErrors.applicationNotFound);
@@ -70,10 +71,10 @@ export function applyOverrides(branding: EmailBranding, query: EmailPreviewQuery
 
 export async function renderPreview(db: Db, applicationId: string, query: EmailPreviewQuery): Promise<string> {
   const app = await loadApplication(db, applicationId);
-  const key = JSON.stringify([app.id, app.version, query.ctaHeadline, query.ctaAbridged, query.ctaTarget, query.primaryColour, query.secondaryColour]);
+  const key = JSON.stringify([app.id, app.version, query.ctaHeadline, query.ctaAbridged, query.ctaTarget, query.primaryColour, query.secondaryColour, query.lang]);
   const cached = cache.get(key);
   if (cached !== undefined) return cached;
-  const { html } = await renderBrandedEmail({ branding: applyOverrides(app.branding, query), message: { kind: 'sample' } });
+  const { html } = await renderBrandedEmail({ branding: applyOverrides(app.branding, query), message: { kind: 'sample' }, language: query.lang });
   cache.set(key, html);
   return html;
 }

@@ -56,6 +56,18 @@ describe('GET /email/preview/:applicationId', () => {
     expect(res.body).toContain('We only send essential emails.');
   });
 
+  it('writes the sample in the language asked for, English by default; refuses an unknown one', async () => {
+    const de = await preview(qs({ lang: 'de' }));
+    expect(de.statusCode).toBe(200);
+    expect(de.body).toMatch(/<html[^>]* lang="de"/);
+    expect(de.body).toContain('Schlüssel annehmen');
+    expect(de.body).toContain('Wir senden nur notwendige E-Mails.');
+    expect((await preview()).body).toContain('Accept Key');
+    const bad = await preview(qs({ lang: 'xx' }));
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toMatchObject({ code: 400 });
+  });
+
   it('escapes every stored value', async () => {
     const res = await preview();
     expectInert(res.body);

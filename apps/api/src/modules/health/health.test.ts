@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 
@@ -23,7 +24,7 @@ describe('health, readiness, config and unknown routes', () => {
     expect(res.json()).toMatchObject({
       uploadBaseUrl: 'http://localhost:3000/api/uploads',
       cdnBaseUrl: 'http://localhost:3000/cdn',
-      platformAudience: 'https://api.latchkey.dev',
+      platformAudience: 'http://localhost:3000',
     });
   });
 
@@ -82,6 +83,32 @@ describe('health, readiness, config and unknown routes', () => {
       expect(api).toEqual([400, 400, 400, 429]);
     } finally {
       await limited.close();
+      fs.rmSync(dist, { recursive: true, force: true });
+    }
+  });
+
+  it('serves the portal’s precompressed assets to browsers that accept them, the plain file otherwise', async () => {
+    const dist = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-dist-'));
+    fs.mkdirSync(path.join(dist, 'assets'));
+    fs.writeFileSync(path.join(dist, 'index.html'), '<!doctype html><title>portal</title>');
+    const js = 'export const a = 1;'.repeat(100);
+    fs.writeFileSync(path.join(dist, 'assets', 'chunk.js'), js);
+    fs.writeFileSync(path.join(dist, 'assets', 'chunk.js.br'), zlib.brotliCompressSync(js));
+    fs.writeFileSync(path.join(dist, 'assets', 'chunk.js.gz'), zlib.gzipSync(js));
+    const portal = await createTestApp({ WEB_DIST_DIR: dist });
+    try {
+      const br = await portal.app.inject({ url: '/assets/chunk.js', headers: { 'accept-encoding': 'gzip, deflate, br' } });
+      expect(br.statusCode).toBe(200);
+      expect(br.headers['content-encoding']).toBe('br');
+      expect(br.headers['content-type']).toMatch(/javascript/);
+      expect(zlib.brotliDecompressSync(br.rawPayload).toString()).toBe(js);
+      const gz = await portal.app.inject({ url: '/assets/chunk.js', headers: { 'accept-encoding': 'gzip' } });
+      expect(gz.headers['content-encoding']).toBe('gzip');
+      const plain = await portal.app.inject({ url: '/assets/chunk.js' });
+      expect(plain.headers['content-encoding']).toBeUndefined();
+      expect(plain.body).toBe(js);
+    } finally {
+      await portal.close();
       fs.rmSync(dist, { recursive: true, force: true });
     }
   });

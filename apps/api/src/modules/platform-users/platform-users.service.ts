@@ -1,4 +1,4 @@
-import { and, asc, eq, ilike, isNull, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, ilike, isNull, or, sql } from 'drizzle-orm';
 import {
   platformUserErrors,
   type ApplicationUser,
@@ -6,7 +6,7 @@ import {
   type ApplicationUserListQuery,
 } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
-import { applicationUsers } from '../../db/schema.js';
+import { applicationUsers, lockShares } from '../../db/schema.js';
 import { badRequest, conflict, notFound } from '../../errors.js';
 import type { VerifiedIdentity } from '../../lib/third-party-tokens.js';
 
@@ -52,8 +52,16 @@ export async function upsertFromToken(db: Db, identity: VerifiedIdentity): Promi
           .where(and(eq(applicationUsers.applicationId, applicationId), eq(applicationUsers.sub, sub)))
           .returning();
         if (existing) {
-          // The user is now known under that email; an invitation for it is fulfilled.
-          if (email) await tx.delete(applicationUsers).where(pendingWithEmail(applicationId, email));
+          // The user is now known under that email; an invitation for it is fulfilled: its lock shares
+          // still open move to this user, then the pending row goes.
+          if (email) {
+            await tx.execute(sql`insert into ${lockShares} (lock_id, user_id, role, starts_at, ends_at, time_window, created_at)
+              select s.lock_id, ${existing.id}, s.role, s.starts_at, s.ends_at, s.time_window, s.created_at
+              from ${lockShares} s join ${applicationUsers} on ${applicationUsers.id} = s.user_id
+              where ${pendingWithEmail(applicationId, email)} and (s.invite_expires_at is null or s.invite_expires_at > now())
+              on conflict do nothing`);
+            await tx.delete(applicationUsers).where(pendingWithEmail(applicationId, email));
+          }
           return toUser(existing);
         }
         if (email) {
@@ -62,7 +70,12 @@ export async function upsertFromToken(db: Db, identity: VerifiedIdentity): Promi
             .set({ sub, status: 'active', ...profile, updatedAt: now, lastSeenAt: now })
             .where(pendingWithEmail(applicationId, email))
             .returning();
-          if (claimed) return toUser(claimed);
+          if (claimed) {
+            // Lock invitations accepted in time become plain shares; expired ones stay refused
+            // (shares.service invitationRefusal) until an owner reshares.
+            await tx.update(lockShares).set({ inviteExpiresAt: null }).where(and(eq(lockShares.userId, claimed.id), gt(lockShares.inviteExpiresAt, now)));
+            return toUser(claimed);
+          }
         }
         const [created] = await tx
           .insert(applicationUsers)

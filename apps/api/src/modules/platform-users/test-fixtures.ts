@@ -57,7 +57,7 @@ export async function addKey(t: TestApp, applicationId: string, alg: KeyKind, op
   return { kid, alg, privateKey, publicJwk };
 }
 
-export const AUDIENCE = 'https://api.latchkey.dev';
+export const AUDIENCE = 'http://localhost:3000';
 const now = () => Math.floor(Date.now() / 1000);
 
 export interface TokenOptions {

@@ -1,0 +1,132 @@
+import { and, desc, eq, gte, lte, sql } from 'drizzle-orm';
+import {
+  LOCK_LOG_DEFAULT_PAGE_SIZE,
+  lockMessages,
+  type LockLogEntry,
+  type LockLogPage,
+  type LockLogQuery,
+} from '@latchkey/contract';
+import type { Db } from '../../db/client.js';
+import { lockActivity, users } from '../../db/schema.js';
+import { badRequest } from '../../errors.js';
+import type { AuthUser } from '../../plugins/auth.js';
+
+type Row = typeof lockActivity.$inferSelect;
+type LogType = Row['type'];
+
+/** Who did it: an application user or platform user; null for the platform itself. */
+export interface ActivityActor {
+  userId: string | null;
+  email: string | null;
+  displayName: string | null;
+}
+
+export interface NewActivity {
+  lockId: string;
+  applicationId: string;
+  type: LogType;
+  actor: ActivityActor | null;
+  /** What the entry is about besides the lock: the user shared with or revoked, the setting changed … */
+  subject?: string | null;
+  rejected?: boolean;
+  /** Why it was refused (or a note on what was accepted). */
+  reason?: string | null;
+}
+
+/** A signed-in portal user (an owner, so an admin of every lock of the application) as the log names them. */
+export async function platformActor(db: Db, user: AuthUser): Promise<ActivityActor> {
+  const [row] = await db.select({ displayName: users.displayName }).from(users).where(eq(users.id, user.id)).limit(1);
+  return { userId: user.id, email: user.email, displayName: row?.displayName ?? null };
+}
+
+/** Row → contract entry; the time is epoch seconds with the milliseconds as the fraction. */
+export function toLogEntry(row: Row): LockLogEntry {
+  return {
+    id: row.id,
+    lockId: row.lockId,
+    timestamp: row.at.getTime() / 1000,
+    type: row.type,
+    actor: { userId: row.actorUserId, email: row.actorEmail, displayName: row.actorDisplayName },
+    subject: row.subject,
+    rejected: row.rejected,
+    reason: row.reason,
+  };
+}
+
+/**
+ * Appends one entry to a lock's log. Takes the database or an open transaction, so an entry can commit
+ * together with the change it records (its NOTIFY then goes out at that commit, with the change).
+ */
+export async function recordActivity(db: Db, entry: NewActivity): Promise<LockLogEntry> {
+  const [row] = await db
+    .insert(lockActivity)
+    .values({
+      lockId: entry.lockId,
+      applicationId: entry.applicationId,
+      type: entry.type,
+      actorUserId: entry.actor?.userId ?? null,
+      actorEmail: entry.actor?.email ?? null,
+      actorDisplayName: entry.actor?.displayName ?? null,
+      subject: entry.subject ?? null,
+      rejected: entry.rejected ?? false,
+      reason: entry.reason ?? null,
+    })
+    .returning();
+  return toLogEntry(row!);
+}
+
+/** One entry by id (live events fetch the entry a notice names). */
+export async function getActivity(db: Db, entryId: string): Promise<LockLogEntry | null> {
+  const [row] = await db.select().from(lockActivity).where(eq(lockActivity.id, entryId)).limit(1);
+  return row ? toLogEntry(row) : null;
+}
+
+/**
+ * The cursor is opaque to clients: base64url of [at to the microsecond, seq] of the page's last entry.
+ * A JS Date keeps milliseconds only, so the time is read from the database as text, to the microsecond.
+ */
+const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+const cursorTime = sql<string>`to_char(${lockActivity.at} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+function encodeCursor(time: string, seq: number): string {
+  return Buffer.from(JSON.stringify([time, seq])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): [string, number] {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(value) && value.length === 2 && CURSOR_TIME.test(String(value[0])) && Number.isSafeInteger(value[1]) && (value[1] as number) > 0)
+      return [value[0] as string, value[1] as number];
+  } catch {
+    // fall through: not base64url JSON
+  }
+  throw badRequest(lockMessages.invalidCursor);
+}
+
+/**
+ * A lock's log, newest first, keyset-paged over (at, seq) with optional inclusive time bounds (epoch
+ * seconds). Every page is one range scan of the (lock_id, at, seq) index read backwards, so page N
+ * costs the same as page 1 whatever the log's size (bench/activity-page.mjs).
+ */
+export async function listActivity(db: Db, lockId: string, query: LockLogQuery): Promise<LockLogPage> {
+  const pageSize = query.pageSize ?? LOCK_LOG_DEFAULT_PAGE_SIZE;
+  const conditions = [eq(lockActivity.lockId, lockId)];
+  if (query.start !== undefined) conditions.push(gte(lockActivity.at, new Date(query.start * 1000)));
+  if (query.end !== undefined) conditions.push(lte(lockActivity.at, new Date(query.end * 1000)));
+  if (query.cursor) {
+    const [time, seq] = decodeCursor(query.cursor);
+    conditions.push(sql`(${lockActivity.at}, ${lockActivity.seq}) < (${time}::timestamptz, ${seq}::bigint)`);
+  }
+  const rows = await db
+    .select({ row: lockActivity, cursorTime })
+    .from(lockActivity)
+    .where(and(...conditions))
+    .orderBy(desc(lockActivity.at), desc(lockActivity.seq))
+    .limit(pageSize + 1);
+  const page = rows.slice(0, pageSize);
+  const last = page.at(-1);
+  return {
+    items: page.map((r) => toLogEntry(r.row)),
+    nextCursor: rows.length > pageSize && last ? encodeCursor(last.cursorTime, last.row.seq) : null,
+  };
+}

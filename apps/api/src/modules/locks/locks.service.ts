@@ -1,0 +1,138 @@
+import { and, asc, count, eq, sql } from 'drizzle-orm';
+import {
+  DEFAULT_LOCK_NAME,
+  lockErrors,
+  MAX_LOCKS_PER_APPLICATION,
+  type CreateLock,
+  type Lock,
+  type UpdateLock,
+  type UsageRequirements,
+} from '@latchkey/contract';
+import type { Db } from '../../db/client.js';
+import { locks, type LockUsageRequirements } from '../../db/schema.js';
+import { conflict, notFound } from '../../errors.js';
+import type { AuthUser } from '../../plugins/auth.js';
+import { platformActor, recordActivity } from '../activity/activity.service.js';
+
+export type LockRow = typeof locks.$inferSelect;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Row → contract Lock at `nowMs`. The state is derived: unlocked while `unlocked_until` is in the
+ * future, so a lock returns to locked by itself when its unlock time runs out, with nothing to run.
+ */
+export function toLock(row: LockRow, nowMs: number = Date.now()): Lock {
+  const until = row.unlockedUntil?.getTime() ?? null;
+  const unlocked = until !== null && until > nowMs;
+  return {
+    id: row.id,
+    applicationId: row.applicationId,
+    name: row.name,
+    colour: row.colour,
+    settings: { unlockTime: row.unlockTime, usageRequirements: row.usageRequirements as UsageRequirements },
+    state: { locked: !unlocked, connected: true, unlockedUntil: unlocked ? until : null },
+    createdAt: Math.floor(row.createdAt.getTime() / 1000),
+  };
+}
+
+/** The lock if it belongs to the application; a malformed or foreign id is the same 404 as a missing one. */
+export async function getLockRow(db: Db, applicationId: string, lockId: string): Promise<LockRow> {
+  if (!UUID.test(lockId)) throw notFound(lockErrors.lockNotFound);
+  const [row] = await db
+    .select()
+    .from(locks)
+    .where(and(eq(locks.id, lockId), eq(locks.applicationId, applicationId)))
+    .limit(1);
+  if (!row) throw notFound(lockErrors.lockNotFound);
+  return row;
+}
+
+/** A lock by id alone, or null (live events read the lock a change notice names). */
+export async function findLock(db: Db, lockId: string): Promise<Lock | null> {
+  const [row] = await db.select().from(locks).where(eq(locks.id, lockId)).limit(1);
+  return row ? toLock(row) : null;
+}
+
+export async function getLock(db: Db, applicationId: string, lockId: string): Promise<Lock> {
+  return toLock(await getLockRow(db, applicationId, lockId));
+}
+
+export async function listLocks(db: Db, applicationId: string): Promise<Lock[]> {
+  const rows = await db.select().from(locks).where(eq(locks.applicationId, applicationId)).orderBy(asc(locks.createdAt), asc(locks.id));
+  const now = Date.now();
+  return rows.map((r) => toLock(r, now));
+}
+
+/**
+ * The lock every new application starts with. Called inside the application's own creating
+ * transaction, so there is never an application without its Front Door.
+ */
+export async function addFrontDoor(db: Db, applicationId: string): Promise<void> {
+  await db.insert(locks).values({ applicationId, name: DEFAULT_LOCK_NAME });
+}
+
+export async function createLock(db: Db, applicationId: string, input: CreateLock): Promise<Lock> {
+  return db.transaction(async (tx) => {
+    // Serialises concurrent creations for one application, so the limit cannot be overrun by a race.
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`locks:${applicationId}`}))`);
+    const [existing] = await tx.select({ n: count() }).from(locks).where(eq(locks.applicationId, applicationId));
+    if ((existing?.n ?? 0) >= MAX_LOCKS_PER_APPLICATION) throw conflict(lockErrors.tooManyLocks);
+    const [row] = await tx
+      .insert(locks)
+      .values({ applicationId, name: input.name, colour: input.colour ?? null })
+      .returning();
+    return toLock(row!);
+  });
+}
+
+/** What a settings change says in the log: the names of the settings that changed. */
+function changedSettings(before: LockRow, input: UpdateLock): string[] {
+  const changed: string[] = [];
+  const settings = input.settings;
+  if (settings?.unlockTime !== undefined && settings.unlockTime !== before.unlockTime) changed.push('unlockTime');
+  if (settings?.usageRequirements !== undefined && JSON.stringify(settings.usageRequirements) !== JSON.stringify(before.usageRequirements))
+    changed.push('usageRequirements');
+  return changed;
+}
+
+/**
+ * Partial update: name, colour and settings. Only given members change; a settings change is logged
+ * (SETTINGS, naming what changed) in the same transaction.
+ */
+export async function updateLock(db: Db, applicationId: string, lockId: string, input: UpdateLock, by: AuthUser): Promise<Lock> {
+  return db.transaction(async (tx) => {
+    const before = await getLockRow(tx, applicationId, lockId);
+    const set: Partial<typeof locks.$inferInsert> = {};
+    if (input.name !== undefined) set.name = input.name;
+    if (input.colour !== undefined) set.colour = input.colour;
+    if (input.settings?.unlockTime !== undefined) set.unlockTime = input.settings.unlockTime;
+    if (input.settings?.usageRequirements !== undefined) set.usageRequirements = input.settings.usageRequirements as LockUsageRequirements;
+    if (Object.keys(set).length === 0) return toLock(before);
+    const [row] = await tx
+      .update(locks)
+      .set({ ...set, updatedAt: sql`now()` })
+      .where(eq(locks.id, lockId))
+      .returning();
+    const changed = changedSettings(before, input);
+    if (changed.length > 0) {
+      await recordActivity(tx, {
+        lockId,
+        applicationId,
+        type: 'SETTINGS',
+        actor: await platformActor(tx, by),
+        subject: changed.join(', '),
+      });
+    }
+    return toLock(row!);
+  });
+}
+
+export async function deleteLock(db: Db, applicationId: string, lockId: string): Promise<void> {
+  if (!UUID.test(lockId)) throw notFound(lockErrors.lockNotFound);
+  const removed = await db
+    .delete(locks)
+    .where(and(eq(locks.id, lockId), eq(locks.applicationId, applicationId)))
+    .returning({ id: locks.id });
+  if (removed.length === 0) throw notFound(lockErrors.lockNotFound);
+}

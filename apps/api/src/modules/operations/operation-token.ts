@@ -1,0 +1,174 @@
+import { createHash, verify as verifySignature } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import {
+  MAX_JTI_LENGTH,
+  MAX_OPERATION_LENGTH,
+  OPERATION_CLOCK_SKEW_S,
+  OPERATION_MAX_LIFETIME_S,
+  OPERATION_TYPES,
+  operationErrors,
+  operationLocationSchema,
+  operationSchema,
+  type LockLogEntry,
+  type Operation,
+  type OperationLocation,
+} from '@latchkey/contract';
+import { AppError } from '../../errors.js';
+import type { IssuedLeaf, PlatformCa } from '../../plugins/platform-ca.js';
+
+/**
+ * Reads and verifies a signed operation (POST /device/{lockId}/execute). Nothing in it is trusted before
+ * its signature is checked against a certificate our CA issued: the header is read only to find that
+ * certificate, and the algorithm is fixed (Ed25519), never taken from the token. Both encodings the
+ * platform's SDKs send are accepted: base64url segments (current clients) and standard base64 with
+ * padding (older ones); the signature covers the segments exactly as they arrived.
+ */
+
+export type LogType = LockLogEntry['type'];
+
+/** A refused operation: its status, the reason (logged as is) and what kind of entry it is in the log. */
+export class OperationRefusal extends AppError {
+  constructor(
+    statusCode: number,
+    reason: string,
+    readonly logType: LogType,
+  ) {
+    super(statusCode, reason);
+  }
+}
+
+export interface VerifiedOperation {
+  operation: Operation;
+  location: OperationLocation | undefined;
+  /** What may be used once: the user's jti, or the signature itself for clients that send none. */
+  useKey: string;
+  /** Until when the use key must be remembered (epoch ms): past it, the operation is refused as expired anyway. */
+  rememberUntil: number;
+}
+
+const SEGMENT = /^(?:[A-Za-z0-9_-]+|[A-Za-z0-9+/]+={0,2})$/;
+const STANDARD_BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+const ALGORITHMS = new Set(['EdDSA', 'Ed25519']);
+type Json = Record<string, unknown>;
+
+function jsonObject(segment: string): Json | null {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(segment, 'base64').toString('utf8'));
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The log entry's type, read from the operation before it is verified: it only labels a refusal. */
+export function logTypeOf(operation: unknown): LogType {
+  const op = operation && typeof operation === 'object' ? (operation as Json) : {};
+  if (op.type === 'ADD_USER') return 'SHARE';
+  if (op.type === 'REMOVE_USER') return 'REVOKE';
+  if (op.type === 'MUTATE_SETTING') return 'SETTINGS';
+  return op.type === 'MUTATE_LOCK' && op.locked === true ? 'LOCK' : 'UNLOCK';
+}
+
+const isTime = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+export class OperationVerifier {
+  /** Leaves already verified against the CA, by their base64 text: the chain check runs once per leaf. */
+  private readonly leaves = new LRUCache<string, IssuedLeaf>({ max: 10_000 });
+  /** Headers already accepted, by their encoded text: a device sends the same one with every operation. */
+  private readonly headers = new LRUCache<string, IssuedLeaf>({ max: 10_000 });
+
+  constructor(private readonly ca: PlatformCa) {}
+
+  /** The verified operation; throws OperationRefusal saying why not. `callerId` is the signed-in user. */
+  verify(jws: string, lockId: string, callerId: string, nowMs = Date.now()): VerifiedOperation {
+    const parts = jws.length <= MAX_OPERATION_LENGTH ? jws.trim().split('.') : [];
+    const [head = '', body = '', signature = ''] = parts;
+    const unverified = body && SEGMENT.test(body) ? jsonObject(body) : null;
+    const refuse = (status: number, reason: string) => new OperationRefusal(status, reason, logTypeOf(unverified?.operation));
+    if (parts.length !== 3 || !SEGMENT.test(head) || !SEGMENT.test(body) || !SEGMENT.test(signature)) throw refuse(400, operationErrors.malformed);
+
+    const leaf = this.headers.get(head) ?? this.acceptHeader(head, refuse);
+    if (nowMs < leaf.notBefore) throw refuse(403, operationErrors.certificateNotYetValid);
+    if (nowMs > leaf.notAfter) throw refuse(403, operationErrors.certificateExpired);
+    const signatureBytes = Buffer.from(signature, 'base64');
+    if (signatureBytes.length !== 64 || !verifySignature(null, Buffer.from(`${head}.${body}`), leaf.publicKey, signatureBytes))
+      throw refuse(403, operationErrors.signature);
+
+    // Verified from here on.
+    const claims = unverified;
+    if (!claims) throw refuse(400, operationErrors.claimsInvalid);
+    if (claims.iss !== leaf.userId) throw refuse(403, operationErrors.issuer);
+    if (claims.iss !== callerId) throw refuse(403, operationErrors.caller);
+    if (claims.sub !== lockId) throw refuse(403, operationErrors.subject);
+    const rememberUntil = checkTimes(claims, nowMs, refuse);
+    const useKey = useKeyOf(claims, signatureBytes, refuse);
+
+    const parsed = operationSchema.safeParse(claims.operation);
+    if (!parsed.success) {
+      const type = (claims.operation as Json | undefined)?.type;
+      const known = typeof type === 'string' && (OPERATION_TYPES as readonly string[]).includes(type);
+      throw refuse(400, known ? `${operationErrors.operationInvalid}: ${parsed.error.issues[0]?.message ?? ''}` : operationErrors.unknownOperation);
+    }
+    let location = parsed.data.location;
+    if (!location && claims.location !== undefined) {
+      const top = operationLocationSchema.safeParse(claims.location);
+      if (!top.success) throw refuse(400, `${operationErrors.operationInvalid}: ${top.error.issues[0]?.message ?? ''}`);
+      location = top.data;
+    }
+    return { operation: parsed.data, location, useKey, rememberUntil };
+  }
+
+  /** The header's leaf, if the header is well-formed, says EdDSA and JWT, and carries a chain to our CA. */
+  private acceptHeader(head: string, refuse: (status: number, reason: string) => OperationRefusal): IssuedLeaf {
+    const header = jsonObject(head);
+    if (!header) throw refuse(400, operationErrors.headerInvalid);
+    if (typeof header.alg !== 'string' || !ALGORITHMS.has(header.alg)) throw refuse(400, operationErrors.algorithm);
+    // One SDK names the type `type`; either, when present, must say JWT. Unknown critical extensions are refused.
+    for (const type of [header.typ, header.type]) {
+      if (type !== undefined && (typeof type !== 'string' || type.toUpperCase() !== 'JWT')) throw refuse(400, operationErrors.type);
+    }
+    if (header.crit !== undefined) throw refuse(400, operationErrors.headerInvalid);
+    const leaf = this.leafOf(header.x5c, refuse);
+    this.headers.set(head, leaf);
+    return leaf;
+  }
+
+  /** The leaf of `x5c` if our CA issued it; the optional second certificate must be our CA's own. */
+  private leafOf(x5c: unknown, refuse: (status: number, reason: string) => OperationRefusal): IssuedLeaf {
+    if (x5c === undefined || (Array.isArray(x5c) && x5c.length === 0)) throw refuse(400, operationErrors.x5cMissing);
+    if (!Array.isArray(x5c) || x5c.length > 3 || !x5c.every((c) => typeof c === 'string' && c.length < 8192 && STANDARD_BASE64.test(c)))
+      throw refuse(400, operationErrors.x5cInvalid);
+    const [leafText, ...rest] = x5c as string[];
+    if (rest.length > 1 || (rest[0] !== undefined && !this.ca.isCaCertificate(Buffer.from(rest[0], 'base64')))) throw refuse(403, operationErrors.foreignChain);
+    const cached = this.leaves.get(leafText!);
+    if (cached) return cached;
+    const leaf = this.ca.readLeaf(Buffer.from(leafText!, 'base64'));
+    if (!leaf) throw refuse(403, operationErrors.foreignChain);
+    this.leaves.set(leafText!, leaf);
+    return leaf;
+  }
+}
+
+/** nbf (or iat) ≤ now ≤ exp with a few seconds of skew, and at most 60 s between them. Returns exp + skew in ms. */
+function checkTimes(claims: Json, nowMs: number, refuse: (status: number, reason: string) => OperationRefusal): number {
+  const { exp, nbf, iat } = claims;
+  const start = nbf ?? iat;
+  if (!isTime(exp) || !isTime(start) || (iat !== undefined && !isTime(iat))) throw refuse(400, operationErrors.timesMissing);
+  const now = nowMs / 1000;
+  if (start > now + OPERATION_CLOCK_SKEW_S || (isTime(iat) && iat > now + OPERATION_CLOCK_SKEW_S)) throw refuse(403, operationErrors.notYetValid);
+  if (exp <= now - OPERATION_CLOCK_SKEW_S) throw refuse(403, operationErrors.expired);
+  if (exp - start > OPERATION_MAX_LIFETIME_S) throw refuse(403, operationErrors.lifetime);
+  return (exp + OPERATION_CLOCK_SKEW_S) * 1000;
+}
+
+/**
+ * The jti is scoped to its (verified) issuer, so two users' ids never collide. Without one, the signature
+ * is the operation's identity: Ed25519 signatures are deterministic and OpenSSL refuses non-canonical
+ * ones, so the same operation cannot be sent again under a second signature.
+ */
+function useKeyOf(claims: Json, signature: Buffer, refuse: (status: number, reason: string) => OperationRefusal): string {
+  const { jti } = claims;
+  if (jti === undefined || jti === null) return `sig:${createHash('sha256').update(signature).digest('base64url')}`;
+  if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH || jti.includes('\u0000')) throw refuse(400, operationErrors.jti);
+  return `jti:${String(claims.iss)}:${jti}`;
+}

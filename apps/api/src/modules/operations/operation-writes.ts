@@ -1,0 +1,92 @@
+import { and, eq, inArray, lt, sql } from 'drizzle-orm';
+import { lockErrors, lockMessages, operationErrors, type Operation, type UsageRequirements } from '@latchkey/contract';
+import type { Db } from '../../db/client.js';
+import { applicationUsers, locks, lockShares, usedOperationIds } from '../../db/schema.js';
+import { recordActivity, type ActivityActor } from '../activity/activity.service.js';
+import type { LockAccess } from './devices.service.js';
+import { OperationRefusal, logTypeOf, type VerifiedOperation } from './operation-token.js';
+
+type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+
+/**
+ * Carries out a verified, admitted operation in one transaction: its id is spent (a second use finds the
+ * primary key taken, on any instance), the change is made, and the accepted entry is logged. A refusal
+ * found here (a replay, a user not in the application) rolls all of it back.
+ */
+export async function applyOperation(db: Db, access: LockAccess, verified: VerifiedOperation, actor: ActivityActor): Promise<void> {
+  const { lock } = access;
+  const type = logTypeOf(verified.operation);
+  await db.transaction(async (tx) => {
+    const [fresh] = await tx
+      .insert(usedOperationIds)
+      .values({ id: verified.useKey, expiresAt: new Date(verified.rememberUntil) })
+      .onConflictDoNothing()
+      .returning({ id: usedOperationIds.id });
+    if (!fresh) throw new OperationRefusal(409, operationErrors.replayed, type);
+    const subject = await change(tx, access, verified.operation);
+    await recordActivity(tx as unknown as Db, { lockId: lock.id, applicationId: lock.applicationId, type, actor, subject });
+  });
+}
+
+/** Makes the operation's change; answers the log entry's subject (whom or what it concerned). */
+async function change(tx: Tx, { lock }: LockAccess, operation: Operation): Promise<string | null> {
+  const refuse = (status: number, reason: string) => new OperationRefusal(status, reason, logTypeOf(operation));
+  switch (operation.type) {
+    case 'MUTATE_LOCK': {
+      const seconds = operation.duration ?? lock.unlockTime;
+      const unlockedUntil = operation.locked ? null : sql`now() + make_interval(secs => ${seconds})`;
+      await tx.update(locks).set({ unlockedUntil, updatedAt: sql`now()` }).where(eq(locks.id, lock.id));
+      return operation.locked ? null : `${seconds} s`;
+    }
+    case 'ADD_USER': {
+      const [target] = await tx
+        .select({ id: applicationUsers.id, email: applicationUsers.email })
+        .from(applicationUsers)
+        .where(and(eq(applicationUsers.id, operation.user), eq(applicationUsers.applicationId, lock.applicationId)))
+        .limit(1);
+      if (!target) throw refuse(404, lockErrors.userNotFound);
+      const { start, end } = operation;
+      if (start != null && end != null && end <= start) throw refuse(400, lockMessages.endBeforeStart);
+      const terms = { role: operation.role ?? 'USER', startsAt: start == null ? null : new Date(start * 1000), endsAt: end == null ? null : new Date(end * 1000) };
+      await tx.insert(lockShares).values({ lockId: lock.id, userId: target.id, ...terms }).onConflictDoUpdate({ target: [lockShares.lockId, lockShares.userId], set: terms });
+      return `${target.email ?? target.id} (${terms.role})`;
+    }
+    case 'REMOVE_USER': {
+      const removed = await tx
+        .delete(lockShares)
+        .where(and(eq(lockShares.lockId, lock.id), inArray(lockShares.userId, operation.users)))
+        .returning({ userId: lockShares.userId });
+      if (removed.length === 0) throw refuse(404, lockErrors.shareNotFound);
+      const people = await tx.select({ id: applicationUsers.id, email: applicationUsers.email }).from(applicationUsers).where(inArray(applicationUsers.id, removed.map((r) => r.userId)));
+      return people.map((p) => p.email ?? p.id).join(', ');
+    }
+    case 'MUTATE_SETTING': {
+      // The JVM SDK writes every field, the one it does not set as null: beside a duration, a null
+      // unlockBetween leaves the hours alone; alone (both null), it clears them.
+      const { unlockDuration, unlockBetween } = operation;
+      if (unlockDuration == null && unlockBetween === undefined) throw refuse(400, operationErrors.operationInvalid);
+      const requirements = { ...(lock.usageRequirements as UsageRequirements) };
+      if (unlockBetween) requirements.time = [{ start: unlockBetween.start, end: unlockBetween.end, timezone: unlockBetween.timezone, days: unlockBetween.days }];
+      else if (unlockBetween === null && unlockDuration == null) delete requirements.time;
+      await tx
+        .update(locks)
+        .set({ ...(unlockDuration == null ? {} : { unlockTime: unlockDuration }), usageRequirements: requirements, updatedAt: sql`now()` })
+        .where(eq(locks.id, lock.id));
+      const parts = [unlockDuration == null ? null : `unlock time ${unlockDuration} s`];
+      if (unlockBetween) parts.push(`hours ${unlockBetween.start}–${unlockBetween.end} ${unlockBetween.timezone}`);
+      else if (unlockBetween === null && unlockDuration == null) parts.push('hours cleared');
+      return parts.filter(Boolean).join(', ');
+    }
+  }
+}
+
+/**
+ * Spent ids are kept only while their operation could still be accepted (exp plus skew); past that it is
+ * refused as expired whatever its id, so the row can go. At most once a minute per instance.
+ */
+let lastPurge = 0;
+export function purgeUsedOperationIds(db: Db, nowMs: number): void {
+  if (nowMs - lastPurge < 60_000) return;
+  lastPurge = nowMs;
+  void db.delete(usedOperationIds).where(lt(usedOperationIds.expiresAt, new Date(nowMs))).catch(() => {});
+}

@@ -1,0 +1,93 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  MAX_OPERATION_LENGTH,
+  deviceLockListSchema,
+  deviceLockParamsSchema,
+  deviceLockSchema,
+  errorBodySchema,
+  lockErrors,
+  lockLogPageSchema,
+  lockLogQuerySchema,
+  operationErrors,
+} from '@latchkey/contract';
+import { AppError, notFound } from '../../errors.js';
+import { listActivity } from '../activity/activity.service.js';
+import { getDeviceLock, getLockAccess, listDeviceLocks } from './devices.service.js';
+import { OperationVerifier } from './operation-token.js';
+import { createOperationContext, executeOperation } from './operations.service.js';
+
+const tags = ['lock users'];
+const security = [{ bearer: [] }];
+const errors = { 400: errorBodySchema, 401: errorBodySchema, 403: errorBodySchema, 404: errorBodySchema };
+
+/**
+ * The lock user's routes (a portal or an application-signed user token): their locks, an admin's view
+ * of a lock's log, and signed operations. The operation body is a compact JWS, sent as application/jwt,
+ * or by older clients as application/json (bare, or as a JSON string).
+ */
+export async function operationsRoutes(instance: FastifyInstance) {
+  const app = instance.withTypeProvider<ZodTypeProvider>();
+  const operations = createOperationContext(app.db, new OperationVerifier(app.platformCa));
+  const lockUser = { onRequest: app.authenticateLockUser };
+
+  // This plugin's own parsers (Fastify scopes them to it): the body reaches the handler as text.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser(['application/jwt', 'application/json'], { parseAs: 'string', bodyLimit: MAX_OPERATION_LENGTH }, (_request, body, done) =>
+    done(null, body),
+  );
+
+  app.get('/device/mine', { ...lockUser, schema: { tags, security, response: { 200: deviceLockListSchema, 401: errorBodySchema } } }, async (request) =>
+    listDeviceLocks(app.db, request.lockUser),
+  );
+
+  app.get(
+    '/device/:lockId',
+    { ...lockUser, schema: { tags, security, params: deviceLockParamsSchema, response: { 200: deviceLockSchema, 401: errorBodySchema, 404: errorBodySchema } } },
+    async (request) => getDeviceLock(app.db, request.lockUser, request.params.lockId),
+  );
+
+  app.get(
+    '/device/:lockId/log',
+    { ...lockUser, schema: { tags, security, params: deviceLockParamsSchema, querystring: lockLogQuerySchema, response: { 200: lockLogPageSchema, ...errors } } },
+    async (request) => {
+      const access = await getLockAccess(app.db, request.lockUser, request.params.lockId);
+      if (!access?.role) throw notFound(lockErrors.lockNotFound);
+      if (access.role !== 'ADMIN') throw new AppError(403, operationErrors.notAdmin);
+      return listActivity(app.db, access.lock.id, request.query);
+    },
+  );
+
+  app.post(
+    '/device/:lockId/execute',
+    {
+      ...lockUser,
+      // It changes locks, never sessions, applications or owners: no wait for the access cache.
+      config: { accessUnchanged: true },
+      schema: {
+        tags,
+        security,
+        params: deviceLockParamsSchema,
+        body: z.string().max(MAX_OPERATION_LENGTH).describe('A compact JWS (application/jwt)'),
+        response: { 204: z.null().describe('Done'), ...errors, 409: errorBodySchema },
+      },
+    },
+    async (request, reply) => {
+      await executeOperation(operations, request.lockUser, request.params.lockId, unwrap(request.body));
+      return reply.code(204).send(null);
+    },
+  );
+}
+
+/** An old client may send the JWS as a JSON string; the JS SDK sends it bare under application/json. */
+function unwrap(body: string): string {
+  const text = body.trim();
+  if (!text.startsWith('"')) return text;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'string' ? value : text;
+  } catch {
+    return text;
+  }
+}

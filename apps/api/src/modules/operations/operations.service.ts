@@ -1,0 +1,96 @@
+import { LRUCache } from 'lru-cache';
+import { apiErrors, lockErrors, operationErrors, type UsageRequirements } from '@latchkey/contract';
+import type { Db } from '../../db/client.js';
+import { AppError, notFound } from '../../errors.js';
+import type { LockUser } from '../../plugins/lock-user-auth.js';
+import { recordActivity } from '../activity/activity.service.js';
+import { getLockAccess, type LockAccess } from './devices.service.js';
+import { MutateLockBatcher } from './mutate-lock.js';
+import { applyOperation, purgeUsedOperationIds } from './operation-writes.js';
+import { OperationRefusal, logTypeOf, type OperationVerifier, type VerifiedOperation } from './operation-token.js';
+import { checkShareTerms, checkUsageRequirements } from './rules.js';
+
+/**
+ * POST /device/{lockId}/execute — where an unlock is checked. In order: the lock must be in the caller's
+ * application (else 404, and nothing is logged: a stranger learns nothing and cannot write to its log);
+ * the signed operation must verify (operation-token.ts); the caller's share and the lock's rules must
+ * admit it (rules.ts); its id must not have been used (the database's primary key, so across
+ * instances). Every refusal after the first check is logged as rejected with its reason, and changes
+ * nothing else; an accepted operation and its log entry commit together.
+ *
+ * The caller's standing on a lock is kept per instance once an operation was accepted with it, so a
+ * repeated unlock costs a share of one statement (mutate-lock.ts: unlocks arriving together commit
+ * together), which re-checks that standing in the database itself. A cached standing is only ever used to accept: any refusal is decided on a fresh read.
+ */
+export interface OperationContext {
+  db: Db;
+  verifier: OperationVerifier;
+  /** Standings that let an operation through, by user and lock. */
+  standings: LRUCache<string, LockAccess>;
+  unlocks: MutateLockBatcher;
+}
+
+export function createOperationContext(db: Db, verifier: OperationVerifier): OperationContext {
+  return { db, verifier, standings: new LRUCache<string, LockAccess>({ max: 20_000, ttl: 60_000 }), unlocks: new MutateLockBatcher(db) };
+}
+
+export async function executeOperation({ db, verifier, standings, unlocks }: OperationContext, user: LockUser, lockId: string, jws: string): Promise<void> {
+  const actor = { userId: user.id, email: user.email, displayName: user.displayName };
+  const key = `${user.id}|${lockId}`;
+  const cached = standings.get(key);
+  let verified: VerifiedOperation | null = null;
+  if (cached) {
+    try {
+      verified = verifier.verify(jws, lockId, user.id);
+      checkAccess(cached, verified, Date.now());
+    } catch {
+      verified = null;
+    }
+    if (verified?.operation.type === 'MUTATE_LOCK') {
+      const outcome = await unlocks.submit(user, cached, verified, actor);
+      if (outcome === 'done') return;
+      if (outcome === 'replayed') return refuse(db, cached, actor, new OperationRefusal(409, operationErrors.replayed, logTypeOf(verified.operation)));
+    }
+    standings.delete(key);
+  }
+
+  // A standing that changed between the read and the write is read again; twice in a row is not a race.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const access = await getLockAccess(db, user, lockId);
+    if (!access) throw notFound(lockErrors.lockNotFound);
+    try {
+      const now = Date.now();
+      verified ??= verifier.verify(jws, lockId, user.id, now);
+      checkAccess(access, verified, now);
+      purgeUsedOperationIds(db, now);
+      if (verified.operation.type !== 'MUTATE_LOCK') return await applyOperation(db, access, verified, actor);
+      const outcome = await unlocks.submit(user, access, verified, actor);
+      if (outcome === 'replayed') throw new OperationRefusal(409, operationErrors.replayed, logTypeOf(verified.operation));
+      if (outcome === 'done') return void standings.set(key, access);
+    } catch (error) {
+      if (error instanceof OperationRefusal) return refuse(db, access, actor, error);
+      throw error;
+    }
+  }
+  throw new AppError(503, apiErrors.serviceUnavailable);
+}
+
+async function refuse(db: Db, access: LockAccess, actor: { userId: string; email: string | null; displayName: string | null }, refusal: OperationRefusal): Promise<never> {
+  await recordActivity(db, { lockId: access.lock.id, applicationId: access.lock.applicationId, type: refusal.logType, actor, rejected: true, reason: refusal.message });
+  throw refusal;
+}
+
+/** The caller's share (bounds, window, role) and, to use the lock, its time and location rules. */
+function checkAccess(access: LockAccess, verified: VerifiedOperation, nowMs: number): void {
+  const { operation } = verified;
+  const type = logTypeOf(operation);
+  if (!access.role) throw new OperationRefusal(403, operationErrors.noAccess, type);
+  const shareProblem = checkShareTerms(access.terms, nowMs);
+  if (shareProblem) throw new OperationRefusal(403, shareProblem, type);
+  if (operation.type !== 'MUTATE_LOCK') {
+    if (access.role !== 'ADMIN') throw new OperationRefusal(403, operationErrors.adminOnly, type);
+    return;
+  }
+  const ruleProblem = checkUsageRequirements(access.lock.usageRequirements as UsageRequirements, verified.location, nowMs);
+  if (ruleProblem) throw new OperationRefusal(403, ruleProblem, type);
+}

@@ -1,0 +1,96 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { platformUserErrors } from '@latchkey/contract';
+import { unauthorized } from '../errors.js';
+import { accessTags, type AccessCache } from '../lib/access-cache.js';
+import { verifyApplicationToken } from '../lib/third-party-tokens.js';
+import { upsertFromToken } from '../modules/platform-users/platform-users.service.js';
+import { bearerToken } from './auth.js';
+
+/**
+ * Who operates a lock: a portal user (the application's owners, admins of all its locks) signed in with
+ * a portal access token, or an application user proven by a token the application's own backend signed
+ * (issue 7), created on first use. Both ids are UUIDs; certificates and operations carry them.
+ */
+export interface LockUser {
+  kind: 'portal' | 'application';
+  id: string;
+  /** The application an application user belongs to; null for portal users. */
+  applicationId: string | null;
+  email: string | null;
+  displayName: string | null;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    lockUser: LockUser;
+  }
+  interface FastifyInstance {
+    /** `onRequest` of GET /account, POST /auth/certificate and /device/*: either kind of user token. */
+    authenticateLockUser: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
+  }
+}
+
+interface CachedApplicationUser {
+  user: LockUser;
+  /** The token's exp, epoch seconds. */
+  exp: number;
+}
+
+/**
+ * Application-signed tokens are full user tokens only on the routes that take this hook; everywhere else
+ * (`/platform/*`, password, refresh) `app.authenticate` accepts portal tokens alone. Which verifier runs
+ * is chosen by the unverified `iss` claim; the chosen one then checks everything, so the choice grants
+ * nothing. A verified application token is kept in the access cache until it expires, tagged with its
+ * application: removing a key or an issuer changes the application, and its notice drops the entry on
+ * every instance.
+ */
+export function registerLockUserAuth(app: FastifyInstance, cache: AccessCache) {
+  app.decorateRequest('lockUser', null as unknown as LockUser);
+  const portalIssuer = app.config.jwt.issuer;
+
+  app.decorate('authenticateLockUser', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    const token = bearerToken(request);
+    if (!token) return done(unauthorized());
+    if (unverifiedIssuer(token) === portalIssuer) {
+      return app.authenticate(request, reply, (error?: Error) => {
+        if (error) return done(error);
+        request.lockUser = { kind: 'portal', id: request.user.id, applicationId: null, email: request.user.email, displayName: null };
+        done();
+      });
+    }
+    const cached = cache.get<CachedApplicationUser>(cacheKey(token));
+    if (cached && cached.exp > Date.now() / 1000) {
+      request.lockUser = cached.user;
+      return done();
+    }
+    applicationUser(token).then((user) => {
+      request.lockUser = user;
+      done();
+    }, done);
+  });
+
+  async function applicationUser(token: string): Promise<LockUser> {
+    const mark = cache.mark();
+    const { report, identity } = await verifyApplicationToken(app.db, token, app.config.platformTokens);
+    if (!identity) throw unauthorized(report.error ?? platformUserErrors.tokenMissing);
+    const row = await upsertFromToken(app.db, identity);
+    const user: LockUser = { kind: 'application', id: row.userId, applicationId: identity.applicationId, email: row.email, displayName: row.displayName };
+    const exp = report.claims?.exp;
+    if (typeof exp === 'number') cache.set(cacheKey(token), { user, exp } satisfies CachedApplicationUser, [accessTags.application(identity.applicationId)], mark);
+    return user;
+  }
+}
+
+const cacheKey = (token: string) => `lu|${token}`;
+
+/** The `iss` claim, read without trusting it: only to pick the verifier. */
+function unverifiedIssuer(token: string): string | null {
+  const payload = token.split('.')[1];
+  if (!payload) return null;
+  try {
+    const claims: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    return claims && typeof claims === 'object' && typeof (claims as { iss?: unknown }).iss === 'string' ? (claims as { iss: string }).iss : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,144 @@
+// @peculiar/x509 describes ASN.1 with decorators that read their metadata at import time.
+import 'reflect-metadata';
+import { X509Certificate, createPrivateKey, createPublicKey, randomBytes, webcrypto, type KeyObject } from 'node:crypto';
+import * as x509 from '@peculiar/x509';
+import { CERTIFICATE_LIFETIME_DAYS } from '@latchkey/contract';
+import type { Db } from '../db/client.js';
+import { loadOrCreateSecret } from '../lib/server-secrets.js';
+
+x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+
+const ED25519 = { name: 'Ed25519' };
+const SECRET_NAME = 'platform-ca';
+const CA_NAME = 'CN=Latchkey Sandbox Platform CA, O=Latchkey';
+const DAY_MS = 86_400_000;
+/** A leaf starts a minute in the past, so a device whose clock is a little behind can use it at once. */
+const BACKDATE_MS = 60_000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A leaf this CA issued, as read from its DER: whose it is, its key and its validity (epoch ms). */
+export interface IssuedLeaf {
+  userId: string;
+  publicKey: KeyObject;
+  notBefore: number;
+  notAfter: number;
+}
+
+interface StoredCa {
+  /** PKCS#8 DER, base64. */
+  privateKey: string;
+  /** The self-signed CA certificate, DER base64. */
+  certificate: string;
+}
+
+/**
+ * The platform CA (issue 17): an Ed25519 key and self-signed certificate, created by the first instance
+ * to start and kept in the database (lib/server-secrets.ts), so every instance issues and accepts the
+ * same chain. It certifies the Ed25519 keys lock users sign their operations with.
+ */
+export class PlatformCa {
+  /** Standard base64 DER, the form chains are sent in. */
+  readonly certificateBase64: string;
+  private readonly caCertificate: X509Certificate;
+
+  private constructor(
+    private readonly signingKey: CryptoKey,
+    private readonly caX509: x509.X509Certificate,
+    certificateDer: Buffer,
+  ) {
+    this.certificateBase64 = certificateDer.toString('base64');
+    this.caCertificate = new X509Certificate(certificateDer);
+  }
+
+  static async load(db: Db): Promise<PlatformCa> {
+    const stored = JSON.parse(await loadOrCreateSecret(db, SECRET_NAME, createCa)) as StoredCa;
+    const der = Buffer.from(stored.certificate, 'base64');
+    const signingKey = await webcrypto.subtle.importKey('pkcs8', Buffer.from(stored.privateKey, 'base64'), ED25519, false, ['sign']);
+    return new PlatformCa(signingKey as CryptoKey, new x509.X509Certificate(der), der);
+  }
+
+  /** A leaf certifying `publicKey` (Ed25519) for `userId`, about 30 days; the chain, leaf first. */
+  async issue(userId: string, publicKey: KeyObject, now = Date.now()): Promise<string[]> {
+    const spki = publicKey.export({ format: 'der', type: 'spki' });
+    const leaf = await x509.X509CertificateGenerator.create({
+      serialNumber: serialNumber(),
+      subject: `CN=${userId}, O=Latchkey`,
+      issuer: this.caX509.subject,
+      notBefore: new Date(now - BACKDATE_MS),
+      notAfter: new Date(now + CERTIFICATE_LIFETIME_DAYS * DAY_MS),
+      publicKey: await webcrypto.subtle.importKey('spki', spki, ED25519, true, ['verify']),
+      signingKey: this.signingKey,
+      signingAlgorithm: ED25519,
+      extensions: [
+        new x509.BasicConstraintsExtension(false, undefined, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      ],
+    });
+    return [Buffer.from(leaf.rawData).toString('base64'), this.certificateBase64];
+  }
+
+  /** True when `der` is this CA's own certificate (the second element of a chain). */
+  isCaCertificate(der: Buffer): boolean {
+    return der.equals(this.caCertificate.raw);
+  }
+
+  /** The leaf if this CA signed it and it certifies an Ed25519 key for a user id; null otherwise. */
+  readLeaf(der: Buffer): IssuedLeaf | null {
+    let leaf: X509Certificate;
+    try {
+      leaf = new X509Certificate(der);
+    } catch {
+      return null;
+    }
+    if (leaf.issuer !== this.caCertificate.subject || !leaf.verify(this.caCertificate.publicKey)) return null;
+    const userId = /^CN=([0-9a-f-]{36})$/m.exec(leaf.subject)?.[1];
+    if (!userId || !UUID.test(userId) || leaf.publicKey.asymmetricKeyType !== 'ed25519') return null;
+    return { userId, publicKey: leaf.publicKey, notBefore: Date.parse(leaf.validFrom), notAfter: Date.parse(leaf.validTo) };
+  }
+}
+
+/** Positive (top bit clear) and random: RFC 5280 serials are unique per CA. */
+function serialNumber(): string {
+  const bytes = randomBytes(16);
+  bytes[0] = bytes[0]! & 0x7f;
+  return bytes.toString('hex');
+}
+
+async function createCa(): Promise<string> {
+  const keys = (await webcrypto.subtle.generateKey(ED25519, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const now = Date.now();
+  const certificate = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: serialNumber(),
+    name: CA_NAME,
+    notBefore: new Date(now - BACKDATE_MS),
+    notAfter: new Date(now + 20 * 365 * DAY_MS),
+    keys,
+    signingAlgorithm: ED25519,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, 0, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+    ],
+  });
+  const privateKey = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
+  // Checked here so a key Node cannot read back never reaches the database.
+  createPrivateKey({ key: privateKey, format: 'der', type: 'pkcs8' });
+  return JSON.stringify({ privateKey: privateKey.toString('base64'), certificate: Buffer.from(certificate.rawData).toString('base64') } satisfies StoredCa);
+}
+
+/** Raw 32-byte Ed25519 keys get this DER SPKI prefix (RFC 8410). */
+const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+const BASE64 = /^(?:[A-Za-z0-9+/]+={0,2}|[A-Za-z0-9_-]+)$/;
+
+/** An Ed25519 public key from base64 (either alphabet): the raw 32 bytes or DER SPKI. null if it is neither. */
+export function readEphemeralKey(text: string): KeyObject | null {
+  const trimmed = text.trim();
+  if (!BASE64.test(trimmed)) return null;
+  const bytes = Buffer.from(trimmed, 'base64');
+  const der = bytes.length === 32 ? Buffer.concat([ED25519_SPKI_PREFIX, bytes]) : bytes;
+  try {
+    const key = createPublicKey({ key: der, format: 'der', type: 'spki' });
+    return key.asymmetricKeyType === 'ed25519' ? key : null;
+  } catch {
+    return null;
+  }
+}

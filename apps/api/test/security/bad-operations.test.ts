@@ -1,0 +1,128 @@
+import { generateKeyPairSync } from 'node:crypto';
+import fc from 'fast-check';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers.js';
+import { appUserToken, certify, createLock, createSandbox, execute, share, signJws, type KeyHolder } from '../../src/modules/operations/test-fixtures.js';
+
+/**
+ * Issue 17's bad input for signed operations, generated: an otherwise random operation with at least one
+ * defect of the issue's list (malformed JWS, wrong alg or typ, missing or foreign x5c, another key,
+ * another lock's sub, a lifetime over 60 s, an unknown operation, a closed window or a missing location,
+ * coordinates out of range, an unknown time zone …). Every one gets a 4xx `{code, message}`, never a
+ * 5xx, and the database changes by rejected log entries only.
+ */
+const RUNS = Number(process.env.FUZZ_OPERATION_RUNS ?? 600);
+let t: TestApp;
+let lockId: string;
+let closedLockId: string;
+let alice: KeyHolder;
+let foreignChain: string[];
+const otherKey = generateKeyPairSync('ed25519').privateKey;
+
+async function snapshot(): Promise<{ tables: string; activity: { rejected: boolean; reason: string | null }[] }> {
+  const names = await t.database.db.execute(sql.raw(`select table_name from information_schema.tables where table_schema = 'public' and table_name <> 'lock_activity' order by 1`));
+  const tables: Record<string, string[]> = {};
+  for (const { table_name } of rowsOf<{ table_name: string }>(names)) {
+    tables[table_name] = rowsOf(await t.database.db.execute(sql.raw(`select * from "${table_name}"`))).map((r) => JSON.stringify(r)).sort();
+  }
+  const activity = rowsOf<{ rejected: boolean; reason: string | null }>(await t.database.db.execute(sql.raw('select rejected, reason from lock_activity')));
+  return { tables: JSON.stringify(tables), activity };
+}
+function rowsOf<T>(result: unknown): T[] {
+  return ((result as { rows?: T[] }).rows ?? (result as T[])) as T[];
+}
+
+beforeAll(async () => {
+  t = await createTestApp();
+  const sandbox = await createSandbox(t);
+  lockId = await createLock(t, sandbox.applicationId);
+  // Never open now (an hour, two hours from now), and only with a position close to the lock.
+  const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
+  const closed = { time: [{ start: hhmm(Date.now() + 7_200_000), end: hhmm(Date.now() + 10_800_000), timezone: 'UTC', days: ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'] }] };
+  closedLockId = await createLock(t, sandbox.applicationId, { name: 'Closed', usageRequirements: closed });
+  alice = await certify(t, await appUserToken(sandbox, 'fuzz-alice'));
+  for (const lock of [lockId, closedLockId]) await share(t, lock, alice.userId);
+  const other = await createTestApp();
+  foreignChain = await other.app.platformCa.issue(alice.userId, alice.publicKey);
+  await other.close();
+});
+afterAll(() => t?.close());
+
+const now = () => Math.floor(Date.now() / 1000);
+const junk = fc.oneof(fc.string({ maxLength: 20 }), fc.integer(), fc.constant(null), fc.jsonValue({ maxDepth: 2 }));
+const validOperation = fc.constantFrom<Record<string, unknown>>(
+  { type: 'MUTATE_LOCK', locked: false },
+  { type: 'MUTATE_LOCK', locked: false, duration: 5 },
+  { type: 'MUTATE_LOCK', locked: true },
+);
+type Defect = 'alg' | 'typ' | 'x5c' | 'key' | 'iss' | 'sub' | 'lifetime' | 'expired' | 'operation' | 'coordinates' | 'zone' | 'garbage' | 'closed' | 'tamper';
+const defect = fc.constantFrom<Defect>('alg', 'typ', 'x5c', 'key', 'iss', 'sub', 'lifetime', 'expired', 'operation', 'coordinates', 'zone', 'garbage', 'closed', 'tamper');
+
+const generated = fc.record({
+  defect,
+  alg: fc.oneof(fc.constantFrom('none', 'HS256', 'ES256', 'RS256', 'eddsa', ''), junk),
+  typ: fc.oneof(fc.constantFrom('JOSE', 'jwt+x', 'JWS'), fc.integer()),
+  x5c: fc.oneof(fc.constant(undefined), fc.constant([]), fc.constant('foreign'), fc.array(fc.string({ maxLength: 30 }), { maxLength: 3 }), junk),
+  operation: fc.oneof(validOperation, fc.record({ type: fc.oneof(fc.string({ maxLength: 12 }), junk) }), junk),
+  latitude: fc.oneof(fc.double({ min: 90.0001, max: 1e6, noNaN: true }), fc.double({ min: -1e6, max: -90.0001, noNaN: true })),
+  zone: fc.constantFrom('Mars/Olympus_Mons', 'UTC+25', 'Europe/Atlantis', '', 'a'.repeat(80)),
+  garbage: fc.oneof(fc.string({ maxLength: 300 }), fc.base64String({ maxLength: 200 }), fc.constant('a.b.c'), fc.constant('..'), fc.constant('e30.e30.')),
+  encoding: fc.constantFrom('base64url' as const, 'base64' as const),
+  contentType: fc.constantFrom('application/jwt', 'application/json'),
+  jti: fc.oneof(fc.uuid(), fc.constant(undefined)),
+});
+
+type Generated = typeof generated extends fc.Arbitrary<infer T> ? T : never;
+
+function build(g: Generated): { url: string; body: string } {
+  const target = g.defect === 'closed' ? closedLockId : lockId;
+  if (g.defect === 'garbage') return { url: target, body: g.garbage };
+  const header: Record<string, unknown> = { alg: 'EdDSA', typ: 'JWT', x5c: alice.chain };
+  if (g.defect === 'alg') header.alg = g.alg;
+  if (g.defect === 'typ') header.typ = g.typ;
+  if (g.defect === 'x5c') header.x5c = g.x5c === 'foreign' ? foreignChain : g.x5c;
+  const claims: Record<string, unknown> = { iss: alice.userId, sub: target, nbf: now(), iat: now(), exp: now() + 60, jti: g.jti ?? crypto.randomUUID(), operation: g.operation };
+  if (!['operation', 'coordinates', 'zone'].includes(g.defect) && (typeof g.operation !== 'object' || g.operation === null || !('locked' in g.operation))) claims.operation = { type: 'MUTATE_LOCK', locked: false };
+  if (g.defect === 'iss') claims.iss = crypto.randomUUID();
+  if (g.defect === 'sub') claims.sub = target === lockId ? closedLockId : lockId;
+  if (g.defect === 'lifetime') claims.exp = now() + 61 + Math.abs(Number(g.latitude) % 1000);
+  if (g.defect === 'expired') Object.assign(claims, { nbf: now() - 600, iat: now() - 600, exp: now() - 560 });
+  if (g.defect === 'operation') claims.operation = { type: `NOT_${String(g.alg)}`, locked: false };
+  if (g.defect === 'coordinates') claims.location = { latitude: g.latitude, longitude: 0, accuracy: 5 };
+  if (g.defect === 'zone') claims.operation = { type: 'MUTATE_SETTING', unlockBetween: { start: '08:00', end: '09:00', timezone: g.zone, days: ['MONDAY'] } };
+  const jws = signJws(header, claims, g.defect === 'key' ? otherKey : alice.privateKey, g.encoding);
+  if (g.defect !== 'tamper') return { url: target, body: jws };
+  const [h, p, s] = jws.split('.');
+  return { url: target, body: `${h}.${p!.slice(0, -2)}${p!.endsWith('A') ? 'B' : 'A'}${p!.slice(-1)}.${s}` };
+}
+
+describe('generated bad operations', () => {
+  it(`answer ${RUNS} defective operations with a 4xx and a rejected log entry, and change nothing else`, async () => {
+    const before = await snapshot();
+    const problems: string[] = [];
+    let logged = 0;
+    const statuses = new Map<string, number>();
+    await fc.assert(
+      fc.asyncProperty(generated, async (g) => {
+        const { url, body } = build(g);
+        const res = await execute(t, url, alice.token, body, g.contentType);
+        if (res.statusCode < 400 || res.statusCode >= 500) problems.push(`${g.defect} → ${res.statusCode} ${res.body.slice(0, 120)}`);
+        const b = res.json() as { code?: unknown; message?: unknown };
+        if (b.code !== res.statusCode || typeof b.message !== 'string' || b.message.length === 0) problems.push(`${g.defect}: body ${res.body.slice(0, 120)}`);
+        if (res.statusCode !== 415) logged++;
+        const key = `${res.statusCode} ${b.message as string}`.slice(0, 60);
+        statuses.set(key, (statuses.get(key) ?? 0) + 1);
+        return true;
+      }),
+      { numRuns: RUNS, seed: 17 },
+    );
+    console.log(`bad operations: ${RUNS} requests; ${[...statuses].map(([k, n]) => `${n}× ${k}`).join('; ')}`);
+    const after = await snapshot();
+    expect(problems.slice(0, 20)).toEqual([]);
+    expect(after.tables).toBe(before.tables);
+    const added = after.activity.length - before.activity.length;
+    expect(added).toBe(logged);
+    expect(after.activity.every((e) => e.rejected && (e.reason ?? '').length > 0)).toBe(true);
+  }, 300_000);
+});
