@@ -12,7 +12,7 @@ const muted = '#5F6B7A';
 export function BrandedEmail({ model }: { model: EmailModel }) {
   const { footer } = model;
   return (
-    <Html lang="en">
+    <Html lang={model.language}>
       <Head>
         <meta name="color-scheme" content="light" />
         <title>{model.subject}</title>
@@ -80,13 +80,13 @@ export function BrandedEmail({ model }: { model: EmailModel }) {
               <Text style={{ fontSize: '12px', lineHeight: '18px', color: muted, margin: '0 0 8px' }}>
                 {footer.privacyHref ? (
                   <Link href={footer.privacyHref} style={{ color: muted, textDecoration: 'underline' }}>
-                    Privacy policy
+                    {footer.privacyLabel}
                   </Link>
                 ) : null}
                 {footer.privacyHref && footer.supportHref ? ' · ' : null}
                 {footer.supportHref ? (
                   <Link href={footer.supportHref} style={{ color: muted, textDecoration: 'underline' }}>
-                    Contact support
+                    {footer.supportLabel}
                   </Link>
                 ) : null}
               </Text>

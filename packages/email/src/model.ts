@@ -1,4 +1,6 @@
+import type { Language } from '@latchkey/contract';
 import { oneLine, readableTextOn, safeHref, safeImageSrc, safePrimary, safeSecondary } from './safe.js';
+import { emailTexts, type EmailTexts } from './texts/index.js';
 import type { EmailBranding, EmailMessage } from './types.js';
 
 /**
@@ -6,6 +8,7 @@ import type { EmailBranding, EmailMessage } from './types.js';
  * so they can never say different things. Every URL and colour in it has been checked (./safe.ts).
  */
 export interface EmailModel {
+  language: Language;
   subject: string;
   preheader: string;
   appName: string;
@@ -24,6 +27,8 @@ export interface EmailModel {
     mailingAddress: string;
     privacyHref: string | null;
     supportHref: string | null;
+    privacyLabel: string;
+    supportLabel: string;
     essentialsLine: string | null;
   };
 }
@@ -31,36 +36,52 @@ export interface EmailModel {
 /** The sample's button target when the application has no app link: a placeholder, never followed. */
 const SAMPLE_ACCEPT_URL = 'https://example.com/accept-key';
 
-function content(branding: EmailBranding, message: EmailMessage) {
-  const app = branding.name;
-  const sender = branding.emailPreferences.senderName?.trim() || app;
+/** A name as given, or null when it is blank (the texts then read without it). */
+const named = (value: string | null | undefined) => value?.trim() || null;
+
+/** A date and time as the recipient's language writes it, in UTC and saying so (the recipient's zone is unknown). */
+function formatDate(date: Date, language: Language): string {
+  return `${new Intl.DateTimeFormat(language, { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' }).format(date)} UTC`;
+}
+
+function content(branding: EmailBranding, message: EmailMessage, words: EmailTexts, language: Language) {
+  const app = branding.name.trim();
   switch (message.kind) {
     case 'invitation': {
       const href = safeHref(message.inviteUrl);
-      const who = message.inviterName?.trim() ? `${message.inviterName.trim()} has invited you` : 'You have been invited';
       return {
-        subject: `You're invited to ${app}`,
-        heading: `Welcome to ${app}`,
-        paragraphs: [
-          `${who} to ${app}. Accept the invitation to create your account.`,
-          'If the button does not work, sign in with your email address and this one-time code as the password, then choose your own password:',
-        ],
+        subject: words.invitation.subject(app),
+        heading: words.invitation.heading(app),
+        paragraphs: [words.invitation.intro(app, named(message.inviterName)), words.invitation.codeHint],
         code: message.code,
-        // The label spec §8's pending-invite message points the invitee to.
-        action: href ? { text: 'Accept Key', href } : null,
+        action: href ? { text: words.invitation.action, href } : null,
       };
     }
-    case 'sample':
+    case 'sample': {
+      // A sender named like the application adds nothing ("Front Door … with Front Door"): read without it.
+      const sender = named(branding.emailPreferences.senderName);
+      const distinctSender = sender && sender.toLowerCase() !== app.toLowerCase() ? sender : null;
       return {
-        subject: `${sender} has shared a key with you`,
-        heading: `${message.recipientName?.trim() ? `Hi ${message.recipientName.trim()}, you` : 'You'} have been sent a key`,
-        paragraphs: [
-          `${sender} has given you access to a door with ${app}.`,
-          'Tap the button below on your phone to accept the key and unlock the door when you arrive.',
-        ],
+        subject: words.sample.subject(distinctSender, app),
+        heading: words.sample.heading(named(message.recipientName)),
+        paragraphs: [words.sample.given(distinctSender, named(message.lockName)), words.sample.howTo(app)],
         code: null,
-        action: { text: 'Accept Key', href: safeHref(branding.appLink) ?? SAMPLE_ACCEPT_URL },
+        action: { text: words.sample.action, href: safeHref(branding.appLink) ?? SAMPLE_ACCEPT_URL },
       };
+    }
+    case 'keyShare': {
+      const sender = named(message.sharedBy) ?? named(branding.emailPreferences.senderName);
+      const distinctSender = sender && sender.toLowerCase() !== app.toLowerCase() ? sender : null;
+      const href = safeHref(message.acceptUrl);
+      const expiry = message.expiresAt ? [words.keyShare.expires(formatDate(message.expiresAt, language))] : [];
+      return {
+        subject: words.sample.subject(distinctSender, app),
+        heading: words.sample.heading(named(message.recipientName)),
+        paragraphs: [words.sample.given(distinctSender, named(message.lockName)), words.sample.howTo(app), ...expiry],
+        code: null,
+        action: href ? { text: words.sample.action, href } : null,
+      };
+    }
     case 'notice': {
       const href = message.action ? safeHref(message.action.url) : null;
       return {
@@ -74,17 +95,19 @@ function content(branding: EmailBranding, message: EmailMessage) {
   }
 }
 
-export function buildEmailModel(branding: EmailBranding, message: EmailMessage): EmailModel {
+export function buildEmailModel(branding: EmailBranding, message: EmailMessage, language: Language = 'en'): EmailModel {
   const prefs = branding.emailPreferences;
+  const words = emailTexts(language);
   const primary = safePrimary(prefs.primaryColour);
   const secondary = safeSecondary(prefs.secondaryColour);
-  const c = content(branding, message);
+  const c = content(branding, message, words, language);
   const ctaHref = prefs.callToAction ? safeHref(prefs.callToAction.actionTarget) : null;
   const cta =
     prefs.callToAction && ctaHref && prefs.callToAction.actionText.trim()
       ? { headline: prefs.callToAction.headline, text: prefs.callToAction.actionText, href: ctaHref }
       : null;
   return {
+    language,
     subject: oneLine(c.subject),
     preheader: oneLine(c.paragraphs[0] ?? c.heading),
     appName: branding.name,
@@ -103,9 +126,9 @@ export function buildEmailModel(branding: EmailBranding, message: EmailMessage):
       mailingAddress: branding.mailingAddress,
       privacyHref: safeHref(branding.privacyPolicy),
       supportHref: safeHref(branding.supportContact),
-      essentialsLine: prefs.onlySendEssentialEmails
-        ? `You receive this email because it is essential to your use of ${branding.name}. We only send essential emails.`
-        : null,
+      privacyLabel: words.footer.privacy,
+      supportLabel: words.footer.support,
+      essentialsLine: prefs.onlySendEssentialEmails ? words.footer.essentials(branding.name.trim()) : null,
     },
   };
 }

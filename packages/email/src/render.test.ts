@@ -59,7 +59,7 @@ describe('renderBrandedEmail', () => {
     expect(out.html).toContain('href="https://acme.example/help"');
     expect(out.html).toContain('background-color:#112233');
     expect(out.html).toContain('background-color:#44AA66');
-    for (const part of ['You have been sent a key', 'Accept Key', 'Need any help?', 'Get Help: https://acme.example/help', 'Acme Ltd', '1 High Street, Town', 'Privacy policy: https://acme.example/privacy', 'Contact support: mailto:help@acme.example']) {
+    for (const part of ['You have a new key', 'Acme Team has given you access to a door.', 'Accept Key', 'Need any help?', 'Get Help: https://acme.example/help', 'Acme Ltd', '1 High Street, Town', 'Privacy policy: https://acme.example/privacy', 'Contact support: mailto:help@acme.example']) {
       expect(out.text).toContain(part);
     }
   });

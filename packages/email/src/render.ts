@@ -1,4 +1,5 @@
 import { createElement } from 'react';
+import type { Language } from '@latchkey/contract';
 import { render } from '@react-email/render';
 import { BrandedEmail } from './branded-email.js';
 import { buildEmailModel } from './model.js';
@@ -6,8 +7,8 @@ import { renderText } from './text.js';
 import type { EmailBranding, EmailMessage, RenderedEmail } from './types.js';
 
 /** Renders the branded email for sending and for the preview alike (house style: one renderer). */
-export async function renderBrandedEmail(input: { branding: EmailBranding; message: EmailMessage }): Promise<RenderedEmail> {
-  const model = buildEmailModel(input.branding, input.message);
+export async function renderBrandedEmail(input: { branding: EmailBranding; message: EmailMessage; language?: Language }): Promise<RenderedEmail> {
+  const model = buildEmailModel(input.branding, input.message, input.language);
   const html = await render(createElement(BrandedEmail, { model }));
   return { subject: model.subject, html, text: renderText(model) };
 }

@@ -9,8 +9,8 @@ export function renderText(model: EmailModel): string {
   if (model.cta) lines.push('---', model.cta.headline, `${model.cta.text}: ${model.cta.href}`, '');
   lines.push('---', model.footer.companyName);
   if (model.footer.mailingAddress) lines.push(model.footer.mailingAddress);
-  if (model.footer.privacyHref) lines.push(`Privacy policy: ${model.footer.privacyHref}`);
-  if (model.footer.supportHref) lines.push(`Contact support: ${model.footer.supportHref}`);
+  if (model.footer.privacyHref) lines.push(`${model.footer.privacyLabel}: ${model.footer.privacyHref}`);
+  if (model.footer.supportHref) lines.push(`${model.footer.supportLabel}: ${model.footer.supportHref}`);
   if (model.footer.essentialsLine) lines.push('', model.footer.essentialsLine);
   return lines.join('\n').replace(/\n{3,}/g, '\n\n').trim() + '\n';
 }

@@ -33,6 +33,24 @@ export interface InvitationMessage {
 export interface SampleMessage {
   kind: 'sample';
   recipientName?: string;
+  /** The shared lock's name; without it the text speaks of "a door". */
+  lockName?: string;
+}
+
+/**
+ * A lock shared with someone who has no account in the application yet (issue 17): the sample's key
+ * email with the real lock and sharer, the accept link and when the invitation stops being accepted.
+ */
+export interface KeyShareMessage {
+  kind: 'keyShare';
+  lockName: string;
+  /** Who shared it; defaults to the application's sender name like the sample. */
+  sharedBy?: string | null;
+  recipientName?: string | null;
+  /** Where the invitee accepts the key (the application's app link); no button without one. */
+  acceptUrl?: string | null;
+  /** When the invitation expires; null = it does not. */
+  expiresAt?: Date | null;
 }
 
 /** Any other notice: a heading, paragraphs and an optional button. */
@@ -44,7 +62,7 @@ export interface NoticeMessage {
   action?: { text: string; url: string };
 }
 
-export type EmailMessage = InvitationMessage | SampleMessage | NoticeMessage;
+export type EmailMessage = InvitationMessage | SampleMessage | KeyShareMessage | NoticeMessage;
 
 export interface RenderedEmail {
   subject: string;
