@@ -1,0 +1,162 @@
+import { faLockOpen } from '@fortawesome/free-solid-svg-icons';
+import { DEFAULT_LOCK_NAME, type Application } from '@latchkey/contract';
+import { Alert, Box, Button, Link, Typography } from '@mui/material';
+import type { ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Link as RouterLink, useOutletContext } from 'react-router';
+import { paths } from '../../../app/paths';
+import { CodeBlock } from '../../../components/ui/code-block';
+import { Icon } from '../../../components/ui/icon';
+import { PageLoader } from '../../../components/ui/page-loader';
+import { usePortalConfig } from '../../../lib/config';
+import { errorMessage } from '../../../lib/http';
+import { useLocks } from '../api';
+import { unlockCommand, USER_EMAIL_PLACEHOLDER } from './unlock-snippet';
+
+/** Shown in the command until the application has an auth domain / key; the warnings above say so. */
+const ISSUER_PLACEHOLDER = 'https://auth.your-company.com';
+const KID_PLACEHOLDER = 'your-key-id';
+
+/**
+ * Getting Started → Your backend: the example script's run, filled in with this application's values and
+ * its first lock ("Front Door" for a new application). Drawn inside the Getting Started page, which hands
+ * down the application.
+ */
+export function UnlockGuide() {
+  const { t } = useTranslation();
+  const app = useOutletContext<Application>();
+  const config = usePortalConfig();
+  const locks = useLocks(app.applicationId);
+  if (config.isPending || locks.isPending) return <PageLoader />;
+  if (config.isError || locks.isError)
+    return <Alert severity="error">{errorMessage(config.error ?? locks.error)}</Alert>;
+
+  const lock = locks.data.find((l) => l.name === DEFAULT_LOCK_NAME) ?? locks.data[0];
+  const kid = Object.values(app.authKeys)[0]?.kid;
+  const issuer = app.authDomains[0];
+  const command = unlockCommand({
+    apiBase: `${window.location.origin}/api`,
+    issuer: issuer ?? ISSUER_PLACEHOLDER,
+    kid: kid ?? KID_PLACEHOLDER,
+    audience: config.data.platformAudience,
+    lockId: lock?.id ?? '',
+    userEmail: USER_EMAIL_PLACEHOLDER,
+  });
+  const toOverview = (
+    <Link component={RouterLink} to={paths.overview(app.applicationId)}>
+      {t('gettingStarted.toOverview')}
+    </Link>
+  );
+  const lockLink = lock && (
+    <Button
+      variant="outlined"
+      component={RouterLink}
+      to={paths.lock(app.applicationId, lock.id)}
+      startIcon={<Icon icon={faLockOpen} />}
+      sx={{ mt: 1.5 }}
+    >
+      {t('gettingStarted.openLock', { lock: lock.name })}
+    </Button>
+  );
+
+  return (
+    <Box component="ol" sx={{ pl: { xs: 2.5, sm: 3 }, mt: 3, mb: 0, '& > li': { mb: 4, minWidth: 0 } }}>
+      <li>
+        <StepTitle>{t('gettingStarted.valuesTitle')}</StepTitle>
+        <Typography sx={{ mb: 1 }}>{t('gettingStarted.backendValuesText')}</Typography>
+        <Box
+          component="dl"
+          sx={{
+            display: 'grid',
+            gridTemplateColumns: { xs: '1fr', sm: 'max-content 1fr' },
+            columnGap: 3,
+            rowGap: 0.5,
+            m: 0,
+          }}
+        >
+          <Value term={t('gettingStarted.apiBase')}>
+            <code>{`${window.location.origin}/api`}</code>
+          </Value>
+          <Value term={t('gettingStarted.issuer')}>
+            {issuer ? (
+              <code>{issuer}</code>
+            ) : (
+              <Alert severity="warning">
+                {t('gettingStarted.noIssuer')} {toOverview}
+              </Alert>
+            )}
+          </Value>
+          <Value term={t('gettingStarted.key')}>
+            {kid ? (
+              <code>{kid}</code>
+            ) : (
+              <Alert severity="warning">
+                {t('gettingStarted.noKey')} {toOverview}
+              </Alert>
+            )}
+          </Value>
+          <Value term={t('gettingStarted.audience')}>
+            <code>{config.data.platformAudience}</code>
+          </Value>
+          <Value term={t('gettingStarted.lock')}>
+            {lock ? (
+              <>
+                {lock.name} (<code>{lock.id}</code>)
+              </>
+            ) : (
+              <Alert severity="warning">
+                {t('gettingStarted.noLock')}{' '}
+                <Link component={RouterLink} to={paths.appLocks(app.applicationId)}>
+                  {t('gettingStarted.toLocks')}
+                </Link>
+              </Alert>
+            )}
+          </Value>
+        </Box>
+      </li>
+      <li>
+        <StepTitle>{t('gettingStarted.shareTitle')}</StepTitle>
+        <Typography>{t('gettingStarted.shareText', { lock: lock?.name ?? DEFAULT_LOCK_NAME })}</Typography>
+        {lockLink}
+      </li>
+      <li>
+        <StepTitle>{t('gettingStarted.runTitle')}</StepTitle>
+        <Typography>{t('gettingStarted.runText')}</Typography>
+        <CodeBlock
+          code={command}
+          label={t('gettingStarted.codeLabel', {
+            step: t('gettingStarted.runTitle'),
+            language: t('gettingStarted.commandLabel'),
+          })}
+          copyable
+        />
+      </li>
+      <li>
+        <StepTitle>{t('gettingStarted.watchTitle')}</StepTitle>
+        <Typography>{t('gettingStarted.watchText')}</Typography>
+        {lockLink}
+      </li>
+    </Box>
+  );
+}
+
+function StepTitle({ children }: { children: ReactNode }) {
+  return (
+    <Typography variant="h3" component="h2" sx={{ mb: 1 }}>
+      {children}
+    </Typography>
+  );
+}
+
+function Value({ term, children }: { term: string; children: ReactNode }) {
+  return (
+    <>
+      <Typography component="dt" sx={{ fontWeight: 600 }}>
+        {term}
+      </Typography>
+      <Typography component="dd" sx={{ m: 0, mb: { xs: 1, sm: 0 }, overflowWrap: 'anywhere', minWidth: 0 }}>
+        {children}
+      </Typography>
+    </>
+  );
+}

@@ -1,0 +1,181 @@
+import { faEllipsisVertical, faPlus } from '@fortawesome/free-solid-svg-icons';
+import type { Lock } from '@latchkey/contract';
+import {
+  Alert,
+  Box,
+  Button,
+  IconButton,
+  Link,
+  Menu,
+  MenuItem,
+  Paper,
+  Table,
+  TableBody,
+  TableCell,
+  TableContainer,
+  TableHead,
+  TableRow,
+  Typography,
+} from '@mui/material';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Link as RouterLink, useParams } from 'react-router';
+import { paths } from '../../../app/paths';
+import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
+import { Icon } from '../../../components/ui/icon';
+import { PageLoader } from '../../../components/ui/page-loader';
+import { useOperation } from '../../../components/ui/use-operation';
+import { errorMessage } from '../../../lib/http';
+import { useCreateLock, useDeleteLock, useLocks, useUpdateLock } from '../api';
+import { useLockEvents } from '../live-events';
+import { LiveStatusBadge } from '../live-status';
+import { LockStateChip } from '../lock-state';
+import { LockNameDialog } from './lock-name-dialog';
+
+type Dialog = { kind: 'add' } | { kind: 'rename'; lock: Lock } | { kind: 'remove'; lock: Lock } | null;
+
+/** The application's sandbox locks with their live state; add, rename and remove. */
+export function LocksPage() {
+  const { t } = useTranslation();
+  const { appId = '' } = useParams();
+  const locks = useLocks(appId);
+  const live = useLockEvents(appId);
+  const [dialog, setDialog] = useState<Dialog>(null);
+  const [menu, setMenu] = useState<{ anchor: HTMLElement; lock: Lock } | null>(null);
+  const create = useCreateLock(appId);
+  const rename = useUpdateLock(appId);
+  const remove = useDeleteLock(appId);
+  const { run, dialogs } = useOperation();
+
+  const close = () => setDialog(null);
+  const pick = (kind: 'rename' | 'remove') => {
+    const lock = menu?.lock;
+    setMenu(null);
+    if (lock) setDialog({ kind, lock });
+  };
+
+  return (
+    <Paper variant="outlined" sx={{ p: { xs: 2, sm: 3 } }}>
+      <Box
+        sx={{
+          display: 'flex',
+          flexWrap: 'wrap',
+          alignItems: 'center',
+          justifyContent: 'space-between',
+          gap: 2,
+          mb: 1,
+        }}
+      >
+        <Typography variant="h1">{t('locks.title')}</Typography>
+        <Button
+          variant="contained"
+          startIcon={<Icon icon={faPlus} />}
+          onClick={() => setDialog({ kind: 'add' })}
+        >
+          {t('locks.addLock')}
+        </Button>
+      </Box>
+      <Typography color="text.secondary" sx={{ mb: 1 }}>
+        {t('locks.intro')}
+      </Typography>
+      <LiveStatusBadge status={live} />
+      {locks.isPending && <PageLoader />}
+      {locks.isError && (
+        <Alert
+          severity="error"
+          sx={{ mt: 2 }}
+          action={
+            <Button color="inherit" size="small" onClick={() => void locks.refetch()}>
+              {t('common.retry')}
+            </Button>
+          }
+        >
+          {t('locks.loadFailed', { message: errorMessage(locks.error) })}
+        </Alert>
+      )}
+      {locks.data && (
+        <TableContainer sx={{ mt: 2 }}>
+          <Table aria-label={t('locks.title')}>
+            <TableHead>
+              <TableRow>
+                <TableCell>{t('locks.name')}</TableCell>
+                <TableCell>{t('locks.state')}</TableCell>
+                <TableCell align="right">{t('locks.actions')}</TableCell>
+              </TableRow>
+            </TableHead>
+            <TableBody>
+              {locks.data.map((lock) => (
+                <TableRow key={lock.id} hover>
+                  <TableCell sx={{ overflowWrap: 'anywhere' }}>
+                    <Link
+                      component={RouterLink}
+                      to={paths.lock(appId, lock.id)}
+                      aria-label={t('locks.open', { name: lock.name })}
+                    >
+                      {lock.name}
+                    </Link>
+                  </TableCell>
+                  <TableCell>
+                    <LockStateChip state={lock.state} />
+                  </TableCell>
+                  <TableCell align="right">
+                    <IconButton
+                      aria-label={t('locks.rowActions', { name: lock.name })}
+                      aria-haspopup="menu"
+                      aria-expanded={menu?.lock.id === lock.id}
+                      onClick={(e) => setMenu({ anchor: e.currentTarget, lock })}
+                    >
+                      <Icon icon={faEllipsisVertical} />
+                    </IconButton>
+                  </TableCell>
+                </TableRow>
+              ))}
+              {locks.data.length === 0 && (
+                <TableRow>
+                  <TableCell colSpan={3} align="center" sx={{ py: 4 }}>
+                    {t('locks.empty')}
+                  </TableCell>
+                </TableRow>
+              )}
+            </TableBody>
+          </Table>
+        </TableContainer>
+      )}
+      <Menu anchorEl={menu?.anchor} open={menu !== null} onClose={() => setMenu(null)}>
+        <MenuItem onClick={() => pick('rename')}>{t('locks.rename')}</MenuItem>
+        <MenuItem onClick={() => pick('remove')}>{t('locks.remove')}</MenuItem>
+      </Menu>
+      <LockNameDialog
+        open={dialog?.kind === 'add' || dialog?.kind === 'rename'}
+        title={dialog?.kind === 'rename' ? t('locks.renameLock') : t('locks.addLock')}
+        initialName={dialog?.kind === 'rename' ? dialog.lock.name : ''}
+        submitLabel={dialog?.kind === 'rename' ? t('common.save') : t('common.add')}
+        onCancel={close}
+        onSubmit={(name) => {
+          const current = dialog;
+          close();
+          if (current?.kind === 'rename')
+            void run(() => rename.mutateAsync({ lockId: current.lock.id, body: { name } }));
+          else
+            void run(() => create.mutateAsync({ name }), {
+              success: { message: t('locks.lockAdded', { name }) },
+            });
+        }}
+      />
+      <ConfirmDialog
+        open={dialog?.kind === 'remove'}
+        title={t('locks.removeConfirm')}
+        message={dialog?.kind === 'remove' ? t('locks.removeMessage', { name: dialog.lock.name }) : undefined}
+        confirmLabel={t('common.remove')}
+        cancelLabel={t('common.cancel')}
+        onCancel={close}
+        onConfirm={() => {
+          const lockId = dialog?.kind === 'remove' ? dialog.lock.id : '';
+          close();
+          void run(() => remove.mutateAsync(lockId));
+        }}
+      />
+      {dialogs}
+    </Paper>
+  );
+}

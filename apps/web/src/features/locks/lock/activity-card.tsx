@@ -1,0 +1,177 @@
+import type { LockLogEntry } from '@latchkey/contract';
+import {
+  Alert,
+  Box,
+  Button,
+  Chip,
+  Paper,
+  Table,
+  TableBody,
+  TableCell,
+  TableContainer,
+  TableHead,
+  TableRow,
+  TextField,
+  Typography,
+} from '@mui/material';
+import { useTranslation } from 'react-i18next';
+import { useSearchParams } from 'react-router';
+import { PageLoader } from '../../../components/ui/page-loader';
+import { errorMessage } from '../../../lib/http';
+import { useLockLog, type LogRange } from '../log-api';
+import { formatLogTime } from './format';
+
+/** The filter lives in the URL (?from=yyyy-mm-dd&to=yyyy-mm-dd), whole local days, both inclusive. */
+export function rangeFromDays(from: string | null, to: string | null): LogRange {
+  const day = (value: string | null, endOfDay: boolean) => {
+    if (!value || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return undefined;
+    const ms = Date.parse(`${value}T${endOfDay ? '23:59:59.999' : '00:00:00'}`);
+    return Number.isNaN(ms) ? undefined : Math.floor(ms / 1000);
+  };
+  return { start: day(from, false), end: day(to, true) };
+}
+
+function Actor({ entry }: { entry: LockLogEntry }) {
+  const { t } = useTranslation();
+  const name = entry.actor.displayName ?? entry.actor.email ?? entry.actor.userId ?? t('activity.system');
+  return (
+    <>
+      {name}
+      {entry.subject && (
+        <Typography component="span" variant="body2" color="text.secondary">
+          {' '}
+          {t('activity.subject', { subject: entry.subject })}
+        </Typography>
+      )}
+    </>
+  );
+}
+
+/** The lock's log, newest first; new entries arrive live (the lock page follows the events). */
+export function ActivityCard({ appId, lockId }: { appId: string; lockId: string }) {
+  const { t } = useTranslation();
+  const [params, setParams] = useSearchParams();
+  const from = params.get('from') ?? '';
+  const to = params.get('to') ?? '';
+  const log = useLockLog(appId, lockId, rangeFromDays(from, to));
+  const entries = log.data?.pages.flatMap((p) => p.items) ?? [];
+  const setDay = (key: 'from' | 'to', value: string) =>
+    setParams(
+      (prev) => {
+        const next = new URLSearchParams(prev);
+        if (value) next.set(key, value);
+        else next.delete(key);
+        return next;
+      },
+      { replace: true },
+    );
+
+  return (
+    <Paper
+      variant="outlined"
+      component="section"
+      aria-labelledby="activity-heading"
+      sx={{ p: { xs: 2, sm: 3 } }}
+    >
+      <Typography variant="h2" id="activity-heading" sx={{ mb: 2 }}>
+        {t('activity.title')}
+      </Typography>
+      <Box
+        role="group"
+        aria-label={t('activity.filter')}
+        sx={{ display: 'flex', flexWrap: 'wrap', gap: 2, mb: 2, alignItems: 'center' }}
+      >
+        <TextField
+          type="date"
+          size="small"
+          sx={{ flex: '1 1 150px', maxWidth: 220 }}
+          label={t('activity.from')}
+          value={from}
+          onChange={(e) => setDay('from', e.target.value)}
+          slotProps={{ inputLabel: { shrink: true } }}
+        />
+        <TextField
+          type="date"
+          size="small"
+          sx={{ flex: '1 1 150px', maxWidth: 220 }}
+          label={t('activity.to')}
+          value={to}
+          onChange={(e) => setDay('to', e.target.value)}
+          slotProps={{ inputLabel: { shrink: true } }}
+        />
+        {(from || to) && (
+          <Button
+            onClick={() =>
+              setParams((prev) => (prev.delete('from'), prev.delete('to'), prev), { replace: true })
+            }
+          >
+            {t('activity.clearFilter')}
+          </Button>
+        )}
+      </Box>
+      {log.isPending && <PageLoader />}
+      {log.isError && (
+        <Alert
+          severity="error"
+          action={
+            <Button color="inherit" size="small" onClick={() => void log.refetch()}>
+              {t('common.retry')}
+            </Button>
+          }
+        >
+          {t('activity.loadFailed', { message: errorMessage(log.error) })}
+        </Alert>
+      )}
+      {log.data && entries.length === 0 && (
+        <Typography color="text.secondary">{t('activity.empty')}</Typography>
+      )}
+      {entries.length > 0 && (
+        <TableContainer>
+          <Table size="small" aria-labelledby="activity-heading">
+            <TableHead>
+              <TableRow>
+                <TableCell>{t('activity.time')}</TableCell>
+                <TableCell>{t('activity.event')}</TableCell>
+                <TableCell>{t('activity.by')}</TableCell>
+                <TableCell>{t('activity.result')}</TableCell>
+              </TableRow>
+            </TableHead>
+            {/* Live entries are announced as they arrive on top. */}
+            <TableBody aria-live="polite" aria-relevant="additions">
+              {entries.map((entry) => (
+                <TableRow key={entry.id}>
+                  <TableCell sx={{ whiteSpace: 'nowrap', fontVariantNumeric: 'tabular-nums' }}>
+                    {formatLogTime(entry.timestamp)}
+                  </TableCell>
+                  <TableCell>{t(`activity.types.${entry.type}`)}</TableCell>
+                  <TableCell sx={{ overflowWrap: 'anywhere', minWidth: 160 }}>
+                    <Actor entry={entry} />
+                  </TableCell>
+                  <TableCell>
+                    {entry.rejected ? (
+                      <Box>
+                        <Chip size="small" color="error" variant="outlined" label={t('activity.refused')} />
+                        {entry.reason && (
+                          <Typography variant="body2" sx={{ mt: 0.5 }}>
+                            {entry.reason}
+                          </Typography>
+                        )}
+                      </Box>
+                    ) : (
+                      <Chip size="small" color="success" variant="outlined" label={t('activity.accepted')} />
+                    )}
+                  </TableCell>
+                </TableRow>
+              ))}
+            </TableBody>
+          </Table>
+        </TableContainer>
+      )}
+      {log.hasNextPage && (
+        <Button sx={{ mt: 2 }} disabled={log.isFetchingNextPage} onClick={() => void log.fetchNextPage()}>
+          {t('activity.loadMore')}
+        </Button>
+      )}
+    </Paper>
+  );
+}

@@ -1,0 +1,181 @@
+import type { Lock } from '@latchkey/contract';
+import { describe, expect, it } from 'vitest';
+import { unlockCommand, shellWord } from '../guide/unlock-snippet';
+import {
+  defaultShareValues,
+  shareFormSchema,
+  shareFormWithoutWindowSchema,
+  toCreateShare,
+  toEpochSeconds,
+} from './share-form';
+import {
+  settingsValues,
+  settingsWithLocationSchema,
+  settingsWithoutLocationSchema,
+  toUpdateLock,
+} from './settings-form';
+
+const lock = (over: Partial<Lock['settings']> = {}): Lock => ({
+  id: 'lock-1',
+  applicationId: 'app-1',
+  name: 'Front Door',
+  colour: null,
+  settings: { unlockTime: 5, usageRequirements: {}, ...over },
+  state: { locked: true, connected: true, unlockedUntil: null },
+  createdAt: 0,
+});
+
+const issues = (result: {
+  success: boolean;
+  error?: { issues: { path: PropertyKey[]; message: string }[] };
+}) => (result.success ? [] : (result.error?.issues ?? []).map((i) => `${i.path.join('.')}: ${i.message}`));
+
+describe('share form', () => {
+  const valid = { ...defaultShareValues(), email: 'guest@example.com', timezone: 'Europe/London' };
+
+  it('asks for at least one day, a known zone, 24-hour times, and an end after the start', () => {
+    expect(issues(shareFormSchema.safeParse(valid))).toEqual([]);
+    expect(issues(shareFormSchema.safeParse({ ...valid, days: [] }))).toEqual(['days: Select minimum 1 day']);
+    expect(issues(shareFormSchema.safeParse({ ...valid, timezone: 'Mars/Olympus' }))).toEqual([
+      'timezone: Not a known time zone (use an IANA name such as Europe/London)',
+    ]);
+    expect(issues(shareFormSchema.safeParse({ ...valid, from: '25:00' }))).toEqual([
+      'from: Use a 24-hour time such as 08:30',
+    ]);
+    expect(
+      issues(shareFormSchema.safeParse({ ...valid, start: '2030-01-02T10:00', end: '2030-01-01T10:00' })),
+    ).toEqual(['end: The end must be after the start']);
+  });
+
+  it('does not check a switched-off window’s hidden fields, but still the email and the bounds', () => {
+    expect(
+      issues(shareFormWithoutWindowSchema.safeParse({ ...valid, days: [], timezone: 'Mars/Olympus' })),
+    ).toEqual([]);
+    expect(
+      issues(
+        shareFormWithoutWindowSchema.safeParse({
+          ...valid,
+          email: 'x',
+          start: '2030-01-02T10:00',
+          end: '2030-01-01T10:00',
+        }),
+      ),
+    ).toEqual(['email: Invalid email address', 'end: The end must be after the start']);
+  });
+
+  it('sends bounds as epoch seconds, and the window only when hours are limited, days in week order', () => {
+    expect(toCreateShare({ ...valid, email: ' guest@example.com ' })).toEqual({
+      email: 'guest@example.com',
+      role: 'USER',
+      start: null,
+      end: null,
+      timeWindow: null,
+    });
+    const limited = toCreateShare({
+      ...valid,
+      role: 'ADMIN',
+      start: '2030-01-01T10:00',
+      limitHours: true,
+      days: ['FRIDAY', 'MONDAY'],
+      from: '08:00',
+      until: '18:30',
+    });
+    expect(limited).toEqual({
+      email: 'guest@example.com',
+      role: 'ADMIN',
+      start: toEpochSeconds('2030-01-01T10:00'),
+      end: null,
+      timeWindow: { start: '08:00', end: '18:30', timezone: 'Europe/London', days: ['MONDAY', 'FRIDAY'] },
+    });
+    expect(limited.start).toBe(Math.floor(new Date(2030, 0, 1, 10).getTime() / 1000));
+  });
+});
+
+describe('settings form', () => {
+  it('checks the location fields with the contract only while the rule is on', () => {
+    const off = { ...settingsValues(lock()), latitude: '', longitude: '' };
+    expect(issues(settingsWithoutLocationSchema.safeParse(off))).toEqual([]);
+    expect(
+      issues(
+        settingsWithLocationSchema.safeParse({
+          ...off,
+          locationEnabled: true,
+          latitude: '91',
+          longitude: '0',
+        }),
+      ),
+    ).toEqual(['latitude: The latitude must be between -90 and 90']);
+    expect(issues(settingsWithoutLocationSchema.safeParse({ ...off, unlockTime: '61' }))).toEqual([
+      'unlockTime: The unlock time must be between 1 and 60 seconds',
+    ]);
+    expect(issues(settingsWithoutLocationSchema.safeParse({ ...off, unlockTime: '' }))).toEqual([
+      'unlockTime: Required',
+    ]);
+  });
+
+  it('sends only what changed, keeps the time rules, and keeps a switched-off rule’s place', () => {
+    const time = [{ start: '08:00', end: '18:00', timezone: 'UTC', days: ['MONDAY' as const] }];
+    const current = lock({ usageRequirements: { time } });
+    const values = {
+      ...settingsValues(current),
+      unlockTime: '9',
+      locationEnabled: true,
+      latitude: '51.5',
+      longitude: '-0.12',
+      radius: '30',
+      accuracy: 'FINE' as const,
+    };
+    expect(toUpdateLock(values, { unlockTime: true }, current)).toEqual({ settings: { unlockTime: 9 } });
+    expect(toUpdateLock(values, { latitude: true }, current)).toEqual({
+      settings: {
+        usageRequirements: {
+          time,
+          location: { latitude: 51.5, longitude: -0.12, radius: 30, accuracy: 'FINE', enabled: true },
+        },
+      },
+    });
+    const located = lock({
+      usageRequirements: {
+        location: { latitude: 1, longitude: 2, radius: 3, accuracy: 'LOW', enabled: true },
+      },
+    });
+    expect(
+      toUpdateLock(
+        { ...settingsValues(located), locationEnabled: false },
+        { locationEnabled: true },
+        located,
+      ),
+    ).toEqual({
+      settings: {
+        usageRequirements: {
+          location: { latitude: 1, longitude: 2, radius: 3, accuracy: 'LOW', enabled: false },
+        },
+      },
+    });
+  });
+});
+
+describe('unlock command', () => {
+  it('fills in the application’s values, quoting any that the shell would split', () => {
+    const command = unlockCommand({
+      apiBase: 'https://p.example/api',
+      issuer: 'https://auth.example',
+      kid: "my key's",
+      audience: 'https://api.latchkey.dev',
+      lockId: 'lock-1',
+      userEmail: 'a@b.c',
+    });
+    expect(command.split('\n')).toEqual([
+      'npm install jose',
+      'LATCHKEY_API=https://p.example/api \\',
+      'KEY_FILE=./my-signing-key.json \\',
+      "KEY_ID='my key'\\''s' \\",
+      'ISSUER=https://auth.example \\',
+      'AUDIENCE=https://api.latchkey.dev \\',
+      'LOCK_ID=lock-1 \\',
+      'USER_EMAIL=a@b.c \\',
+      'node examples/unlock-from-backend.mjs',
+    ]);
+    expect(shellWord('$(rm -rf ~)')).toBe("'$(rm -rf ~)'");
+  });
+});

@@ -1,0 +1,229 @@
+import { createPublicKey, verify } from 'node:crypto';
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+import { storeSignIn } from '../../../lib/session';
+import {
+  json,
+  makeJwt,
+  noContent,
+  nowSeconds,
+  renderRoute,
+  stubFetch,
+  type Call,
+} from '../../../test/helpers';
+import { eventStream, LOCKS, sampleEntry, sampleLock, sampleShare } from '../test-fixtures';
+import { LockPage } from './lock-page';
+
+const LOCK = `${LOCKS}/lock-1`;
+const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
+function setup(answer: (call: Call) => Response | undefined = () => undefined) {
+  storeSignIn({
+    authToken: makeJwt({ exp: nowSeconds() + 600 }),
+    refreshToken: 'r',
+    privateKey: 'a',
+    publicKey: 'b',
+  });
+  const stream = eventStream();
+  const calls = stubFetch((call) => {
+    const own = answer(call);
+    if (own) return own;
+    const path = call.url.split('?')[0];
+    if (path === `${LOCKS}/events`) return stream.response;
+    if (path === LOCK && call.method === 'GET') return json(sampleLock());
+    if (path === `${LOCK}/user` && call.method === 'GET') return json([sampleShare()]);
+    if (path === `${LOCK}/log`)
+      return json({
+        items: [sampleEntry({ id: 'old', type: 'SHARE', subject: 'guest@example.com' })],
+        nextCursor: null,
+      });
+    return json({ code: 404, message: 'Not found' }, 404);
+  });
+  renderRoute(<LockPage />, { path: '/:appId/locks/:lockId', initial: '/app-1/locks/lock-1' });
+  return { calls, stream, u: userEvent.setup() };
+}
+
+const activity = () => screen.getByRole('region', { name: 'Activity' });
+
+describe('Lock page', () => {
+  it('shows the lock, its shares and its log, and follows the live events: state with a countdown, new entries on top', async () => {
+    const { stream, calls } = setup();
+    expect(await screen.findByRole('heading', { name: 'Front Door', level: 1 })).toBeInTheDocument();
+    expect(await screen.findByText('guest@example.com')).toBeInTheDocument();
+    expect(screen.getByText('Invited')).toBeInTheDocument();
+    expect(await within(activity()).findByText('Share')).toBeInTheDocument();
+    expect(screen.getByText('Locked')).toBeInTheDocument();
+    await screen.findByText('Live');
+    expect(calls.find((c) => c.url.endsWith('/lock/events'))!.headers.Authorization).toMatch(/^Bearer /);
+
+    stream.comment();
+    stream.push(
+      'lock',
+      sampleLock({ state: { locked: false, connected: true, unlockedUntil: Date.now() + 4200 } }),
+    );
+    expect(await screen.findByText(/^Unlocked · locks in [45] s$/)).toBeInTheDocument();
+    stream.push(
+      'activity',
+      sampleEntry({
+        id: 'new',
+        rejected: true,
+        reason: 'Your access to this lock has ended',
+        actor: { userId: 'u2', email: 'late@example.com', displayName: null },
+      }),
+    );
+    const rows = await waitFor(() => {
+      const r = within(activity()).getAllByRole('row').slice(1);
+      expect(r).toHaveLength(2);
+      return r;
+    });
+    expect(rows[0]).toHaveTextContent('late@example.com');
+    expect(rows[0]).toHaveTextContent('Refused');
+    expect(rows[0]).toHaveTextContent('Your access to this lock has ended');
+    // The same entry again (a reconnect may repeat it) is not shown twice.
+    stream.push(
+      'activity',
+      sampleEntry({ id: 'new', rejected: true, reason: 'Your access to this lock has ended' }),
+    );
+    stream.push('lock', sampleLock({ name: 'Back Door' }));
+    expect(await screen.findByRole('heading', { name: 'Back Door', level: 1 })).toBeInTheDocument();
+    expect(within(activity()).getAllByRole('row')).toHaveLength(3);
+  });
+
+  it('unlocks with a real signed operation: key certified once, a JWS with x5c that verifies against that key, sent as application/jwt', async () => {
+    let refuse = false;
+    const { calls, u } = setup((call) => {
+      if (call.url === '/api/auth/certificate')
+        return json({ certificateChain: ['bGVhZg==', 'Y2E='], userId: 'app-user-1' });
+      if (call.url === '/api/device/lock-1/execute')
+        return refuse
+          ? json({ code: 403, message: 'You do not have access to this lock' }, 403)
+          : noContent();
+      return undefined;
+    });
+    await u.click(await screen.findByRole('button', { name: 'Unlock' }));
+    await waitFor(() => expect(calls.filter((c) => c.url === '/api/device/lock-1/execute')).toHaveLength(1));
+
+    const certify = calls.find((c) => c.url === '/api/auth/certificate')!;
+    const raw = Buffer.from((certify.body as { ephemeralKey: string }).ephemeralKey, 'base64');
+    expect(raw).toHaveLength(32);
+    const execute = calls.find((c) => c.url === '/api/device/lock-1/execute')!;
+    expect(execute.method).toBe('POST');
+    expect(execute.headers['Content-Type']).toBe('application/jwt');
+    const [header, payload, signature] = String(execute.body).split('.') as [string, string, string];
+    expect(JSON.parse(Buffer.from(header, 'base64url').toString())).toEqual({
+      alg: 'EdDSA',
+      typ: 'JWT',
+      x5c: ['bGVhZg==', 'Y2E='],
+    });
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+    expect(claims).toMatchObject({
+      iss: 'app-user-1',
+      sub: 'lock-1',
+      operation: { type: 'MUTATE_LOCK', locked: false },
+    });
+    expect(claims.exp - claims.iat).toBeLessThanOrEqual(60);
+    const key = createPublicKey({
+      key: Buffer.concat([ED25519_SPKI_PREFIX, raw]),
+      format: 'der',
+      type: 'spki',
+    });
+    expect(verify(null, Buffer.from(`${header}.${payload}`), key, Buffer.from(signature, 'base64url'))).toBe(
+      true,
+    );
+
+    refuse = true;
+    await u.click(screen.getByRole('button', { name: 'Unlock' }));
+    expect(await screen.findByRole('alertdialog', { name: 'Failed' })).toHaveTextContent(
+      'The lock refused the unlock: You do not have access to this lock',
+    );
+    // The key and its certificate were kept: the second unlock did not register again.
+    expect(calls.filter((c) => c.url === '/api/auth/certificate')).toHaveLength(1);
+    const second = calls.filter((c) => c.url === '/api/device/lock-1/execute')[1]!;
+    expect(JSON.parse(Buffer.from(String(second.body).split('.')[1]!, 'base64url').toString()).jti).not.toBe(
+      claims.jti,
+    );
+  });
+
+  it('shares to an email with role, days and hours: at least one day is required', async () => {
+    const { calls, u } = setup((call) =>
+      call.method === 'POST' && call.url === `${LOCK}/user` ? json(sampleShare(), 201) : undefined,
+    );
+    await u.click(await screen.findByRole('button', { name: 'Share lock' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Share lock' });
+    await u.type(within(dialog).getByRole('textbox', { name: /Email/ }), 'new@example.com');
+    await u.click(within(dialog).getByRole('switch', { name: 'Only on some days and hours' }));
+    for (const day of ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday'])
+      await u.click(within(dialog).getByRole('checkbox', { name: day }));
+    expect(await within(dialog).findByText('Select minimum 1 day')).toBeInTheDocument();
+    expect(within(dialog).getByRole('button', { name: 'Share lock' })).toBeDisabled();
+    await u.click(within(dialog).getByRole('checkbox', { name: 'Saturday' }));
+    await u.clear(within(dialog).getByRole('combobox', { name: 'Time zone' }));
+    await u.type(within(dialog).getByRole('combobox', { name: 'Time zone' }), 'Europe/Berlin');
+    await waitFor(() => expect(within(dialog).getByRole('button', { name: 'Share lock' })).toBeEnabled());
+    await u.click(within(dialog).getByRole('button', { name: 'Share lock' }));
+    expect(await screen.findByText('The lock has been shared with new@example.com.')).toBeInTheDocument();
+    expect(calls.filter((c) => c.method === 'POST').map((c) => c.body)).toEqual([
+      {
+        email: 'new@example.com',
+        role: 'USER',
+        start: null,
+        end: null,
+        timeWindow: { start: '09:00', end: '17:00', timezone: 'Europe/Berlin', days: ['SATURDAY'] },
+      },
+    ]);
+  });
+
+  it('revokes a share only after confirming', async () => {
+    const { calls, u } = setup((call) => (call.method === 'DELETE' ? noContent() : undefined));
+    await u.click(await screen.findByRole('button', { name: 'Revoke access of guest@example.com' }));
+    const confirm = await screen.findByRole('dialog', { name: 'Revoke this share?' });
+    await u.click(within(confirm).getByRole('button', { name: 'Cancel' }));
+    expect(calls.filter((c) => c.method === 'DELETE')).toHaveLength(0);
+    await u.click(await screen.findByRole('button', { name: 'Revoke access of guest@example.com' }));
+    await u.click(
+      within(await screen.findByRole('dialog', { name: 'Revoke this share?' })).getByRole('button', {
+        name: 'Revoke',
+      }),
+    );
+    await waitFor(() =>
+      expect(calls.filter((c) => c.method === 'DELETE').map((c) => c.url)).toEqual([
+        `${LOCK}/user/${sampleShare().userId}`,
+      ]),
+    );
+  });
+
+  it('saves only the changed settings, and the location rule with its accuracy tier', async () => {
+    const { calls, u } = setup((call) =>
+      call.method === 'PUT'
+        ? json(sampleLock({ settings: { unlockTime: 12, usageRequirements: {} } }))
+        : undefined,
+    );
+    const unlockTime = await screen.findByRole('spinbutton', { name: 'Unlock time (seconds)' });
+    await u.clear(unlockTime);
+    await u.type(unlockTime, '61');
+    expect(await screen.findByText('The unlock time must be between 1 and 60 seconds')).toBeInTheDocument();
+    await u.clear(unlockTime);
+    await u.type(unlockTime, '12');
+    await u.click(screen.getByRole('button', { name: 'Save' }));
+    await u.click(await screen.findByRole('button', { name: 'Done' }));
+    expect(calls.filter((c) => c.method === 'PUT').map((c) => c.body)).toEqual([
+      { settings: { unlockTime: 12 } },
+    ]);
+
+    await u.click(await screen.findByRole('switch', { name: 'Require users to be near the lock' }));
+    await u.type(screen.getByRole('spinbutton', { name: 'Latitude' }), '51.5');
+    await u.type(screen.getByRole('spinbutton', { name: 'Longitude' }), '-0.12');
+    await u.click(screen.getByRole('combobox', { name: 'Required accuracy' }));
+    await u.click(await screen.findByRole('option', { name: 'Fine: position within 10 m' }));
+    await u.click(screen.getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(calls.filter((c) => c.method === 'PUT')).toHaveLength(2));
+    expect(calls.filter((c) => c.method === 'PUT')[1]!.body).toEqual({
+      settings: {
+        usageRequirements: {
+          location: { latitude: 51.5, longitude: -0.12, radius: 50, accuracy: 'FINE', enabled: true },
+        },
+      },
+    });
+  });
+});

@@ -1,0 +1,97 @@
+import { faArrowLeft } from '@fortawesome/free-solid-svg-icons';
+import { Alert, Box, Button, Link, Paper, Typography } from '@mui/material';
+import { useTranslation } from 'react-i18next';
+import { Link as RouterLink, useParams } from 'react-router';
+import { paths } from '../../../app/paths';
+import { Icon } from '../../../components/ui/icon';
+import { PageLoader } from '../../../components/ui/page-loader';
+import { ApiError, errorMessage } from '../../../lib/http';
+import { useLock } from '../api';
+import { useLockEvents } from '../live-events';
+import { LiveStatusBadge } from '../live-status';
+import { LockStateChip } from '../lock-state';
+import { ActivityCard } from './activity-card';
+import { SettingsCard } from './settings-card';
+import { SharesCard } from './shares-card';
+import { UnlockButton } from './unlock-button';
+
+/** One lock: its live state and Unlock, who it is shared with, its settings, and its live activity. */
+export function LockPage() {
+  const { t } = useTranslation();
+  const { appId = '', lockId = '' } = useParams();
+  const lock = useLock(appId, lockId);
+  const live = useLockEvents(appId);
+  const back = (
+    <Link
+      component={RouterLink}
+      to={paths.appLocks(appId)}
+      sx={{ display: 'inline-flex', alignItems: 'center', gap: 1, mb: 2 }}
+    >
+      <Icon icon={faArrowLeft} />
+      {t('locks.backToLocks')}
+    </Link>
+  );
+
+  if (lock.isPending) return <PageLoader />;
+  if (lock.isError) {
+    const gone = lock.error instanceof ApiError && lock.error.status === 404;
+    return (
+      <>
+        {back}
+        <Alert
+          severity="error"
+          action={
+            !gone && (
+              <Button color="inherit" size="small" onClick={() => void lock.refetch()}>
+                {t('common.retry')}
+              </Button>
+            )
+          }
+        >
+          {gone ? t('locks.notFound') : errorMessage(lock.error)}
+        </Alert>
+      </>
+    );
+  }
+
+  return (
+    // minmax(0, 1fr): a wide table scrolls inside its card instead of widening the page on a phone.
+    <Box sx={{ display: 'grid', gridTemplateColumns: 'minmax(0, 1fr)', gap: { xs: 2, md: 3 } }}>
+      <Paper variant="outlined" sx={{ p: { xs: 2, sm: 3 } }}>
+        {back}
+        <Box
+          sx={{
+            display: 'flex',
+            flexWrap: 'wrap',
+            gap: 3,
+            justifyContent: 'space-between',
+            alignItems: 'flex-start',
+          }}
+        >
+          <Box sx={{ minWidth: 0 }}>
+            <Typography variant="h1" sx={{ overflowWrap: 'anywhere', mb: 1 }}>
+              {lock.data.name}
+            </Typography>
+            <Box sx={{ display: 'flex', flexWrap: 'wrap', gap: 2, alignItems: 'center' }}>
+              <LockStateChip state={lock.data.state} />
+              <LiveStatusBadge status={live} />
+            </Box>
+          </Box>
+          <UnlockButton lock={lock.data} />
+        </Box>
+      </Paper>
+      <SharesCard appId={appId} lockId={lockId} />
+      <Box
+        sx={{
+          display: 'grid',
+          gap: { xs: 2, md: 3 },
+          gridTemplateColumns: { xs: '1fr', md: 'minmax(0, 2fr) minmax(0, 3fr)' },
+          alignItems: 'start',
+        }}
+      >
+        <SettingsCard appId={appId} lock={lock.data} />
+        <ActivityCard appId={appId} lockId={lockId} />
+      </Box>
+    </Box>
+  );
+}

@@ -1,0 +1,138 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import { LOCATION_ACCURACIES, LOCATION_ACCURACY_LIMIT_M, type Lock } from '@latchkey/contract';
+import { Box, Button, FormControlLabel, MenuItem, Paper, Switch, Typography } from '@mui/material';
+import { useEffect } from 'react';
+import { Controller, useForm, useWatch, type Resolver } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { FormTextField } from '../../../components/ui/form-text-field';
+import { useOperation } from '../../../components/ui/use-operation';
+import { useUpdateLock } from '../api';
+import {
+  settingsValues,
+  settingsWithLocationSchema,
+  settingsWithoutLocationSchema,
+  toUpdateLock,
+  type SettingsFormValues,
+} from './settings-form';
+
+const withLocation = zodResolver(settingsWithLocationSchema);
+const withoutLocation = zodResolver(settingsWithoutLocationSchema);
+/** The location fields are checked only while the rule is on. */
+const resolver: Resolver<SettingsFormValues> = (values, context, options) =>
+  (values.locationEnabled ? withLocation : withoutLocation)(values, context, options as never) as ReturnType<
+    Resolver<SettingsFormValues>
+  >;
+
+/** Unlock time and the map-free location rule (a point, a radius, and the accuracy tier a position needs). */
+export function SettingsCard({ appId, lock }: { appId: string; lock: Lock }) {
+  const { t } = useTranslation();
+  const update = useUpdateLock(appId);
+  const { run, dialogs } = useOperation();
+  const form = useForm<SettingsFormValues>({
+    resolver,
+    defaultValues: settingsValues(lock),
+    mode: 'onChange',
+  });
+  const { isDirty, isValid, dirtyFields } = form.formState;
+  const locationEnabled = useWatch({ control: form.control, name: 'locationEnabled' });
+  const { reset } = form;
+
+  // A change made elsewhere (another tab, an operation) shows here unless the form is being edited.
+  useEffect(() => {
+    if (!isDirty) reset(settingsValues(lock));
+  }, [lock, isDirty, reset]);
+
+  return (
+    <Paper
+      variant="outlined"
+      component="section"
+      aria-labelledby="settings-heading"
+      sx={{ p: { xs: 2, sm: 3 } }}
+    >
+      <Typography variant="h2" id="settings-heading" sx={{ mb: 2 }}>
+        {t('lockSettings.title')}
+      </Typography>
+      <form
+        noValidate
+        onSubmit={(e) =>
+          void form.handleSubmit(async (values) => {
+            const saved = await run(
+              () => update.mutateAsync({ lockId: lock.id, body: toUpdateLock(values, dirtyFields, lock) }),
+              {
+                success: { message: t('lockSettings.saved') },
+              },
+            );
+            if (saved.ok) reset(settingsValues(saved.value));
+          })(e)
+        }
+      >
+        <FormTextField
+          control={form.control}
+          name="unlockTime"
+          type="number"
+          label={t('lockSettings.unlockTime')}
+          helperText={t('lockSettings.unlockTimeHelp')}
+          slotProps={{ htmlInput: { min: 1, max: 60, step: 1, inputMode: 'numeric' } }}
+          fullWidth
+        />
+        <Typography variant="h3" component="h3" sx={{ mt: 3, mb: 1 }}>
+          {t('lockSettings.location')}
+        </Typography>
+        <Controller
+          control={form.control}
+          name="locationEnabled"
+          render={({ field }) => (
+            <FormControlLabel
+              control={<Switch checked={field.value} onChange={(_e, on) => field.onChange(on)} />}
+              label={t('lockSettings.locationEnabled')}
+            />
+          )}
+        />
+        {locationEnabled && (
+          <Box sx={{ display: 'grid', gridTemplateColumns: { xs: '1fr', sm: '1fr 1fr' }, gap: 2, mt: 2 }}>
+            <FormTextField
+              control={form.control}
+              name="latitude"
+              type="number"
+              label={t('lockSettings.latitude')}
+              slotProps={{ htmlInput: { step: 'any' } }}
+            />
+            <FormTextField
+              control={form.control}
+              name="longitude"
+              type="number"
+              label={t('lockSettings.longitude')}
+              slotProps={{ htmlInput: { step: 'any' } }}
+            />
+            <FormTextField
+              control={form.control}
+              name="radius"
+              type="number"
+              label={t('lockSettings.radius')}
+              slotProps={{ htmlInput: { min: 1, step: 1 } }}
+            />
+            <FormTextField control={form.control} name="accuracy" label={t('lockSettings.accuracy')} select>
+              {LOCATION_ACCURACIES.map((tier) => (
+                <MenuItem key={tier} value={tier}>
+                  {t('lockSettings.accuracyTier', {
+                    tier: t(`lockSettings.tiers.${tier}`),
+                    metres: LOCATION_ACCURACY_LIMIT_M[tier],
+                  })}
+                </MenuItem>
+              ))}
+            </FormTextField>
+          </Box>
+        )}
+        <Box sx={{ display: 'flex', gap: 1, justifyContent: 'flex-end', mt: 3 }}>
+          <Button disabled={!isDirty} onClick={() => reset(settingsValues(lock))}>
+            {t('lockSettings.reset')}
+          </Button>
+          <Button type="submit" variant="contained" disabled={!isDirty || !isValid}>
+            {t('common.save')}
+          </Button>
+        </Box>
+      </form>
+      {dialogs}
+    </Paper>
+  );
+}

@@ -1,0 +1,220 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import { LOCK_ROLES, WEEKDAYS, type Weekday } from '@latchkey/contract';
+import {
+  Alert,
+  Box,
+  Button,
+  Checkbox,
+  Dialog,
+  DialogActions,
+  DialogContent,
+  DialogTitle,
+  FormControl,
+  FormControlLabel,
+  FormGroup,
+  FormHelperText,
+  FormLabel,
+  MenuItem,
+  Switch,
+} from '@mui/material';
+import { useId, useMemo } from 'react';
+import { Controller, useForm, useWatch, type Resolver } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { FormTextField } from '../../../components/ui/form-text-field';
+import { errorMessage } from '../../../lib/http';
+import { localText } from '../../../lib/server-text';
+import { useAddShare } from '../shares-api';
+import {
+  defaultShareValues,
+  knownTimeZones,
+  shareFormSchema,
+  shareFormWithoutWindowSchema,
+  toCreateShare,
+  type ShareFormValues,
+} from './share-form';
+
+const withWindow = zodResolver(shareFormSchema);
+const withoutWindow = zodResolver(shareFormWithoutWindowSchema);
+/** The window's fields are checked only while hours are limited. */
+const resolver: Resolver<ShareFormValues> = (values, context, options) =>
+  (values.limitHours ? withWindow : withoutWindow)(values, context, options as never) as ReturnType<
+    Resolver<ShareFormValues>
+  >;
+
+interface Props {
+  appId: string;
+  lockId: string;
+  open: boolean;
+  onCancel: () => void;
+  onShared: (email: string) => void;
+}
+
+/** Share the lock with an email: role, optional start/end, and optionally days and hours in a time zone. */
+export function ShareDialog({ open, onCancel, ...rest }: Props) {
+  const titleId = useId();
+  return (
+    <Dialog open={open} onClose={onCancel} aria-labelledby={titleId} fullWidth maxWidth="sm">
+      {open && <ShareForm titleId={titleId} onCancel={onCancel} {...rest} />}
+    </Dialog>
+  );
+}
+
+function ShareForm({
+  titleId,
+  appId,
+  lockId,
+  onCancel,
+  onShared,
+}: Omit<Props, 'open'> & { titleId: string }) {
+  const { t } = useTranslation();
+  const add = useAddShare(appId, lockId);
+  const zonesId = useId();
+  const zones = useMemo(knownTimeZones, []);
+  const form = useForm<ShareFormValues>({ resolver, defaultValues: defaultShareValues(), mode: 'onChange' });
+  const limitHours = useWatch({ control: form.control, name: 'limitHours' });
+  const dateSlot = { inputLabel: { shrink: true } };
+
+  return (
+    <form
+      noValidate
+      onSubmit={(e) => {
+        e.stopPropagation();
+        void form.handleSubmit((values) =>
+          add.mutate(toCreateShare(values), { onSuccess: () => onShared(values.email.trim()) }),
+        )(e);
+      }}
+    >
+      <DialogTitle id={titleId}>{t('shares.addShare')}</DialogTitle>
+      <DialogContent>
+        <Box sx={{ display: 'grid', gridTemplateColumns: { xs: '1fr', sm: '1fr 1fr' }, gap: 2, pt: 1 }}>
+          <FormTextField
+            control={form.control}
+            name="email"
+            type="email"
+            label={t('shares.email')}
+            helperText={t('shares.emailHelp')}
+            required
+            autoFocus
+            sx={{ gridColumn: '1 / -1' }}
+          />
+          <FormTextField control={form.control} name="role" label={t('shares.role')} select>
+            {LOCK_ROLES.map((role) => (
+              <MenuItem key={role} value={role}>
+                {t(`shares.roles.${role}`)}
+              </MenuItem>
+            ))}
+          </FormTextField>
+          <Box sx={{ display: { xs: 'none', sm: 'block' } }} />
+          <FormTextField
+            control={form.control}
+            name="start"
+            type="datetime-local"
+            label={t('shares.start')}
+            slotProps={dateSlot}
+          />
+          <FormTextField
+            control={form.control}
+            name="end"
+            type="datetime-local"
+            label={t('shares.end')}
+            slotProps={dateSlot}
+          />
+        </Box>
+        <Controller
+          control={form.control}
+          name="limitHours"
+          render={({ field }) => (
+            <FormControlLabel
+              sx={{ mt: 2 }}
+              control={
+                <Switch
+                  checked={field.value}
+                  onChange={(_e, on) => (field.onChange(on), void form.trigger())}
+                />
+              }
+              label={t('shares.limitHours')}
+            />
+          )}
+        />
+        {limitHours && (
+          <Box
+            sx={{ display: 'grid', gridTemplateColumns: { xs: '1fr 1fr', sm: '1fr 1fr 2fr' }, gap: 2, mt: 1 }}
+          >
+            <Controller
+              control={form.control}
+              name="days"
+              render={({ field, fieldState }) => (
+                <FormControl
+                  component="fieldset"
+                  error={fieldState.error !== undefined}
+                  sx={{ gridColumn: '1 / -1' }}
+                >
+                  <FormLabel component="legend">{t('shares.days')}</FormLabel>
+                  <FormGroup row>
+                    {WEEKDAYS.map((day) => (
+                      <FormControlLabel
+                        key={day}
+                        label={t(`shares.dayNames.${day}`)}
+                        control={
+                          <Checkbox
+                            checked={field.value.includes(day)}
+                            slotProps={{ input: { 'aria-label': t(`shares.dayLabels.${day}`) } }}
+                            onChange={(_e, on) =>
+                              field.onChange(
+                                on ? [...field.value, day] : field.value.filter((d: Weekday) => d !== day),
+                              )
+                            }
+                          />
+                        }
+                      />
+                    ))}
+                  </FormGroup>
+                  {fieldState.error && (
+                    <FormHelperText>{localText(fieldState.error.message ?? '')}</FormHelperText>
+                  )}
+                </FormControl>
+              )}
+            />
+            <FormTextField
+              control={form.control}
+              name="from"
+              type="time"
+              label={t('shares.from')}
+              slotProps={dateSlot}
+            />
+            <FormTextField
+              control={form.control}
+              name="until"
+              type="time"
+              label={t('shares.until')}
+              slotProps={dateSlot}
+            />
+            <FormTextField
+              control={form.control}
+              name="timezone"
+              label={t('shares.timeZone')}
+              sx={{ gridColumn: { xs: '1 / -1', sm: 'auto' } }}
+              slotProps={{ htmlInput: { list: zonesId, autoComplete: 'off' } }}
+            />
+            <datalist id={zonesId}>
+              {zones.map((zone) => (
+                <option key={zone} value={zone} />
+              ))}
+            </datalist>
+          </Box>
+        )}
+        {add.isError && (
+          <Alert severity="error" sx={{ mt: 2 }}>
+            {errorMessage(add.error)}
+          </Alert>
+        )}
+      </DialogContent>
+      <DialogActions>
+        <Button onClick={onCancel}>{t('common.cancel')}</Button>
+        <Button type="submit" variant="contained" disabled={!form.formState.isValid || add.isPending}>
+          {t('shares.addShare')}
+        </Button>
+      </DialogActions>
+    </form>
+  );
+}

@@ -1,0 +1,149 @@
+import { faShareNodes, faUserMinus } from '@fortawesome/free-solid-svg-icons';
+import type { LockShare } from '@latchkey/contract';
+import {
+  Alert,
+  Box,
+  Button,
+  Chip,
+  IconButton,
+  Paper,
+  Table,
+  TableBody,
+  TableCell,
+  TableContainer,
+  TableHead,
+  TableRow,
+  Typography,
+} from '@mui/material';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
+import { Icon } from '../../../components/ui/icon';
+import { MessageDialog } from '../../../components/ui/message-dialog';
+import { PageLoader } from '../../../components/ui/page-loader';
+import { useOperation } from '../../../components/ui/use-operation';
+import { errorMessage } from '../../../lib/http';
+import { useRevokeShare, useShares } from '../shares-api';
+import { describeAccess } from './format';
+import { ShareDialog } from './share-dialog';
+
+/** Who the lock is shared with, how and when; share to an email, revoke after confirming. */
+export function SharesCard({ appId, lockId }: { appId: string; lockId: string }) {
+  const { t } = useTranslation();
+  const shares = useShares(appId, lockId);
+  const revoke = useRevokeShare(appId, lockId);
+  const [adding, setAdding] = useState(false);
+  const [revoking, setRevoking] = useState<LockShare | null>(null);
+  const [shared, setShared] = useState<string | null>(null);
+  const { run, dialogs } = useOperation();
+  const who = (share: LockShare) => share.email ?? share.displayName ?? share.userId;
+
+  return (
+    <Paper
+      variant="outlined"
+      component="section"
+      aria-labelledby="shares-heading"
+      sx={{ p: { xs: 2, sm: 3 } }}
+    >
+      <Box
+        sx={{
+          display: 'flex',
+          flexWrap: 'wrap',
+          alignItems: 'center',
+          justifyContent: 'space-between',
+          gap: 1,
+        }}
+      >
+        <Typography variant="h2" id="shares-heading">
+          {t('shares.title')}
+        </Typography>
+        <Button variant="outlined" startIcon={<Icon icon={faShareNodes} />} onClick={() => setAdding(true)}>
+          {t('shares.addShare')}
+        </Button>
+      </Box>
+      {shares.isPending && <PageLoader />}
+      {shares.isError && (
+        <Alert severity="error" sx={{ mt: 2 }}>
+          {t('shares.loadFailed', { message: errorMessage(shares.error) })}
+        </Alert>
+      )}
+      {shares.data && shares.data.length === 0 && (
+        <Typography color="text.secondary" sx={{ mt: 2 }}>
+          {t('shares.empty')}
+        </Typography>
+      )}
+      {shares.data && shares.data.length > 0 && (
+        <TableContainer sx={{ mt: 1 }}>
+          <Table size="small" aria-labelledby="shares-heading">
+            <TableHead>
+              <TableRow>
+                <TableCell>{t('shares.user')}</TableCell>
+                <TableCell>{t('shares.role')}</TableCell>
+                <TableCell>{t('shares.access')}</TableCell>
+                <TableCell>{t('shares.status')}</TableCell>
+                <TableCell align="right">{t('locks.actions')}</TableCell>
+              </TableRow>
+            </TableHead>
+            <TableBody>
+              {shares.data.map((share) => (
+                <TableRow key={share.userId}>
+                  <TableCell sx={{ overflowWrap: 'anywhere', minWidth: 160 }}>{who(share)}</TableCell>
+                  <TableCell>{t(`shares.roles.${share.role}`)}</TableCell>
+                  <TableCell sx={{ minWidth: 180 }}>{describeAccess(share, t)}</TableCell>
+                  <TableCell>
+                    <Chip
+                      size="small"
+                      variant="outlined"
+                      color={share.status === 'active' ? 'success' : 'default'}
+                      label={t(`shares.statusValue.${share.status}`)}
+                    />
+                  </TableCell>
+                  <TableCell align="right">
+                    <IconButton
+                      aria-label={t('shares.revoke', { user: who(share) })}
+                      onClick={() => setRevoking(share)}
+                    >
+                      <Icon icon={faUserMinus} />
+                    </IconButton>
+                  </TableCell>
+                </TableRow>
+              ))}
+            </TableBody>
+          </Table>
+        </TableContainer>
+      )}
+      <ShareDialog
+        appId={appId}
+        lockId={lockId}
+        open={adding}
+        onCancel={() => setAdding(false)}
+        onShared={(email) => {
+          setAdding(false);
+          setShared(email);
+        }}
+      />
+      <ConfirmDialog
+        open={revoking !== null}
+        title={t('shares.revokeConfirm')}
+        message={revoking ? t('shares.revokeMessage', { user: who(revoking) }) : undefined}
+        confirmLabel={t('shares.revokeButton')}
+        cancelLabel={t('common.cancel')}
+        onCancel={() => setRevoking(null)}
+        onConfirm={() => {
+          const userId = revoking?.userId ?? '';
+          setRevoking(null);
+          void run(() => revoke.mutateAsync(userId));
+        }}
+      />
+      <MessageDialog
+        open={shared !== null}
+        tone="success"
+        title={t('common.success')}
+        message={shared ? t('shares.shared', { email: shared }) : undefined}
+        buttonLabel={t('common.done')}
+        onClose={() => setShared(null)}
+      />
+      {dialogs}
+    </Paper>
+  );
+}

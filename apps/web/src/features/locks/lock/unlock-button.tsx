@@ -1,0 +1,47 @@
+import { faLockOpen } from '@fortawesome/free-solid-svg-icons';
+import type { Lock } from '@latchkey/contract';
+import { Box, Button, Typography } from '@mui/material';
+import { useId } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Icon } from '../../../components/ui/icon';
+import { MessageDialog } from '../../../components/ui/message-dialog';
+import { errorMessage } from '../../../lib/http';
+import { LocationUnavailableError, useUnlock, type UnlockDeps } from '../unlock-api';
+
+/** A real signed unlock from this browser; a refusal shows the lock's reason (it is in the log too). */
+export function UnlockButton({ lock, deps }: { lock: Lock; deps?: UnlockDeps }) {
+  const { t } = useTranslation();
+  const unlock = useUnlock(deps);
+  const helpId = useId();
+  const failure =
+    unlock.error instanceof LocationUnavailableError
+      ? t('locks.locationUnavailable')
+      : unlock.error
+        ? t('locks.unlockRefused', { message: errorMessage(unlock.error) })
+        : null;
+  return (
+    <Box sx={{ maxWidth: 360 }}>
+      <Button
+        variant="contained"
+        size="large"
+        startIcon={<Icon icon={faLockOpen} />}
+        disabled={unlock.isPending}
+        onClick={() => unlock.mutate(lock)}
+        aria-describedby={helpId}
+      >
+        {unlock.isPending ? t('locks.unlocking') : t('locks.unlock')}
+      </Button>
+      <Typography id={helpId} variant="body2" color="text.secondary" sx={{ mt: 1 }}>
+        {t('locks.unlockHelp')}
+      </Typography>
+      <MessageDialog
+        open={failure !== null}
+        tone="error"
+        title={t('common.failedTitle')}
+        message={failure ?? undefined}
+        buttonLabel={t('common.done')}
+        onClose={() => unlock.reset()}
+      />
+    </Box>
+  );
+}

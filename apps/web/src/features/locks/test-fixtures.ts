@@ -1,0 +1,59 @@
+import type { Lock, LockLogEntry, LockShare } from '@latchkey/contract';
+import { afterEach } from 'vitest';
+
+export const LOCKS = '/api/platform/application/app-1/lock';
+
+export const sampleLock = (over: Partial<Lock> = {}): Lock => ({
+  id: 'lock-1',
+  applicationId: 'app-1',
+  name: 'Front Door',
+  colour: null,
+  settings: { unlockTime: 5, usageRequirements: {} },
+  state: { locked: true, connected: true, unlockedUntil: null },
+  createdAt: 1_700_000_000,
+  ...over,
+});
+
+export const sampleShare = (over: Partial<LockShare> = {}): LockShare => ({
+  userId: '00000000-0000-4000-8000-000000000001',
+  email: 'guest@example.com',
+  displayName: null,
+  status: 'pending',
+  role: 'USER',
+  start: null,
+  end: null,
+  timeWindow: null,
+  inviteExpiresAt: null,
+  createdAt: 1_700_000_000,
+  ...over,
+});
+
+export const sampleEntry = (over: Partial<LockLogEntry> = {}): LockLogEntry => ({
+  id: 'entry-1',
+  lockId: 'lock-1',
+  timestamp: Date.now() / 1000,
+  type: 'UNLOCK',
+  actor: { userId: 'u1', email: 'dev@example.com', displayName: 'Dev' },
+  subject: null,
+  rejected: false,
+  reason: null,
+  ...over,
+});
+
+const open: ReadableStreamDefaultController<Uint8Array>[] = [];
+afterEach(() => {
+  for (const controller of open.splice(0)) controller.close();
+});
+
+/** A text/event-stream response the test writes events into, as the API's live events route would. */
+export function eventStream() {
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const body = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) });
+  open.push(controller);
+  return {
+    response: new Response(body, { headers: { 'Content-Type': 'text/event-stream' } }),
+    push: (event: 'lock' | 'activity', data: unknown) =>
+      controller.enqueue(new TextEncoder().encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)),
+    comment: () => controller.enqueue(new TextEncoder().encode(': keep-alive\n\n')),
+  };
+}

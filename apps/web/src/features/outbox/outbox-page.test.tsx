@@ -1,0 +1,66 @@
+import type { SentEmail } from '@latchkey/contract';
+import { screen, waitFor } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+import { storeSignIn } from '../../lib/session';
+import { json, makeJwt, nowSeconds, renderRoute, stubFetch } from '../../test/helpers';
+import { OutboxPage } from './outbox-page';
+
+const OUTBOX = '/api/platform/application/app-1/outbox';
+const email = (n: number, kind = 'lock-invitation'): SentEmail => ({
+  id: `email-${n}`,
+  kind,
+  to: `guest${n}@example.com`,
+  subject: `You have a new key ${n}`,
+  text: 'plain',
+  createdAt: 1_700_000_000 + n,
+});
+
+function setup(emails: SentEmail[], initial = '/app-1/outbox') {
+  storeSignIn({
+    authToken: makeJwt({ exp: nowSeconds() + 600 }),
+    refreshToken: 'r',
+    privateKey: 'a',
+    publicKey: 'b',
+  });
+  const calls = stubFetch((call) => {
+    if (call.url === OUTBOX) return json(emails);
+    const id = call.url.slice(OUTBOX.length + 1);
+    return new Response(
+      `<html><body><h1>Branded ${id}</h1><script>parent.hacked = true</script></body></html>`,
+      { headers: { 'Content-Type': 'text/html' } },
+    );
+  });
+  const view = renderRoute(<OutboxPage />, { path: '/:appId/outbox', initial });
+  return { calls, router: view.router, u: userEvent.setup() };
+}
+
+const frame = () => screen.getByTitle(/^Email: /) as HTMLIFrameElement;
+
+describe('Outbox', () => {
+  it('lists the sent emails and shows the newest as rendered, in a frame with no scripts; the choice is in the URL', async () => {
+    const { calls, router, u } = setup([email(2), email(1, 'lock-share')]);
+    expect(
+      await screen.findByRole('button', { name: 'Show email to guest2@example.com: You have a new key 2' }),
+    ).toHaveAttribute('aria-current', 'true');
+    expect(screen.getByText('Invitation')).toBeInTheDocument();
+    expect(screen.getByText('Lock shared')).toBeInTheDocument();
+    await waitFor(() => expect(frame().getAttribute('srcdoc')).toContain('Branded email-2'));
+    expect(frame().getAttribute('sandbox')).toBe('');
+    expect(calls.find((c) => c.url === `${OUTBOX}/email-2`)!.headers.Authorization).toMatch(/^Bearer /);
+
+    await u.click(screen.getByRole('button', { name: /guest1@example.com/ }));
+    await waitFor(() => expect(frame().getAttribute('srcdoc')).toContain('Branded email-1'));
+    expect(router.state.location.search).toBe('?email=email-1');
+  });
+
+  it('opens the email named in the URL', async () => {
+    setup([email(2), email(1)], '/app-1/outbox?email=email-1');
+    await waitFor(() => expect(frame().getAttribute('srcdoc')).toContain('Branded email-1'));
+  });
+
+  it('says when nothing was sent yet', async () => {
+    setup([]);
+    expect(await screen.findByText(/No emails sent yet/)).toBeInTheDocument();
+  });
+});

@@ -1,0 +1,156 @@
+import { EMAIL_PREVIEW_HEIGHT_PX, EMAIL_PREVIEW_WIDTH_PX, type SentEmail } from '@latchkey/contract';
+import {
+  Alert,
+  Box,
+  Button,
+  Chip,
+  List,
+  ListItem,
+  ListItemButton,
+  ListItemText,
+  Paper,
+  Typography,
+} from '@mui/material';
+import { useTranslation } from 'react-i18next';
+import { useParams, useSearchParams } from 'react-router';
+import { OUTBOX_EMAIL_PARAM } from '../../app/paths';
+import { PageLoader } from '../../components/ui/page-loader';
+import { errorMessage } from '../../lib/http';
+import { useOutbox, useOutboxHtml } from './api';
+
+const sentAt = new Intl.DateTimeFormat('en-GB', { dateStyle: 'short', timeStyle: 'medium' });
+
+/** What kind of email, in words; an unknown kind is shown as the server named it. */
+function useKindLabel() {
+  const { t, i18n } = useTranslation();
+  return (kind: string) => {
+    const key = `outbox.kinds.${kind}`;
+    return i18n.exists(key) ? String(t(key as never)) : kind;
+  };
+}
+
+/** One sent email as it was rendered, in a frame with no scripts and no access to the portal. */
+function EmailFrame({ appId, email }: { appId: string; email: SentEmail }) {
+  const { t } = useTranslation();
+  const html = useOutboxHtml(appId, email.id);
+  if (html.isPending) return <PageLoader />;
+  if (html.isError) return <Alert severity="error">{errorMessage(html.error)}</Alert>;
+  return (
+    <Box
+      role="region"
+      aria-label={t('outbox.preview', { subject: email.subject })}
+      tabIndex={0}
+      sx={{
+        width: 'fit-content',
+        maxWidth: '100%',
+        overflowX: 'auto',
+        border: 1,
+        borderColor: 'grey.300',
+        borderRadius: 1,
+      }}
+    >
+      <Box
+        component="iframe"
+        title={t('outbox.preview', { subject: email.subject })}
+        sandbox=""
+        srcDoc={html.data}
+        width={EMAIL_PREVIEW_WIDTH_PX}
+        height={EMAIL_PREVIEW_HEIGHT_PX}
+        sx={{ display: 'block', border: 0, width: EMAIL_PREVIEW_WIDTH_PX, height: EMAIL_PREVIEW_HEIGHT_PX }}
+      />
+    </Box>
+  );
+}
+
+/** The sandbox Outbox: every email the platform sent for this application; the chosen one is in the URL. */
+export function OutboxPage() {
+  const { t } = useTranslation();
+  const { appId = '' } = useParams();
+  const [params, setParams] = useSearchParams();
+  const outbox = useOutbox(appId);
+  const kindLabel = useKindLabel();
+  const emails = outbox.data ?? [];
+  const chosenId = params.get(OUTBOX_EMAIL_PARAM) ?? emails[0]?.id ?? null;
+  const chosen = emails.find((e) => e.id === chosenId) ?? null;
+
+  return (
+    <Paper variant="outlined" sx={{ p: { xs: 2, sm: 3 } }}>
+      <Typography variant="h1" sx={{ mb: 1 }}>
+        {t('outbox.title')}
+      </Typography>
+      <Typography color="text.secondary" sx={{ mb: 2 }}>
+        {t('outbox.intro')}
+      </Typography>
+      {outbox.isPending && <PageLoader />}
+      {outbox.isError && (
+        <Alert
+          severity="error"
+          action={
+            <Button color="inherit" size="small" onClick={() => void outbox.refetch()}>
+              {t('common.retry')}
+            </Button>
+          }
+        >
+          {t('outbox.loadFailed', { message: errorMessage(outbox.error) })}
+        </Alert>
+      )}
+      {outbox.data && emails.length === 0 && <Typography>{t('outbox.empty')}</Typography>}
+      {emails.length > 0 && (
+        <Box
+          sx={{
+            display: 'grid',
+            gap: 3,
+            gridTemplateColumns: { xs: 'minmax(0, 1fr)', lg: 'minmax(0, 1fr) auto' },
+            alignItems: 'start',
+          }}
+        >
+          <List
+            aria-label={t('outbox.emails')}
+            sx={{ border: 1, borderColor: 'grey.300', borderRadius: 1, py: 0 }}
+          >
+            {emails.map((email) => (
+              <ListItem key={email.id} disablePadding divider>
+                <ListItemButton
+                  selected={email.id === chosen?.id}
+                  aria-current={email.id === chosen?.id ? 'true' : undefined}
+                  aria-label={t('outbox.show', { to: email.to, subject: email.subject })}
+                  onClick={() => setParams({ [OUTBOX_EMAIL_PARAM]: email.id }, { replace: true })}
+                >
+                  <ListItemText
+                    primary={email.subject}
+                    secondary={
+                      <Box
+                        component="span"
+                        sx={{
+                          display: 'flex',
+                          flexWrap: 'wrap',
+                          columnGap: 1.5,
+                          alignItems: 'center',
+                          overflowWrap: 'anywhere',
+                        }}
+                      >
+                        <span>{email.to}</span>
+                        <span>{sentAt.format(new Date(email.createdAt * 1000))}</span>
+                        <Chip
+                          component="span"
+                          size="small"
+                          variant="outlined"
+                          label={kindLabel(email.kind)}
+                        />
+                      </Box>
+                    }
+                  />
+                </ListItemButton>
+              </ListItem>
+            ))}
+          </List>
+          {chosen ? (
+            <EmailFrame appId={appId} email={chosen} />
+          ) : (
+            <Typography>{t('outbox.choose')}</Typography>
+          )}
+        </Box>
+      )}
+    </Paper>
+  );
+}
