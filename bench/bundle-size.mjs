@@ -12,8 +12,12 @@ import zlib from 'node:zlib';
 const root = path.resolve(import.meta.dirname, '..');
 const dist = path.join(root, 'apps/web/dist');
 const manifestPath = path.join(dist, '.vite/manifest.json');
-/** /login: initial JS; /start: the whole route, JS and CSS. */
-const BUDGET = { login: { js: 150 * 1024 }, start: { total: 300 * 1024 } };
+/**
+ * /start: the whole route, JS and CSS. /login's 150 KB budget is retired (issue 20: the decided stack's
+ * measured floor is 157 KB, decision 0003); its CI ratchet below stays, and Lighthouse's mobile score on
+ * every page (bench/lighthouse.mjs) is the budget that stands for how fast it is.
+ */
+const BUDGET = { start: { total: 300 * 1024 } };
 /** What `--check` enforces. Lower the login figure as levers land; never raise it without a decision record. */
 const CI_LIMIT = { login: { js: 200 * 1024 }, start: { total: 300 * 1024 } };
 /**

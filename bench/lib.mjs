@@ -76,16 +76,16 @@ export async function startBareFastify() {
 }
 
 /**
- * autocannon run at a fixed concurrency → { rps, p50, p99, errors, non2xx }. Throughput is autocannon's;
+ * autocannon run at a fixed concurrency (`requests`: autocannon's, e.g. a setupRequest giving each request its own body) → { rps, p50, p99, errors, non2xx }. Throughput is autocannon's;
  * p50 and p99 come from every 2xx answer's own time, which autocannon measures to the microsecond but keeps
  * in a histogram of whole milliseconds (a p99 of "3 ms" could be anything from 3.0 to 3.99, a third either
  * way in a ratio of two such figures).
  */
-export function load({ url, connections = 64, duration = 10, headers = {}, method = 'GET', body }) {
+export function load({ url, connections = 64, duration = 10, headers = {}, method = 'GET', body, requests }) {
   let times = new Float64Array(1 << 20);
   let count = 0;
   return new Promise((resolve, reject) => {
-    const instance = autocannon({ url, connections, duration, headers, method, body, pipelining: 1 }, (err, r) => {
+    const instance = autocannon({ url, connections, duration, headers, method, body, requests, pipelining: 1 }, (err, r) => {
       if (err) return reject(err);
       const sorted = times.subarray(0, count).sort();
       const at = (p) => (count ? Number(percentile(sorted, p).toFixed(2)) : NaN);
@@ -130,6 +130,30 @@ export async function seedOwner(base, label = 'bench') {
   }
   return { email, password, token: auth.authToken, appId };
 }
+
+export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+/**
+ * `a` and `b` measured back to back, ROUNDS times, the order alternating (ab, ba, ab …) → [[a, b], …].
+ * A ratio of two figures is only as good as the host was steady between them; this host's speed drifts
+ * by a third within minutes (bare Fastify: 39.5k and 51.5k req/s in two runs ten minutes apart), so each
+ * ratio is taken within a pair and the median of the pairs is what the budget is checked against.
+ */
+export async function paired(a, b) {
+  const pairs = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    if (i % 2 === 0) {
+      const x = await a();
+      pairs.push([x, await b()]);
+    } else {
+      const y = await b();
+      pairs.push([await a(), y]);
+    }
+  }
+  return pairs;
+}
+
+export const median = (xs) => percentile([...xs].sort((a, b) => a - b), 50);
 
 export function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];

@@ -7,12 +7,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { runLighthouse } from './lighthouse.mjs';
+<<<<<<< HEAD
+import { meetsBudget, runLighthouse, seedFinishedOwner } from './lighthouse.mjs';
 import { api, load, percentile, root, seedOwner, sequentialLatency, startBareFastify, startService } from './lib.mjs';
+=======
+import { meetsBudget, runLighthouse } from './lighthouse.mjs';
+import { benchSignedUnlock } from './signed-unlock.mjs';
+import { runSandboxBenches } from './sandbox.mjs';
+import { ROUNDS, api, load, median, paired, root, seedOwner, sequentialLatency, startBareFastify, startService } from './lib.mjs';
+>>>>>>> main
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const pgAdminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+// BENCH_PARTS=reads,login measures only those parts (all when unset): a short run on a shared machine.
+const parts = new Set((process.env.BENCH_PARTS ?? 'reads,login,preview,scale,lighthouse,bundle').split(','));
 const rows = [];
 const row = (section, metric, value, budget = '', verdict = '') => {
   rows.push({ section, metric, value, budget, verdict });
@@ -20,28 +28,7 @@ const row = (section, metric, value, budget = '', verdict = '') => {
 };
 const ms = (v) => `${v.toFixed(2)} ms`;
 const ok = (b) => (b ? 'met' : 'NOT met');
-const median = (xs) => percentile([...xs].sort((a, b) => a - b), 50);
 const spread = (xs, unit = '×') => (xs.length > 1 ? `; rounds ${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}${unit}` : '');
-
-/**
- * `a` and `b` measured back to back, ROUNDS times, the order alternating (ab, ba, ab …) → [[a, b], …].
- * A ratio of two figures is only as good as the host was steady between them; this host's speed drifts
- * by a third within minutes (bare Fastify: 39.5k and 51.5k req/s in two runs ten minutes apart), so each
- * ratio is taken within a pair and the median of the pairs is what the budget is checked against.
- */
-async function paired(a, b) {
-  const pairs = [];
-  for (let i = 0; i < ROUNDS; i++) {
-    if (i % 2 === 0) {
-      const x = await a();
-      pairs.push([x, await b()]);
-    } else {
-      const y = await b();
-      pairs.push([await a(), y]);
-    }
-  }
-  return pairs;
-}
 
 if (!fs.existsSync(path.join(root, 'apps/api/dist/main.js')) || !fs.existsSync(path.join(root, 'apps/web/dist/index.html'))) {
   execSync('npm run build --silent', { cwd: root, stdio: 'inherit' });
@@ -99,10 +86,11 @@ try {
       const owner = await seedOwner(svc.url);
       const headers = { authorization: `Bearer ${owner.token}` };
       // 1. Authenticated reads vs bare Fastify.
-      for (const [label, p] of [
+      const reads = [
         ['GET application/{id}', `/platform/application/${owner.appId}`],
         ['GET application (list)', '/platform/application'],
-      ]) {
+      ];
+      for (const [label, p] of parts.has('reads') ? reads : []) {
         await load({ url: `${svc.url}/api${p}`, headers, duration: WARM_UP_SECONDS });
         const ours = (await paired(loadBare, () => load({ url: `${svc.url}/api${p}`, headers, duration: DURATION }))).map(([b, r]) => ({ ...r, ratio: r.rps / b.rps }));
         const failed = ours.reduce((n, r) => n + r.non2xx + r.errors, 0);
@@ -117,6 +105,8 @@ try {
 
       // 2. Login cost at the configured argon2id parameters, and reads while 20 logins/s are in flight.
       const login = () => api(svc.url, 'POST', '/auth/token', { body: { email: owner.email, password: owner.password } });
+      if (parts.has('login')) await measureLogin();
+      async function measureLogin() {
       const loginLatency = await sequentialLatency(login, 40);
       row(mode.name, 'login p50 (sequential)', ms(loginLatency.p50), '≤ 60 ms', ok(loginLatency.p50 <= 60));
       const loginRun = await load({
@@ -155,8 +145,11 @@ try {
         '≤ 2×',
         ok(factor <= 2),
       );
+      }
 
       // 3. Email preview, warm.
+      if (parts.has('preview')) await measurePreview();
+      async function measurePreview() {
       const previewUrl = `${svc.url}/api/email/preview/${owner.appId}?primaryColour=%23112233&ctaHeadline=Hello`;
       const preview = await sequentialLatency(async () => {
         const r = await fetch(previewUrl);
@@ -164,11 +157,16 @@ try {
         await r.text();
       }, 300);
       row(mode.name, 'email preview p50 · p99 (warm)', `${ms(preview.p50)} · ${ms(preview.p99)}`, 'p50 ≤ 5 ms', ok(preview.p50 <= 5));
+      }
     } finally {
       await svc.stop();
     }
 
     // 5. Scale: the same reads with 100 rows, then with 100,000 users and 300,000 applications seeded.
+    if (!parts.has('scale')) {
+      await scratch?.drop();
+      continue;
+    }
     const SCALE_CONNECTIONS = 8;
     // Without the access cache (ACCESS_CACHE=false), so every read runs its statements: what is measured
     // is the database's part, which is what table size could change.
@@ -208,6 +206,8 @@ try {
       await scratch?.drop();
     }
   }
+  // 6. Signed unlocks (issue 17), paired with the same bare yardstick.
+  for (const [section, metric, value, budget, verdict] of await benchSignedUnlock({ loadBare })) row(section, metric, value, budget, verdict);
 } finally {
   await bare.stop();
 }
@@ -235,14 +235,25 @@ async function seedBulk(databaseUrl) {
   return true;
 }
 
+// 5. The sandbox (issue 17): an activity page at 1M entries against 1k, and a live update reaching a second
+// instance's SSE client (bench/sandbox.mjs).
+for (const mode of modes) {
+  const scratch = mode.name === 'postgres' ? await scratchDatabase() : null;
+  try {
+    await runSandboxBenches({ row, name: mode.name, dbUrl: scratch?.url, duration: Math.min(DURATION, 5), rounds: ROUNDS });
+  } finally {
+    await scratch?.drop();
+  }
+}
+
 // 4b. Lighthouse on the embedded service.
-{
+if (parts.has('lighthouse')) {
   const svc = await startService();
   try {
-    const owner = await seedOwner(svc.url, 'lighthouse');
-    for (const r of await runLighthouse({ base: svc.url, ...owner })) {
-      const met = r.performance >= 95 && r.accessibility === 100;
-      row('lighthouse', `${r.route} ${r.formFactor} perf · a11y`, `${r.performance} · ${r.accessibility}`, 'perf ≥ 95, a11y 100', ok(met));
+    const owner = await seedFinishedOwner(svc.url);
+    for (const r of await runLighthouse({ base: svc.url, ...owner, formFactors: ['desktop', 'mobile'] })) {
+      const met = meetsBudget(r);
+      row('lighthouse', `${r.route.replace(owner.appId, ':appId')} ${r.formFactor} perf · a11y`, `${r.performance} · ${r.accessibility}`, 'perf ≥ 95, a11y 100', ok(met));
     }
   } catch (err) {
     row('lighthouse', 'run', `failed: ${err.message.split('\n')[0]}`);
@@ -252,8 +263,10 @@ async function seedBulk(databaseUrl) {
 }
 
 // 4. Web: what each route loads first (gzip), from the build manifest.
-const sizes = spawnSync(process.execPath, [path.join(root, 'bench/bundle-size.mjs')], { encoding: 'utf8' });
-console.log(`\n${sizes.stdout}${sizes.stderr}`);
+if (parts.has('bundle')) {
+  const sizes = spawnSync(process.execPath, [path.join(root, 'bench/bundle-size.mjs')], { encoding: 'utf8' });
+  console.log(`\n${sizes.stdout}${sizes.stderr}`);
+}
 
 console.log('\n| section | metric | value | budget | verdict |\n|---|---|---|---|---|');
 for (const r of rows) console.log(`| ${r.section} | ${r.metric} | ${r.value} | ${r.budget} | ${r.verdict} |`);

@@ -101,7 +101,7 @@ test.describe('guard and refresh', () => {
     await expect(page.getByRole('heading', { name: 'Quiet Doors' })).toBeVisible();
     // The whole overview, email preview included.
     await page.getByTitle('Email preview').scrollIntoViewIfNeeded();
-    await expect(page.frameLocator('iframe[title="Email preview"]').getByText('You have been sent a key')).toBeVisible();
+    await expect(page.frameLocator('iframe[title="Email preview"]').getByText('You have a new key')).toBeVisible();
     await page.goto('/start');
     await expect(page.getByRole('heading', { name: 'My Applications' })).toBeVisible();
     expect(noise).toEqual([]);

@@ -76,12 +76,15 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   await expect(wizard.getByRole('textbox', { name: 'Primary colour', exact: true })).toHaveValue('#123456');
   // A logo uploaded here is stored at once, so the preview (rendered from the stored application) shows it.
   await wizard.getByLabel('Upload logo').setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: makePng(120, 40, [69, 189, 209]) });
-  await page.getByRole('dialog', { name: 'Success' }).getByRole('button', { name: 'Done' }).click();
+  await expect(page.getByRole('status')).toHaveText('Your logo has been uploaded!');
   await expect(wizard.frameLocator('iframe[title="Email preview"]').locator('img[src*="/cdn/logos/"]')).toBeVisible();
   await wizard.getByRole('button', { name: 'Finish' }).click();
   const success = page.getByRole('dialog', { name: 'Success' });
   await expect(success.getByText('Your Application has been successfully created!')).toBeVisible();
   await success.getByRole('button', { name: "Let's get started" }).click();
+  // As its words promise: the new application's Getting Started.
+  await expect(page).toHaveURL(/\/getting-started\/ios$/);
+  await page.getByRole('link', { name: 'Latchkey home' }).click();
 
   // Start screen tile → overview.
   await expect(page.getByRole('link', { name: 'Front Door' })).toBeVisible();
@@ -92,9 +95,12 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   const appId = new URL(page.url()).pathname.split('/')[1]!;
   await expectAccessible(page, 'overview');
   await screenshot(page, 'overview');
-  // On a phone the email preview scrolls sideways inside its box, which must then take keyboard focus.
+  // On a phone the 624 px email preview is scaled to the width there is, not cut off on the right.
   const desktop = page.viewportSize()!;
-  await page.setViewportSize({ width: 390, height: 844 });
+  await page.setViewportSize({ width: 375, height: 844 });
+  const frame = await page.getByTitle('Email preview').boundingBox();
+  expect(frame!.x + frame!.width).toBeLessThanOrEqual(375);
+  expect(frame!.width).toBeGreaterThan(300);
   await expectAccessible(page, 'overview (phone)');
   await page.setViewportSize(desktop);
 
@@ -119,8 +125,11 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   const keyDialog = page.getByRole('dialog', { name: 'Add Auth Key' });
   await keyDialog.getByLabel('Public key (JWK)').fill('{ not json');
   await keyDialog.getByRole('button', { name: 'Save' }).click();
-  await expect(page.getByRole('alertdialog', { name: 'Failed' })).toBeVisible();
-  await page.getByRole('alertdialog', { name: 'Failed' }).getByRole('button', { name: 'Done' }).click();
+  // A bad paste stays in the dialog, text kept, with the reason under the field; Cancel leaves it.
+  await expect(keyDialog.getByText('The key is not valid JSON')).toBeVisible();
+  await expect(keyDialog.getByLabel('Public key (JWK)')).toHaveValue('{ not json');
+  await expect(page.getByRole('alertdialog')).toHaveCount(0);
+  await keyDialog.getByRole('button', { name: 'Cancel' }).click();
   /** Pastes a public JWK into the open key dialog and saves it. */
   const saveKey = async (dialog: 'Add Auth Key' | 'Edit Auth Key', kid: string) => {
     const open = page.getByRole('dialog', { name: dialog });
@@ -129,14 +138,12 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   };
   await page.getByRole('button', { name: 'Add Auth Key' }).click();
   await saveKey('Add Auth Key', 'door-key-1');
-  await expect(page.getByText('You successfully added an Auth Key!')).toBeVisible();
-  await page.getByRole('button', { name: "Let's get started" }).click();
+  await expect(page.getByRole('status')).toHaveText('You successfully added an Auth Key!');
   await expect(authCard.getByRole('button', { name: 'Edit key door-key-1' })).toBeVisible();
   // Editing a key replaces it.
   await authCard.getByRole('button', { name: 'Edit key door-key-1' }).click();
   await saveKey('Edit Auth Key', 'door-key-2');
-  await expect(page.getByText('You successfully updated the Auth Key!')).toBeVisible();
-  await page.getByRole('button', { name: 'Done' }).click();
+  await expect(page.getByRole('status')).toHaveText('You successfully updated the Auth Key!');
   await expect(authCard.getByRole('button', { name: 'Edit key door-key-2' })).toBeVisible();
   await expect(authCard.getByRole('button', { name: 'Edit key door-key-1' })).toHaveCount(0);
 
@@ -165,9 +172,9 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   const ownerDialog = page.getByRole('dialog', { name: 'Add owner' });
   await ownerDialog.getByLabel('Owner email').fill(uniqueEmail('nobody'));
   await ownerDialog.getByRole('button', { name: 'Add' }).click();
-  await expect(page.getByText('The user with that email address has not been found')).toBeVisible();
-  await page.getByRole('alertdialog', { name: 'Failed' }).getByRole('button', { name: 'Done' }).click();
-  // The add dialog is still open with what was typed; correct it.
+  // The refusal shows under the field; the dialog stays open with what was typed, to correct it.
+  await expect(ownerDialog.getByText('The user with that email address has not been found')).toBeVisible();
+  await expect(ownerDialog.getByLabel('Owner email')).toBeFocused();
   await expect(ownerDialog.getByLabel('Owner email')).not.toHaveValue('');
   await ownerDialog.getByLabel('Owner email').fill(second);
   await page.getByRole('dialog', { name: 'Add owner' }).getByRole('button', { name: 'Add' }).click();
@@ -182,9 +189,7 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   const branding = page.getByRole('region', { name: 'Email & Branding' });
   await branding.getByRole('button', { name: 'Edit Email & Branding' }).click();
   await branding.getByLabel('Upload logo').setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: makePng(120, 40) });
-  const uploaded = page.getByRole('dialog', { name: 'Success' });
-  await expect(uploaded.getByText('Your logo has been uploaded!')).toBeVisible();
-  await uploaded.getByRole('button', { name: 'Done' }).click();
+  await expect(page.getByRole('status')).toHaveText('Your logo has been uploaded!');
   await expect(branding.getByRole('img', { name: /logo/i })).toHaveAttribute('src', new RegExp(`/cdn/logos/${appId}/`));
   // The server renders the stored application, so the preview loads again and shows the new logo at once.
   const logoSrc = await branding.getByRole('img', { name: /logo/i }).getAttribute('src');
@@ -192,8 +197,8 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   await branding.getByRole('textbox', { name: 'Secondary colour', exact: true }).fill('#abcdef');
   await expect(branding.getByTitle('Email preview')).toHaveAttribute('src', /secondaryColour=%23abcdef/);
   await branding.getByRole('button', { name: 'Save' }).click();
-  await expect(page.getByText('Your Application has been successfully updated!')).toBeVisible();
-  await page.getByRole('button', { name: /Done|OK|Let's get started/ }).first().click();
+  // The one non-blocking notice every save gives.
+  await expect(page.getByRole('status')).toHaveText('Saved');
   await screenshot(page, 'email-branding');
 
   // The preview document itself (axe cannot enter the sandboxed frame, so it is checked on its own URL).
@@ -206,7 +211,7 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   await expect(page).toHaveURL(/getting-started\/ios$/);
   await expectAccessible(page, 'getting started');
   await screenshot(page, 'getting-started');
-  await page.goto(`/${appId}/settings`);
+  await page.getByRole('navigation', { name: 'Application sections' }).getByRole('link', { name: 'Partner users' }).click();
   await expect(page.getByRole('heading', { name: 'Partner users' })).toBeVisible();
   await expectAccessible(page, 'settings');
 
@@ -224,4 +229,26 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   await page.getByRole('menuitem', { name: 'Logout' }).click();
   await expect(page).toHaveURL(/\/login$/);
   expect(await page.evaluate(() => localStorage.length)).toBe(0);
+});
+
+test('the portal in German: the switch on the splash page and in the user menu, remembered, with <html lang>', async ({ page, request }) => {
+  const email = uniqueEmail('deutsch');
+  await registerViaApi(request, email);
+  await page.goto('/login');
+  await page.getByRole('button', { name: 'Deutsch' }).click();
+  await expect(page.getByRole('button', { name: 'Anmelden' })).toBeVisible();
+  await expect(page.locator('html')).toHaveAttribute('lang', 'de');
+  await page.getByLabel('E-Mail').fill(email);
+  await page.getByRole('textbox', { name: 'Passwort', exact: true }).fill(PASSWORD);
+  await page.getByRole('button', { name: 'Anmelden' }).click();
+  await expect(page.getByRole('heading', { name: 'Meine Anwendungen' })).toBeVisible();
+  await expectAccessible(page, 'start (German)');
+  // Remembered: a new load starts in German.
+  await page.reload();
+  await expect(page.getByRole('heading', { name: 'Meine Anwendungen' })).toBeVisible();
+  // Back to English from the user menu.
+  await page.getByRole('button', { name: 'Kontomenü' }).click();
+  await page.getByRole('menuitem', { name: 'English' }).click();
+  await expect(page.getByRole('heading', { name: 'My Applications' })).toBeVisible();
+  await expect(page.locator('html')).toHaveAttribute('lang', 'en');
 });

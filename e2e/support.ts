@@ -39,8 +39,12 @@ export function publicJwk(kid: string) {
 }
 
 const shotsDir = path.resolve(import.meta.dirname, '../docs/screenshots');
-/** Screenshots of the main screens, saved where the README shows them. */
+/**
+ * Screenshots of the main screens, saved where the README shows them — only on request
+ * (`npm run screenshots` sets SCREENSHOTS=1), so running the tests leaves a checkout clean.
+ */
 export async function screenshot(page: Page, name: string, { fullPage = true } = {}) {
+  if (!process.env.SCREENSHOTS) return;
   fs.mkdirSync(shotsDir, { recursive: true });
   const file = path.join(shotsDir, `${name}.png`);
   const frames = fullPage ? await page.locator('iframe').all() : [];

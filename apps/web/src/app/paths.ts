@@ -1,5 +1,10 @@
 /** Query parameter that opens the token tester, so the dialog has a URL of its own. */
 export const TOKEN_TESTER_PARAM = 'tokenTester';
+/** Query parameter of the wizard naming the application whose setup it resumes. */
+export const RESUME_PARAM = 'resume';
+
+/** Query parameter of the Outbox that selects the email shown, so a link can open one. */
+export const OUTBOX_EMAIL_PARAM = 'email';
 
 /** Every route of spec §2 in one place; components link through these, never with string literals. */
 export const paths = {
@@ -10,13 +15,19 @@ export const paths = {
   home: '/',
   start: '/start',
   addApplication: '/start/new',
+  /** The wizard again, on an application whose setup was left unfinished. */
+  resumeApplication: (appId: string) => `/start/new?${RESUME_PARAM}=${encodeURIComponent(appId)}`,
   /** Spec: the 'locks' route is the target after a token refresh; this product has no locks screen. */
   locks: '/start',
   app: (appId: string) => `/${encodeURIComponent(appId)}`,
   overview: (appId: string) => `/${encodeURIComponent(appId)}/overview`,
   gettingStarted: (appId: string) => `/${encodeURIComponent(appId)}/getting-started`,
-  gettingStartedPlatform: (appId: string, platform: Platform) =>
+  gettingStartedPlatform: (appId: string, platform: GettingStartedTab) =>
     `/${encodeURIComponent(appId)}/getting-started/${platform}`,
+  appLocks: (appId: string) => `/${encodeURIComponent(appId)}/locks`,
+  lock: (appId: string, lockId: string) => `/${encodeURIComponent(appId)}/locks/${encodeURIComponent(lockId)}`,
+  outbox: (appId: string) => `/${encodeURIComponent(appId)}/outbox`,
+  outboxEmail: (appId: string, emailId: string) => `/${encodeURIComponent(appId)}/outbox?${OUTBOX_EMAIL_PARAM}=${encodeURIComponent(emailId)}`,
   settings: (appId: string) => `/${encodeURIComponent(appId)}/settings`,
   /** The overview with the Authentication card's token tester open (Getting Started links here). */
   tokenTester: (appId: string) => `/${encodeURIComponent(appId)}/overview?${TOKEN_TESTER_PARAM}=open`,
@@ -24,3 +35,6 @@ export const paths = {
 
 export const PLATFORMS = ['ios', 'android', 'javascript'] as const;
 export type Platform = (typeof PLATFORMS)[number];
+/** Getting Started's tabs: one per app platform, and running an unlock from the developer's backend. */
+export const GETTING_STARTED_TABS = [...PLATFORMS, 'backend'] as const;
+export type GettingStartedTab = (typeof GETTING_STARTED_TABS)[number];

@@ -82,7 +82,23 @@ export const routes: RouteObject[] = [
                   { path: 'ios', element: null },
                   { path: 'android', element: null },
                   { path: 'javascript', element: null },
+                  {
+                    path: 'backend',
+                    lazy: () => import('../features/locks/guide/unlock-guide').then((m) => ({ Component: m.UnlockGuide })),
+                  },
                 ],
+              },
+              {
+                path: 'locks',
+                lazy: () => import('../features/locks/list/locks-page').then((m) => ({ Component: m.LocksPage })),
+              },
+              {
+                path: 'locks/:lockId',
+                lazy: () => import('../features/locks/lock/lock-page').then((m) => ({ Component: m.LockPage })),
+              },
+              {
+                path: 'outbox',
+                lazy: () => import('../features/outbox/outbox-page').then((m) => ({ Component: m.OutboxPage })),
               },
               {
                 path: 'settings',

@@ -7,6 +7,8 @@ declare module '@mui/material/styles' {
   }
 }
 
+const READ_ONLY_TEXT = '#4A555E';
+
 /**
  * Spec §1 palette. The bright blue secondary fails contrast as text on white, so it is used for
  * fills with navy text on them, and a darker shade of it carries links and outlined accents.
@@ -50,9 +52,15 @@ export const theme = createTheme({
           animationName: 'mui-auto-fill-cancel',
           animationDuration: '10ms',
           '&:-webkit-autofill': { animationDuration: '5000s', animationName: 'mui-auto-fill' },
+          // Read-only values of a card not being edited are content, not switched-off controls: MUI's pale
+          // 38 % grey fails contrast, this secondary text colour is 7.5:1 on white.
+          '&.Mui-disabled': { color: READ_ONLY_TEXT, WebkitTextFillColor: READ_ONLY_TEXT },
         },
       },
     },
+    MuiInputLabel: { styleOverrides: { root: { '&.Mui-disabled': { color: READ_ONLY_TEXT } } } },
+    MuiFormHelperText: { styleOverrides: { root: { '&.Mui-disabled': { color: READ_ONLY_TEXT } } } },
+    MuiFormControlLabel: { styleOverrides: { label: { '&.Mui-disabled': { color: READ_ONLY_TEXT } } } },
     MuiTextField: { defaultProps: { variant: 'outlined', fullWidth: true, margin: 'normal' } },
     MuiButton: { defaultProps: { disableElevation: true } },
     MuiCard: { defaultProps: { variant: 'outlined' } },

@@ -1,5 +1,7 @@
 import { API_V2_ACCEPT, errorBodySchema, refreshResponseSchema } from '@latchkey/contract';
+import { getI18n } from 'react-i18next';
 import { decodeClaims, isExpired } from './jwt';
+import { localText } from './server-text';
 import { clearSession, getSession, storeRefreshed } from './session';
 
 export const API_BASE = '/api';
@@ -10,6 +12,8 @@ export class ApiError extends Error {
     readonly status: number,
     message: string,
     readonly code?: number,
+    /** A validation failure's messages by field path (`name`, `callToAction.headline`). */
+    readonly fieldErrors: { path: string; message: string }[] = [],
   ) {
     super(message);
     this.name = 'ApiError';
@@ -22,13 +26,17 @@ export interface RequestOptions {
   /** false for login/register: no bearer, no refresh. */
   auth?: boolean;
   accept?: string;
+  /** Send `body` as this type, as is (a string), instead of as JSON: a signed operation is application/jwt. */
+  contentType?: string;
+  /** Ends the call (and a streamed body) when aborted: the live events stream closes with its page. */
+  signal?: AbortSignal;
 }
 
 async function toApiError(res: Response): Promise<ApiError> {
   let text = res.statusText || `HTTP ${res.status}`;
   try {
     const parsed = errorBodySchema.safeParse(await res.json());
-    if (parsed.success) return new ApiError(res.status, parsed.data.message, parsed.data.code);
+    if (parsed.success) return new ApiError(res.status, parsed.data.message, parsed.data.code, parsed.data.errors);
   } catch {
     // Not JSON (e.g. a proxy's HTML page): keep the status text.
   }
@@ -37,16 +45,15 @@ async function toApiError(res: Response): Promise<ApiError> {
 }
 
 async function send(path: string, opts: RequestOptions, token: string | null): Promise<Response> {
-  const headers: Record<string, string> = { Accept: opts.accept ?? 'application/json' };
-  if (opts.body !== undefined) headers['Content-Type'] = 'application/json';
+  // The reader's language, so mail the API sends on their behalf (an invitation) is written in it.
+  const headers: Record<string, string> = { Accept: opts.accept ?? 'application/json', 'Accept-Language': getI18n().language || 'en' };
+  if (opts.body !== undefined) headers['Content-Type'] = opts.contentType ?? 'application/json';
   if (token) headers.Authorization = `Bearer ${token}`;
+  const body = opts.body === undefined ? undefined : opts.contentType ? String(opts.body) : JSON.stringify(opts.body);
   try {
-    return await fetch(API_BASE + path, {
-      method: opts.method ?? 'GET',
-      headers,
-      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-    });
-  } catch {
+    return await fetch(API_BASE + path, { method: opts.method ?? 'GET', headers, body, signal: opts.signal });
+  } catch (e) {
+    if (opts.signal?.aborted) throw e;
     throw new ApiError(0, 'No internet connection');
   }
 }
@@ -106,8 +113,9 @@ export async function requestJson<T>(path: string, opts: RequestOptions = {}): P
   return (await res.json()) as T;
 }
 
-/** Message to show in a 'Failed' dialog for any thrown value. */
+/** Message to show in a 'Failed' dialog for any thrown value, in the reader's language when we know it. */
 export function errorMessage(error: unknown): string {
-  if (error instanceof Error && error.message) return error.message;
-  return 'Request failed';
+  if (error instanceof ApiError && error.status === 0) return String(getI18n().t('common.offline'));
+  if (error instanceof Error && error.message) return localText(error.message);
+  return String(getI18n().t('common.requestFailed'));
 }

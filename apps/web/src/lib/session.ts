@@ -1,3 +1,4 @@
+import { indexedDbKeyStore } from './device-key-store';
 import { decodeClaims } from './jwt';
 
 /** Spec §3 "Auth session": what the portal keeps in browser storage, one key each. */
@@ -88,9 +89,10 @@ export function setSessionValue(key: 'appId' | 'displayName', value: string | nu
   changed();
 }
 
-/** Spec §4: logout clears all browser storage. */
+/** Spec §4: logout clears all browser storage, the lock-signing key in IndexedDB included. */
 export function clearSession(): void {
   localStorage.clear();
+  if (typeof indexedDB !== 'undefined') indexedDbKeyStore.clear().catch((e: unknown) => console.warn('The signing key could not be removed', e));
   changed();
 }
 

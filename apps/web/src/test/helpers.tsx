@@ -4,6 +4,7 @@ import type { ReactElement } from 'react';
 import { createMemoryRouter, RouterProvider, type RouteObject } from 'react-router';
 import { vi } from 'vitest';
 import { AppProviders, createQueryClient } from '../app/providers';
+import { SavedNoticeHost } from '../components/ui/saved-notice';
 
 const b64url = (value: object) =>
   btoa(JSON.stringify(value)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
@@ -22,6 +23,15 @@ export interface Call {
   headers: Record<string, string>;
 }
 
+/** JSON bodies as objects; anything else (a signed operation is application/jwt) as the raw text. */
+function parseBody(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body;
+  }
+}
+
 type Responder = (call: Call) => Response | Promise<Response>;
 
 /** Stubs fetch at the network boundary and records every call; each test answers what it needs. */
@@ -33,7 +43,7 @@ export function stubFetch(responder: Responder): Call[] {
       const call: Call = {
         method: init?.method ?? 'GET',
         url: String(input),
-        body: typeof init?.body === 'string' ? JSON.parse(init.body) : undefined,
+        body: typeof init?.body === 'string' ? parseBody(init.body) : undefined,
         headers: (init?.headers ?? {}) as Record<string, string>,
       };
       calls.push(call);
@@ -57,6 +67,8 @@ export function renderRoute(
   const utils = render(
     <AppProviders queryClient={queryClient}>
       <RouterProvider router={router} />
+      {/* As ProtectedLayout has it around the signed-in pages. */}
+      <SavedNoticeHost />
     </AppProviders>,
   );
   return { ...utils, router, queryClient };

@@ -1,14 +1,63 @@
 import i18n from 'i18next';
 import { initReactI18next } from 'react-i18next';
+import { LANGUAGES, type Language } from './catalogue';
 import { en } from './en';
 
-// One language today; the table shape is the one place new languages would plug in.
+export { LANGUAGES, type Language };
+
+const STORAGE_KEY = 'latchkey.language';
+
+// English is built in (it is the fallback for any missing text); other languages load when chosen, so
+// the first page of an English reader carries no other table.
 void i18n.use(initReactI18next).init({
   lng: 'en',
   fallbackLng: 'en',
+  supportedLngs: [...LANGUAGES],
   resources: { en: { translation: en } },
   interpolation: { escapeValue: false },
   returnObjects: true,
 });
+
+/**
+ * A language's table and the contract's texts in it, with the contract's English texts: lib/server-text.ts
+ * looks a server's text up among those. English pages need neither, so they load with another language.
+ */
+const loaders: Record<Exclude<Language, 'en'>, () => Promise<{ table: object; contract: object; contractEn: object }>> = {
+  de: () => import('./de').then((m) => ({ table: m.de, contract: m.contractDe, contractEn: m.contractEn })),
+};
+
+function isLanguage(value: unknown): value is Language {
+  return LANGUAGES.includes(value as Language);
+}
+
+/** The remembered choice, else the browser's first language we have, else English. */
+export function initialLanguage(): Language {
+  try {
+    const stored = localStorage.getItem(STORAGE_KEY);
+    if (isLanguage(stored)) return stored;
+  } catch {
+    // Storage blocked (private mode): fall through to the browser's languages.
+  }
+  const preferred = (navigator.languages ?? [navigator.language]).map((l) => l.slice(0, 2).toLowerCase());
+  return preferred.find(isLanguage) ?? 'en';
+}
+
+/** Loads the table if needed, switches, sets `<html lang>` and (when the user chose) remembers it. */
+export async function setLanguage(language: Language, { remember = false } = {}): Promise<void> {
+  if (language !== 'en' && !i18n.hasResourceBundle(language, 'translation')) {
+    const loaded = await loaders[language]();
+    i18n.addResourceBundle('en', 'translation', { contract: loaded.contractEn }, true, false);
+    i18n.addResourceBundle(language, 'translation', { ...loaded.table, contract: loaded.contract });
+  }
+  await i18n.changeLanguage(language);
+  document.documentElement.lang = language;
+  if (remember) {
+    try {
+      localStorage.setItem(STORAGE_KEY, language);
+    } catch {
+      // Not remembered when storage is blocked; the switch itself still applies.
+    }
+  }
+}
 
 export { i18n };

@@ -11,18 +11,23 @@ import { ApiError, errorMessage } from '../../lib/http';
 import { setSessionValue } from '../../lib/session';
 import { paths } from '../paths';
 
-/** Which section the URL selects; other routes of the shell (settings) select none. */
-export function activeTab(pathname: string): 'overview' | 'getting-started' | false {
+const SECTIONS = ['overview', 'locks', 'outbox', 'getting-started', 'settings'] as const;
+type Section = (typeof SECTIONS)[number];
+
+/** Which section the URL selects (a lock's page is in Locks); a route of the shell outside them selects none. */
+export function activeTab(pathname: string): Section | false {
   const section = pathname.split('/')[2];
-  return section === 'overview' || section === 'getting-started' ? section : false;
+  return SECTIONS.find((s) => s === section) ?? false;
 }
 
 /** A section link drawn as a tab: MUI's tab look, with the active one underlined. */
 const sectionLinkSx: SxProps<Theme> = (theme) => ({
   ...theme.typography.button,
-  minWidth: 90,
+  minWidth: { xs: 0, sm: 90 },
   minHeight: 48,
-  px: 2,
+  px: { xs: 1.25, sm: 2 },
+  whiteSpace: 'nowrap',
+  flexShrink: 0,
   py: 1.5,
   color: 'text.secondary',
   '&:hover': { color: 'text.primary' },
@@ -40,11 +45,14 @@ function SectionLinks({ appId, tab }: { appId: string; tab: ReturnType<typeof ac
   const { t } = useTranslation();
   const sections = [
     { value: 'overview', label: t('nav.overview'), to: paths.overview(appId) },
+    { value: 'locks', label: t('nav.locks'), to: paths.appLocks(appId) },
+    { value: 'outbox', label: t('nav.outbox'), to: paths.outbox(appId) },
     { value: 'getting-started', label: t('nav.gettingStarted'), to: paths.gettingStarted(appId) },
+    { value: 'settings', label: t('nav.partnerUsers'), to: paths.settings(appId) },
   ] as const;
   return (
     <Box component="nav" aria-label={t('nav.applicationTabs')} sx={{ bgcolor: 'background.paper', borderBottom: 1, borderColor: 'grey.300' }}>
-      <Container maxWidth="lg" sx={{ display: 'flex' }}>
+      <Container maxWidth="lg" sx={{ display: 'flex', overflowX: 'auto', px: { xs: 1, sm: 2, md: 3 } }}>
         {sections.map((section) => (
           <ButtonBase
             key={section.value}

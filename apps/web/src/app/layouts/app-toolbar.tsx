@@ -1,5 +1,16 @@
 import { faCircleUser, faRightFromBracket } from '@fortawesome/free-solid-svg-icons';
-import { AppBar, Box, Button, Divider, ListItemIcon, Menu, MenuItem, Toolbar, Typography } from '@mui/material';
+import {
+  AppBar,
+  Box,
+  Button,
+  Container,
+  Divider,
+  ListItemIcon,
+  Menu,
+  MenuItem,
+  Toolbar,
+  Typography,
+} from '@mui/material';
 import { useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useParams } from 'react-router';
@@ -9,6 +20,7 @@ import { useApplication } from '../../features/applications/api';
 import { useLogout } from '../../features/auth/api';
 import { useSession } from '../../lib/use-session';
 import { paths } from '../paths';
+import { LanguageMenuItems } from './language-menu-items';
 
 /** Spec §2 top toolbar; minimal (no application name) outside an application. */
 export function AppToolbar() {
@@ -22,56 +34,74 @@ export function AppToolbar() {
 
   return (
     <AppBar position="sticky" color="primary" elevation={0} component="header">
-      <Toolbar sx={{ gap: { xs: 1, sm: 2 } }}>
-        <Box component={RouterLink} to={paths.home} aria-label={t('common.homeLink')} sx={{ display: 'flex', textDecoration: 'none' }}>
-          <ProductLogo tone="light" />
-        </Box>
-        {appId && app.data && (
-          <>
-            <Divider orientation="vertical" flexItem sx={{ borderColor: 'rgba(255,255,255,0.4)', my: 1.5 }} />
-            <Typography component="p" noWrap sx={{ minWidth: 0, flexShrink: 1 }}>
-              {app.data.name}
-            </Typography>
-          </>
-        )}
-        <Box sx={{ flexGrow: 1 }} />
-        <Button
-          color="inherit"
-          aria-label={t('auth.userMenu')}
-          aria-haspopup="menu"
-          aria-controls={anchor ? menuId : undefined}
-          aria-expanded={anchor ? 'true' : undefined}
-          onClick={(e) => setAnchor(e.currentTarget)}
-          startIcon={<Icon icon={faCircleUser} />}
-          sx={{ minWidth: 0, maxWidth: { xs: 48, sm: 320 }, overflow: 'hidden' }}
-        >
-          <Typography component="span" noWrap sx={{ display: { xs: 'none', sm: 'inline' }, fontWeight: 600 }}>
-            {session.displayName ?? session.email}
-          </Typography>
-        </Button>
-        <Menu id={menuId} anchorEl={anchor} open={anchor !== null} onClose={() => setAnchor(null)}>
-          {session.displayName && (
-            <Typography sx={{ px: 2, pt: 1, fontWeight: 600 }}>{session.displayName}</Typography>
-          )}
-          {session.email && (
-            <Typography sx={{ px: 2, pb: 1 }} color="text.secondary">
-              {session.email}
-            </Typography>
-          )}
-          <Divider />
-          <MenuItem
-            onClick={() => {
-              setAnchor(null);
-              void logout();
-            }}
+      {/* The same width and gutters as the page's content below, so both line up on a wide screen. */}
+      <Container maxWidth="lg" sx={{ px: { xs: 1, sm: 2, md: 3 } }}>
+        <Toolbar disableGutters sx={{ gap: { xs: 1, sm: 2 } }}>
+          <Box
+            component={RouterLink}
+            to={paths.home}
+            aria-label={t('common.homeLink')}
+            sx={{ display: 'flex', textDecoration: 'none' }}
           >
-            <ListItemIcon>
-              <Icon icon={faRightFromBracket} />
-            </ListItemIcon>
-            {t('auth.logout')}
-          </MenuItem>
-        </Menu>
-      </Toolbar>
+            <ProductLogo tone="light" />
+          </Box>
+          {appId && app.data && (
+            <>
+              <Divider
+                orientation="vertical"
+                flexItem
+                sx={{ borderColor: 'rgba(255,255,255,0.4)', my: 1.5 }}
+              />
+              <Typography component="p" noWrap sx={{ minWidth: 0, flexShrink: 1 }}>
+                {app.data.name}
+              </Typography>
+            </>
+          )}
+          <Box sx={{ flexGrow: 1 }} />
+          <Button
+            color="inherit"
+            aria-label={t('auth.userMenu')}
+            aria-haspopup="menu"
+            aria-controls={anchor ? menuId : undefined}
+            aria-expanded={anchor ? 'true' : undefined}
+            onClick={(e) => setAnchor(e.currentTarget)}
+            startIcon={<Icon icon={faCircleUser} />}
+            sx={{ minWidth: 0, maxWidth: { xs: 48, sm: 320 }, overflow: 'hidden' }}
+          >
+            <Typography
+              component="span"
+              noWrap
+              sx={{ display: { xs: 'none', sm: 'inline' }, fontWeight: 600 }}
+            >
+              {session.displayName ?? session.email}
+            </Typography>
+          </Button>
+          <Menu id={menuId} anchorEl={anchor} open={anchor !== null} onClose={() => setAnchor(null)}>
+            {session.displayName && (
+              <Typography sx={{ px: 2, pt: 1, fontWeight: 600 }}>{session.displayName}</Typography>
+            )}
+            {session.email && (
+              <Typography sx={{ px: 2, pb: 1 }} color="text.secondary">
+                {session.email}
+              </Typography>
+            )}
+            <Divider />
+            {LanguageMenuItems({ onChosen: () => setAnchor(null) })}
+            <Divider />
+            <MenuItem
+              onClick={() => {
+                setAnchor(null);
+                void logout();
+              }}
+            >
+              <ListItemIcon>
+                <Icon icon={faRightFromBracket} />
+              </ListItemIcon>
+              {t('auth.logout')}
+            </MenuItem>
+          </Menu>
+        </Toolbar>
+      </Container>
     </AppBar>
   );
 }

@@ -1,5 +1,6 @@
 import { Box } from '@mui/material';
 import { Navigate, Outlet } from 'react-router';
+import { SavedNoticeHost } from '../../components/ui/saved-notice';
 import { useSession } from '../../lib/use-session';
 import { paths } from '../paths';
 import { AppToolbar } from './app-toolbar';
@@ -12,6 +13,8 @@ export function ProtectedLayout() {
     <Box sx={{ minHeight: '100vh', bgcolor: 'background.default' }}>
       <AppToolbar />
       <Outlet />
+      {/* The one 'Saved' notice of the signed-in pages, wherever a save happens. */}
+      <SavedNoticeHost />
     </Box>
   );
 }

@@ -2,6 +2,7 @@ import { Box, Paper, Typography } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 import { Outlet } from 'react-router';
 import { ProductLogo } from '../../components/ui/product-logo';
+import { LanguageButtons } from './language-buttons';
 
 /** Spec §2 /splash: the product logo, the title and the nested login/register view. */
 export function SplashLayout() {
@@ -19,6 +20,7 @@ export function SplashLayout() {
           </Typography>
         </Box>
         <Outlet />
+        <LanguageButtons />
       </Paper>
     </Box>
   );

@@ -1,6 +1,7 @@
 import { Box, TextField } from '@mui/material';
 import { Controller, useFormContext } from 'react-hook-form';
 import { toSixDigitHex } from '../../lib/colour';
+import { localText } from '../../lib/server-text';
 
 /** A hex colour text field with the browser's native picker beside it; both edit the same value. */
 export function ColourField({ name, label, pickerLabel, disabled = false }: { name: string; label: string; pickerLabel: string; disabled?: boolean }) {
@@ -21,7 +22,7 @@ export function ColourField({ name, label, pickerLabel, disabled = false }: { na
             disabled={disabled}
             required
             error={fieldState.error !== undefined}
-            helperText={fieldState.error?.message}
+            helperText={fieldState.error?.message && localText(fieldState.error.message)}
           />
           <Box
             component="input"

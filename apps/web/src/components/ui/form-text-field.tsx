@@ -1,5 +1,6 @@
 import { TextField, type TextFieldProps } from '@mui/material';
 import { Controller, type Control, type FieldPath, type FieldValues } from 'react-hook-form';
+import { localText } from '../../lib/server-text';
 
 type Props<T extends FieldValues> = Omit<TextFieldProps, 'name' | 'value' | 'onChange' | 'onBlur' | 'error'> & {
   control: Control<T>;
@@ -51,7 +52,7 @@ export function FormTextField<T extends FieldValues>({ control, name, helperText
             onBlur={field.onBlur}
             inputRef={field.ref}
             error={fieldState.error !== undefined}
-            helperText={fieldState.error?.message ?? helperText}
+            helperText={fieldState.error?.message ? localText(fieldState.error.message) : helperText}
           />
         );
       }}

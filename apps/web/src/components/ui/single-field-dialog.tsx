@@ -18,12 +18,14 @@ interface Props {
   type: 'email' | 'url';
   paperSx?: PaperProps['sx'];
   onCancel: () => void;
-  onAdd: (value: string) => void;
+  /** Resolves to the reason it failed (shown under the field, the value kept), or to nothing once added. */
+  onAdd: (value: string) => Promise<string | null | undefined | void>;
 }
 
 /**
  * A dialog that adds one value (an owner's email, a domain): the contract's schema validates as you type
- * and Add stays disabled until it passes.
+ * and Add stays disabled until it passes. A refusal shows under the field, with the value kept and focus
+ * on it, so it can be corrected without starting again.
  */
 export function SingleFieldDialog({ open, titleId, paperSx, onCancel, ...form }: Props) {
   return (
@@ -40,7 +42,8 @@ function SingleFieldForm({ titleId, title, name, schema, label, type, onCancel, 
   const form = useForm<Values>({
     resolver: zodResolver(schema as never) as unknown as Resolver<Values>,
     defaultValues: { [name]: '' },
-    mode: 'onChange',
+    // On change and on leaving a field: an empty required field says 'Required' once touched.
+    mode: 'all',
   });
   return (
     <form
@@ -48,7 +51,10 @@ function SingleFieldForm({ titleId, title, name, schema, label, type, onCancel, 
       onSubmit={(e) => {
         // Dialogs render in a portal but bubble through the React tree: keep the submit out of a card's form.
         e.stopPropagation();
-        void form.handleSubmit((values) => onAdd(values[name] ?? ''))(e);
+        void form.handleSubmit(async (values) => {
+          const failure = await onAdd(values[name] ?? '');
+          if (failure) form.setError(name, { type: 'server', message: failure }, { shouldFocus: true });
+        })(e);
       }}
     >
       <DialogTitle id={titleId}>{title}</DialogTitle>
@@ -57,7 +63,7 @@ function SingleFieldForm({ titleId, title, name, schema, label, type, onCancel, 
       </DialogContent>
       <DialogActions>
         <Button onClick={onCancel}>{t('common.cancel')}</Button>
-        <Button type="submit" variant="contained" disabled={!form.formState.isValid}>
+        <Button type="submit" variant="contained" disabled={!form.formState.isValid || form.formState.isSubmitting}>
           {t('common.add')}
         </Button>
       </DialogActions>

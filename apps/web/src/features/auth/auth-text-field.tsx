@@ -1,6 +1,7 @@
 import { FormControl, FormHelperText, InputLabel, OutlinedInput } from '@mui/material';
 import { useId } from 'react';
 import { Controller, type Control, type FieldPath, type FieldValues } from 'react-hook-form';
+import { localText } from '../../lib/server-text';
 
 interface Props<T extends FieldValues> {
   control: Control<T>;
@@ -41,7 +42,7 @@ export function AuthTextField<T extends FieldValues>({ control, name, label, typ
             inputRef={field.ref}
             aria-describedby={fieldState.error ? `${id}-helper-text` : undefined}
           />
-          {fieldState.error?.message && <FormHelperText id={`${id}-helper-text`}>{fieldState.error.message}</FormHelperText>}
+          {fieldState.error?.message && <FormHelperText id={`${id}-helper-text`}>{localText(fieldState.error.message)}</FormHelperText>}
         </FormControl>
       )}
     />

@@ -12,6 +12,7 @@ import { completeSignIn, register } from './api';
 import { AuthTextField } from './auth-text-field';
 import { AuthErrorDialog } from './auth-error-dialog';
 import { authErrorOf } from './auth-error';
+import { localText } from '../../lib/server-text';
 
 export function RegisterPage() {
   const { t } = useTranslation();
@@ -85,7 +86,7 @@ export function RegisterPage() {
                 </>
               }
             />
-            {fieldState.error && <FormHelperText error>{fieldState.error.message}</FormHelperText>}
+            {fieldState.error && <FormHelperText error>{localText(fieldState.error.message ?? '')}</FormHelperText>}
           </>
         )}
       />

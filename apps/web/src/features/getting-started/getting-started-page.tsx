@@ -3,7 +3,7 @@ import type { Application } from '@latchkey/contract';
 import { Alert, Box, Link, Paper, Tab, Tabs, Typography } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 import { Outlet, Link as RouterLink, useLocation, useOutletContext, useParams } from 'react-router';
-import { paths, PLATFORMS, type Platform } from '../../app/paths';
+import { GETTING_STARTED_TABS, paths, type GettingStartedTab, type Platform } from '../../app/paths';
 import { Icon } from '../../components/ui/icon';
 import { PageLoader } from '../../components/ui/page-loader';
 import { visuallyHidden } from '../../components/ui/visually-hidden';
@@ -21,32 +21,34 @@ export function GettingStartedPage() {
   const { pathname } = useLocation();
   const app = useOutletContext<Application>();
   const config = usePortalConfig();
-  const platform = (PLATFORMS as readonly string[]).includes(pathname.split('/')[3] ?? '')
-    ? (pathname.split('/')[3] as Platform)
-    : 'ios';
-  const name = t(`gettingStarted.${platform}`);
+  const segment = pathname.split('/')[3] ?? '';
+  const tab = (GETTING_STARTED_TABS as readonly string[]).includes(segment) ? (segment as GettingStartedTab) : 'ios';
+  const platform: Platform | null = tab === 'backend' ? null : tab;
 
   return (
     <Paper variant="outlined" sx={{ p: { xs: 2, sm: 3 }, minWidth: 0 }}>
-      {/* The child routes draw nothing; the index child is what redirects /getting-started to /ios. */}
-      <Outlet />
+      {/* The platforms' child routes draw nothing (the index child redirects /getting-started to /ios);
+          the backend guide is drawn below, in the tab's body. */}
+      {platform && <Outlet />}
       <Typography variant="h1" sx={{ mb: 2 }}>
         {t('gettingStarted.title')}
       </Typography>
-      <Tabs value={platform} aria-label={t('gettingStarted.platforms')} variant="scrollable" allowScrollButtonsMobile>
-        {PLATFORMS.map((p) => (
+      <Tabs value={tab} aria-label={t('gettingStarted.platforms')} variant="scrollable" allowScrollButtonsMobile>
+        {GETTING_STARTED_TABS.map((p) => (
           <Tab key={p} value={p} label={t(`gettingStarted.${p}`)} component={RouterLink} to={paths.gettingStartedPlatform(appId, p)} />
         ))}
       </Tabs>
       <Box sx={{ py: 3 }}>
-        <Typography>{t('gettingStarted.intro', { platform: name })}</Typography>
+        <Typography>{platform ? t('gettingStarted.intro', { platform: t(`gettingStarted.${platform}`) }) : t('gettingStarted.backendIntro')}</Typography>
+        {/* The backend guide (a route of its own, in the locks feature: it needs the application's locks). */}
+        {!platform && <Outlet context={app} />}
         {config.isPending && <PageLoader />}
         {config.isError && (
           <Alert severity="error" sx={{ mt: 2 }}>
             {errorMessage(config.error)}
           </Alert>
         )}
-        {config.data && <IntegrationSteps app={app} platform={platform} audience={config.data.platformAudience} />}
+        {config.data && platform && <IntegrationSteps app={app} platform={platform} audience={config.data.platformAudience} />}
         {config.data?.docsUrl && (
           <Link href={config.data.docsUrl} target="_blank" rel="noopener noreferrer" sx={{ display: 'inline-flex', gap: 1, alignItems: 'center', mt: 2 }}>
             {t('gettingStarted.docs')}

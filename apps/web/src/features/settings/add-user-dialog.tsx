@@ -1,6 +1,6 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { addApplicationUserSchema, OWNER_DIALOG_MAX_WIDTH_PX, OWNER_DIALOG_MIN_WIDTH_PX } from '@latchkey/contract';
-import { Alert, Button, Dialog, DialogActions, DialogContent, DialogTitle } from '@mui/material';
+import { Button, Dialog, DialogActions, DialogContent, DialogTitle } from '@mui/material';
 import { useEffect } from 'react';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
@@ -22,7 +22,8 @@ interface Props {
 export function AddUserDialog({ applicationId, open, onCancel, onAdded }: Props) {
   const { t } = useTranslation();
   const add = useAddUser(applicationId);
-  const form = useForm({ resolver: zodResolver(addApplicationUserSchema), defaultValues: { email: '' }, mode: 'onChange' });
+  // On change and on leaving the field: an empty one says 'Required' once touched.
+  const form = useForm({ resolver: zodResolver(addApplicationUserSchema), defaultValues: { email: '' }, mode: 'all' });
   const { reset } = form;
   const { reset: resetAdd } = add;
   useEffect(() => {
@@ -32,9 +33,6 @@ export function AddUserDialog({ applicationId, open, onCancel, onAdded }: Props)
     }
   }, [open, reset, resetAdd]);
 
-  // The server's refusal belongs to the email it was about; editing the field hides it.
-  const current = form.watch('email').trim();
-  const serverError = add.isError && add.variables === current ? errorMessage(add.error) : null;
 
   return (
     <Dialog
@@ -47,7 +45,13 @@ export function AddUserDialog({ applicationId, open, onCancel, onAdded }: Props)
         noValidate
         onSubmit={(e) => {
           e.stopPropagation();
-          void form.handleSubmit(({ email }) => add.mutate(email, { onSuccess: (user) => onAdded(user.email ?? email) }))(e);
+          // A refusal (409 already added, …) goes under the field, which keeps the email and takes focus.
+          void form.handleSubmit(({ email }) =>
+            add.mutate(email, {
+              onSuccess: (user) => onAdded(user.email ?? email),
+              onError: (error) => form.setError('email', { type: 'server', message: errorMessage(error) }, { shouldFocus: true }),
+            }),
+          )(e);
         }}
       >
         <DialogTitle id="add-user-title">{t('settings.addUser')}</DialogTitle>
@@ -61,11 +65,6 @@ export function AddUserDialog({ applicationId, open, onCancel, onAdded }: Props)
             required
             autoFocus
           />
-          {serverError && (
-            <Alert severity="error" sx={{ mt: 2 }}>
-              {serverError}
-            </Alert>
-          )}
         </DialogContent>
         <DialogActions>
           <Button onClick={onCancel}>{t('common.cancel')}</Button>

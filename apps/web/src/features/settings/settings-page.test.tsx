@@ -4,7 +4,6 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { storeSignIn } from '../../lib/session';
 import { json, makeJwt, noContent, nowSeconds, renderRoute, stubFetch, type Call } from '../../test/helpers';
-import { formatAdded } from './format-added';
 import { SettingsPage } from './settings-page';
 
 // Midday UTC, so the local date is the same in any time zone the tests run in.
@@ -113,15 +112,19 @@ describe('Settings → Partner users', () => {
     await u.type(email, 'taken@acme.test');
     await waitFor(() => expect(within(dialog).getByRole('button', { name: 'Add' })).toBeEnabled());
     await u.click(within(dialog).getByRole('button', { name: 'Add' }));
+    // The refusal stays in the dialog, under the field, which keeps the email and takes focus.
     expect(await within(dialog).findByText('This user has already been added to the application')).toBeInTheDocument();
+    expect(email).toHaveValue('taken@acme.test');
+    expect(email).toHaveFocus();
+    expect(email).toHaveAttribute('aria-invalid', 'true');
 
     await u.clear(email);
     await u.type(email, 'new@acme.test');
     expect(within(dialog).queryByText('This user has already been added to the application')).toBeNull();
     await u.click(within(dialog).getByRole('button', { name: 'Add' }));
-    expect(await screen.findByText('new@acme.test has been added. They stay pending until they first sign in.')).toBeInTheDocument();
+    // A non-blocking notice, not a dialog to dismiss.
+    expect(await screen.findByRole('status')).toHaveTextContent('new@acme.test has been added. They stay pending until they first sign in.');
     expect(calls.filter((c) => c.method === 'POST').map((c) => c.body)).toEqual([{ email: 'taken@acme.test' }, { email: 'new@acme.test' }]);
-    await u.click(screen.getByRole('button', { name: 'Done' }));
     const row = (await screen.findByText('new@acme.test')).closest('tr')!;
     expect(row).toHaveTextContent('Pending');
   });
@@ -152,12 +155,5 @@ describe('Settings → Partner users', () => {
     await u.click(within(await screen.findByRole('dialog', { name: /remove this user/ })).getByRole('button', { name: 'Remove' }));
     expect(await screen.findByRole('alertdialog', { name: 'Failed' })).toHaveTextContent('This user is not a user of the application');
     expect(screen.getByText('user2@acme.test')).toBeInTheDocument();
-  });
-});
-
-describe('formatAdded', () => {
-  it('shows epoch seconds as dd/mm/yyyy', () => {
-    expect(formatAdded(ADDED)).toBe('05/03/2024');
-    expect(formatAdded(Date.UTC(2023, 11, 31, 12) / 1000)).toBe('31/12/2023');
   });
 });

@@ -6,7 +6,7 @@ import { useTranslation } from 'react-i18next';
 import { useParams } from 'react-router';
 import { ConfirmDialog } from '../../components/ui/confirm-dialog';
 import { Icon } from '../../components/ui/icon';
-import { MessageDialog } from '../../components/ui/message-dialog';
+import { showSaved } from '../../components/ui/saved-notice';
 import { useOperation } from '../../components/ui/use-operation';
 import { errorMessage } from '../../lib/http';
 import { useDebouncedValue } from '../../lib/use-debounced-value';
@@ -30,7 +30,6 @@ export function SettingsPage() {
   const op = useOperation();
   const [adding, setAdding] = useState(false);
   const [removing, setRemoving] = useState<ApplicationUser | null>(null);
-  const [added, setAdded] = useState<string | null>(null);
 
   const rows = users.data?.pages.flatMap((page) => page.users) ?? [];
   // With placeholder data the rows still answer the previous search until the new one arrives.
@@ -38,7 +37,7 @@ export function SettingsPage() {
 
   const onRemove = async (user: ApplicationUser) => {
     setRemoving(null);
-    await op.run(() => remove.mutateAsync(user.userId));
+    await op.run(() => remove.mutateAsync(user.userId), { notice: t('common.removed') });
   };
 
   return (
@@ -93,16 +92,8 @@ export function SettingsPage() {
         onCancel={() => setAdding(false)}
         onAdded={(email) => {
           setAdding(false);
-          setAdded(email);
+          showSaved(t('settings.userAdded', { email }));
         }}
-      />
-      <MessageDialog
-        open={added !== null}
-        tone="success"
-        title={t('common.success')}
-        message={added ? t('settings.userAdded', { email: added }) : undefined}
-        buttonLabel={t('common.done')}
-        onClose={() => setAdded(null)}
       />
       <ConfirmDialog
         open={removing !== null}

@@ -18,7 +18,7 @@ import {
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Icon } from '../../components/ui/icon';
-import { formatAdded } from './format-added';
+import { formatDate } from '../../lib/dates';
 
 interface Props {
   users: ApplicationUser[];
@@ -32,7 +32,7 @@ const COLUMNS = 5;
 
 /** Partner users: User Email, Display Name, Added (dd/mm/yyyy), Status and a row menu of actions. */
 export function UsersTable({ users, loading, search, onRemove }: Props) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const [menu, setMenu] = useState<{ anchor: HTMLElement; user: ApplicationUser } | null>(null);
   const notSet = (
     <Typography component="span" variant="inherit" color="text.secondary">
@@ -59,7 +59,7 @@ export function UsersTable({ users, loading, search, onRemove }: Props) {
               <TableRow key={user.userId} hover>
                 <TableCell sx={{ overflowWrap: 'anywhere' }}>{user.email ?? notSet}</TableCell>
                 <TableCell>{user.displayName ?? notSet}</TableCell>
-                <TableCell>{formatAdded(user.createdAt)}</TableCell>
+                <TableCell>{formatDate(user.createdAt, i18n.language)}</TableCell>
                 <TableCell>
                   <Chip
                     size="small"

@@ -5,6 +5,8 @@ export interface PreviewInput {
   callToAction?: CallToAction | null;
   primaryColour?: string;
   secondaryColour?: string;
+  /** The portal's language; the sample is written in it (English needs no parameter). */
+  lang?: string;
 }
 
 /** The preview frame's src; empty values are omitted (spec §7). actionText is what the API calls ctaAbridged. */
@@ -18,6 +20,7 @@ export function emailPreviewSrc(applicationId: string, input: PreviewInput): str
   add('ctaAbridged', input.callToAction?.actionText);
   add('primaryColour', input.primaryColour);
   add('secondaryColour', input.secondaryColour);
+  if (input.lang && input.lang !== 'en') add('lang', input.lang);
   const qs = query.toString();
   return `${API_BASE}/email/preview/${encodeURIComponent(applicationId)}${qs ? `?${qs}` : ''}`;
 }

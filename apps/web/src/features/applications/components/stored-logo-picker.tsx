@@ -1,6 +1,5 @@
-import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { MessageDialog } from '../../../components/ui/message-dialog';
+import { showSaved } from '../../../components/ui/saved-notice';
 import { useUpdateApplication } from '../api';
 import { LogoPicker } from './logo-picker';
 
@@ -14,14 +13,13 @@ interface Props {
 
 /**
  * Spec §4 logo upload: the uploaded logo is saved to the application at once, the application reloaded,
- * and a success message shown. Used by the overview's Email & Branding card and the wizard's Branding
+ * and the 'Saved' notice shown. Used by the overview's Email & Branding card and the wizard's Branding
  * step alike: the email preview is rendered from the stored application, so only a stored logo can show
  * in it. A failed save shows the picker's 'Try again' dialog and changes nothing.
  */
 export function StoredLogoPicker({ applicationId, logoUrl, disabled = false, onSaved }: Props) {
   const { t } = useTranslation();
   const update = useUpdateApplication(applicationId);
-  const [saved, setSaved] = useState(false);
   return (
     <>
       <LogoPicker
@@ -31,16 +29,8 @@ export function StoredLogoPicker({ applicationId, logoUrl, disabled = false, onS
         onUploaded={async (url) => {
           await update.mutateAsync({ logoUrl: url });
           onSaved?.(url);
-          setSaved(true);
+          showSaved(t('overview.logoUploaded'));
         }}
-      />
-      <MessageDialog
-        open={saved}
-        tone="success"
-        title={t('common.success')}
-        message={t('overview.logoUploaded')}
-        buttonLabel={t('common.done')}
-        onClose={() => setSaved(false)}
       />
     </>
   );

@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { SingleFieldDialog } from '../../../components/ui/single-field-dialog';
 
 /** Enter an email; Add stays disabled until it is a valid address. The lookup happens on Add. */
-export function AddOwnerDialog({ open, onCancel, onAdd }: { open: boolean; onCancel: () => void; onAdd: (email: string) => void }) {
+export function AddOwnerDialog({ open, onCancel, onAdd }: { open: boolean; onCancel: () => void; onAdd: (email: string) => Promise<string | null> }) {
   const { t } = useTranslation();
   return (
     <SingleFieldDialog

@@ -53,6 +53,25 @@ describe('Application card edit mode', () => {
     await waitFor(() => expect(updates(calls)).toHaveLength(1));
     expect(updates(calls)[0]!.body).toEqual({ name: 'Acme Gates' });
     await waitFor(() => expect(screen.queryByRole('button', { name: 'Save' })).toBeNull());
+    // A non-blocking notice says it worked; no dialog to dismiss.
+    expect(await screen.findByRole('status')).toHaveTextContent('Saved');
+    expect(screen.queryByRole('dialog')).toBeNull();
+  });
+
+  it('the pen puts focus in the first field, and an emptied required field says Required once left', async () => {
+    const { user } = setup();
+    renderRoute(<ApplicationCard app={sampleApplication} />);
+    await user.click(screen.getByRole('button', { name: 'Edit Application' }));
+    const name = screen.getByRole('textbox', { name: /Application name/ });
+    await waitFor(() => expect(name).toHaveFocus());
+
+    const company = screen.getByRole('textbox', { name: /Company name/ });
+    await user.click(company);
+    await user.tab();
+    expect(screen.queryByText('Required')).toBeNull(); // untouched values stay quiet
+    await user.clear(name);
+    await user.tab();
+    expect(await screen.findByText('Required')).toBeInTheDocument();
   });
 
   it('Cancel restores the snapshot without saving', async () => {
@@ -102,5 +121,20 @@ describe('Company Urls card', () => {
     await waitFor(() => expect(screen.getByRole('button', { name: 'Save' })).toBeEnabled());
     await user.click(screen.getByRole('button', { name: 'Save' }));
     expect(await screen.findByRole('alertdialog', { name: 'Failed' })).toHaveTextContent('The request is not valid');
+  });
+
+  it('puts the server’s field messages under their fields and focuses the first', async () => {
+    storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
+    const refusal = { code: 400, message: 'The request is not valid', errors: [{ path: 'supportContact', message: 'Not a valid url or mailto address' }] };
+    stubFetch((call) => (call.method === 'POST' ? json(refusal, 400) : json(sampleApplication)));
+    const user = userEvent.setup();
+    renderRoute(<CompanyUrlsCard app={sampleApplication} />);
+    await user.click(screen.getByRole('button', { name: 'Edit Company Urls' }));
+    await user.type(screen.getByRole('textbox', { name: /App link/ }), '/x');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    const support = screen.getByRole('textbox', { name: /Support contact/ });
+    await waitFor(() => expect(support).toHaveFocus());
+    expect(support).toHaveAccessibleDescription('Not a valid url or mailto address');
+    expect(screen.queryByRole('alertdialog')).toBeNull();
   });
 });

@@ -4,6 +4,7 @@ import { useTranslation } from 'react-i18next';
 import type * as z from 'zod/mini';
 import { FormTextField } from '../../../components/ui/form-text-field';
 import { useOperation } from '../../../components/ui/use-operation';
+import { showFieldErrors } from '../../../lib/field-errors';
 import { useUpdateApplication } from '../api';
 import { pickDirty } from './dirty-fields';
 import { EditableCard } from './editable-card';
@@ -29,7 +30,10 @@ function ApplicationCardForm({ app }: { app: Application }) {
   const { form, editing, startEdit, cancel, finish, saveEnabled } = useEditFormContext<ApplicationValues>();
 
   const onSubmit = form.handleSubmit(async (values) => {
-    const result = await op.run(() => update.mutateAsync(pickDirty(values, form.formState.dirtyFields)));
+    const result = await op.run(() => update.mutateAsync(pickDirty(values, form.formState.dirtyFields)), {
+      notice: true,
+      inPlace: (e) => showFieldErrors(form, e),
+    });
     if (result.ok) finish();
   });
 

@@ -16,8 +16,6 @@ import { TokenTesterDialog } from './token-tester-dialog';
 
 type Removal = { type: 'remove-key'; kid: string } | { type: 'remove-domain'; kind: DomainKind; url: string };
 
-class KeyInputError extends Error {}
-
 /** Auth keys (kid chips), auth domains and CORS domains; every change reloads, every failure says why. */
 export function AuthenticationCard({ app }: { app: Application }) {
   const { t } = useTranslation();
@@ -40,20 +38,25 @@ export function AuthenticationCard({ app }: { app: Application }) {
       { replace: true },
     );
 
-  const perform = (a: AuthItemAction, success?: { message: string; buttonLabel?: string }) =>
-    op.run(() => action.mutateAsync(a), success ? { success } : {});
+  const perform = (a: AuthItemAction, notice: true | string = true) => op.run(() => action.mutateAsync(a), { notice });
 
-  const onSaveKey = (text: string) => {
-    const current = keyDialog;
-    setKeyDialog(null);
+  /**
+   * A dialog's save: the dialog closes once it worked, and a bad paste or a refusal stays in it, under
+   * the field (the text kept), instead of a 'Failed' dialog over a closed form.
+   */
+  const inDialog = async (a: AuthItemAction, notice: true | string, close: () => void): Promise<string | null> => {
+    const result = await op.run(() => action.mutateAsync(a), { notice, inPlace: () => true });
+    if (!result.ok) return result.message;
+    close();
+    return null;
+  };
+
+  const onSaveKey = async (text: string): Promise<string | null> => {
     const parsed = parseJwkInput(text);
-    if (!parsed.ok) {
-      void op.run(() => Promise.reject(new KeyInputError(parsed.message)));
-      return;
-    }
-    if (current?.mode === 'edit') void perform({ type: 'replace-key', oldKey: current.key, key: parsed.key }, { message: t('authCard.keyUpdated') });
-    // Spec §4 names this button for a key added.
-    else void perform({ type: 'add-key', key: parsed.key }, { message: t('authCard.keyAdded'), buttonLabel: t('common.letsGetStarted') });
+    if (!parsed.ok) return parsed.message;
+    const close = () => setKeyDialog(null);
+    if (keyDialog?.mode === 'edit') return inDialog({ type: 'replace-key', oldKey: keyDialog.key, key: parsed.key }, t('authCard.keyUpdated'), close);
+    return inDialog({ type: 'add-key', key: parsed.key }, t('authCard.keyAdded'), close);
   };
 
   const confirmText =
@@ -137,11 +140,7 @@ export function AuthenticationCard({ app }: { app: Application }) {
       <DomainDialog
         kind={domainDialog}
         onCancel={() => setDomainDialog(null)}
-        onAdd={(url) => {
-          const kind = domainDialog ?? 'auth';
-          setDomainDialog(null);
-          void perform({ type: 'add-domain', kind, url });
-        }}
+        onAdd={(url) => inDialog({ type: 'add-domain', kind: domainDialog ?? 'auth', url }, true, () => setDomainDialog(null))}
       />
       <ConfirmDialog
         open={removal !== null}
@@ -152,7 +151,7 @@ export function AuthenticationCard({ app }: { app: Application }) {
         onConfirm={() => {
           const r = removal;
           setRemoval(null);
-          if (r) void perform(r);
+          if (r) void perform(r, t('common.removed'));
         }}
         onCancel={() => setRemoval(null)}
       />

@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 import type * as z from 'zod/mini';
 import { FormTextField } from '../../../components/ui/form-text-field';
 import { useOperation } from '../../../components/ui/use-operation';
+import { showFieldErrors } from '../../../lib/field-errors';
 import { useUpdateApplication } from '../api';
 import { pickDirtyEmptyAsNull } from './dirty-fields';
 import { EditableCard } from './editable-card';
@@ -30,7 +31,10 @@ function CompanyUrlsCardForm({ applicationId }: { applicationId: string }) {
   const { form, editing, startEdit, cancel, finish, saveEnabled } = useEditFormContext<CompanyUrlValues>();
 
   const onSubmit = form.handleSubmit(async (values) => {
-    const result = await op.run(() => update.mutateAsync(pickDirtyEmptyAsNull(values, form.formState.dirtyFields)));
+    const result = await op.run(() => update.mutateAsync(pickDirtyEmptyAsNull(values, form.formState.dirtyFields)), {
+      notice: true,
+      inPlace: (e) => showFieldErrors(form, e),
+    });
     if (result.ok) finish();
   });
 

@@ -4,7 +4,7 @@ import { SingleFieldDialog } from '../../../components/ui/single-field-dialog';
 import type { DomainKind } from '../auth-items-api';
 
 /** Add an auth domain (http/https URL) or a CORS domain (https only), validated by the contract. */
-export function DomainDialog({ kind, onCancel, onAdd }: { kind: DomainKind | null; onCancel: () => void; onAdd: (url: string) => void }) {
+export function DomainDialog({ kind, onCancel, onAdd }: { kind: DomainKind | null; onCancel: () => void; onAdd: (url: string) => Promise<string | null> }) {
   const { t } = useTranslation();
   const cors = kind === 'cors';
   return (

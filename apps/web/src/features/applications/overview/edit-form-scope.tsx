@@ -56,7 +56,8 @@ function useEditForm<T extends FieldValues>(schema: z.core.$ZodType, serverValue
   const form = useForm<T, unknown, T>({
     resolver: zodResolver(schema as never) as unknown as Resolver<T, unknown, T>,
     defaultValues: serverValues as DefaultValues<T>,
-    mode: 'onChange',
+    // On change and on leaving a field: an empty required field says 'Required' once touched.
+    mode: 'all',
   });
   const snapshot = JSON.stringify(serverValues);
 

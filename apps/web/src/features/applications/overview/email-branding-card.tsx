@@ -7,6 +7,7 @@ import * as z from 'zod/mini';
 import { ColourField } from '../../../components/ui/colour-field';
 import { FormTextField } from '../../../components/ui/form-text-field';
 import { useOperation } from '../../../components/ui/use-operation';
+import { showFieldErrors } from '../../../lib/field-errors';
 import { useUpdateApplication } from '../api';
 import { CallToActionFields } from '../components/call-to-action-fields';
 import { EmailPreviewFrame } from '../components/email-preview-frame';
@@ -54,7 +55,8 @@ function EmailBrandingCardForm({ app }: { app: Application }) {
   // Spec §4: the Email save sends the whole emailPreferences object, then says so.
   const onSubmit = form.handleSubmit(async (values) => {
     const result = await op.run(() => update.mutateAsync({ emailPreferences: values }), {
-      success: { message: t('overview.updated') },
+      notice: true,
+      inPlace: (e) => showFieldErrors(form, e, 'emailPreferences.'),
     });
     if (result.ok) finish();
   });
@@ -65,7 +67,12 @@ function EmailBrandingCardForm({ app }: { app: Application }) {
         {t('overview.logo')}
       </Typography>
       <StoredLogoPicker applicationId={app.applicationId} logoUrl={app.logoUrl} />
-      <Typography variant="h3" sx={{ mt: 3, mb: 1 }}>
+    </>
+  );
+  // Beside the colours on a wide screen, so a change shows where the eye already is.
+  const aside = (
+    <>
+      <Typography variant="h3" sx={{ mb: 1 }}>
         {t('wizard.preview')}
       </Typography>
       <EmailPreviewFrame applicationId={app.applicationId} input={{ callToAction, primaryColour, secondaryColour }} revision={revision} />
@@ -83,6 +90,7 @@ function EmailBrandingCardForm({ app }: { app: Application }) {
         onSubmit={onSubmit}
         saveEnabled={saveEnabled}
         after={after}
+        aside={aside}
       >
         <Typography variant="h3">{t('overview.senderDetails')}</Typography>
         <FormTextField control={form.control} name="senderEmail" label={t('wizard.senderEmail')} type="email" required disabled={!editing} />

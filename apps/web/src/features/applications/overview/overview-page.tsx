@@ -1,9 +1,10 @@
 import type { Application } from '@latchkey/contract';
-import { Typography } from '@mui/material';
+import { Box, Typography } from '@mui/material';
 import { useDeferredValue } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useOutletContext } from 'react-router';
 import { visuallyHidden } from '../../../components/ui/visually-hidden';
+import { UnfinishedSetup } from '../components/unfinished-setup';
 import { ApplicationCard } from './application-card';
 import { AuthenticationCard } from './authentication-card';
 import { CompanyUrlsCard } from './company-urls-card';
@@ -29,9 +30,15 @@ export function OverviewPage() {
       <Typography variant="h1" sx={visuallyHidden}>
         {t('overview.pageHeading', { name: app.name })}
       </Typography>
-      <ApplicationCard app={app} />
-      <AuthenticationCard app={app} />
-      <CompanyUrlsCard app={app} />
+      <UnfinishedSetup app={app} />
+      {/* From lg up, two columns: the application's details beside its authentication. */}
+      <Box sx={{ display: { lg: 'grid' }, gridTemplateColumns: { lg: 'minmax(0, 1fr) minmax(0, 1fr)' }, columnGap: 3, alignItems: 'start' }}>
+        <Box>
+          <ApplicationCard app={app} />
+          <CompanyUrlsCard app={app} />
+        </Box>
+        <AuthenticationCard app={app} />
+      </Box>
       <EmailBrandingCard app={app} />
       <RemoveApplicationCard applicationId={app.applicationId} />
     </>

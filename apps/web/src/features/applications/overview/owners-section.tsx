@@ -29,14 +29,20 @@ export function OwnersSection({ applicationId, editing }: { applicationId: strin
       async () => {
         if ((await add.mutateAsync(email)) === 'not-found') throw new OwnerNotFound();
       },
-      { failureMessage: (e) => (e instanceof OwnerNotFound ? t('owners.notFound') : t('owners.addFailed')) },
+      {
+        notice: true,
+        failureMessage: (e) => (e instanceof OwnerNotFound ? t('owners.notFound') : t('owners.addFailed')),
+        inPlace: () => true,
+      },
     );
-    if (result.ok) setAdding(false);
+    if (!result.ok) return result.message;
+    setAdding(false);
+    return null;
   };
 
   const onRemove = async (owner: Owner) => {
     setRemoving(null);
-    await op.run(() => remove.mutateAsync(owner.userId), { failureMessage: t('owners.removeFailed') });
+    await op.run(() => remove.mutateAsync(owner.userId), { notice: t('common.removed'), failureMessage: t('owners.removeFailed') });
   };
 
   return (
@@ -83,7 +89,7 @@ export function OwnersSection({ applicationId, editing }: { applicationId: strin
           );
         })}
       </List>
-      <AddOwnerDialog open={adding} onCancel={() => setAdding(false)} onAdd={(email) => void onAdd(email)} />
+      <AddOwnerDialog open={adding} onCancel={() => setAdding(false)} onAdd={onAdd} />
       <ConfirmDialog
         open={removing !== null}
         title={t('owners.removeConfirm')}

@@ -23,7 +23,7 @@ export function StartPage() {
   const apps = useApplications();
 
   return (
-    <Container component="main" maxWidth="lg" sx={{ py: { xs: 3, md: 5 } }}>
+    <Container component="main" maxWidth="lg" sx={{ py: { xs: 3, md: 5 }, px: { xs: 1, sm: 2, md: 3 } }}>
       <Typography variant="h1" sx={{ mb: 1 }}>
         {t('start.welcome')}
       </Typography>
@@ -35,6 +35,12 @@ export function StartPage() {
       </Typography>
       {apps.isPending && <PageLoader />}
       {apps.isError && <Alert severity="error">{errorMessage(apps.error)}</Alert>}
+      {apps.data?.length === 0 && (
+        <Box sx={{ mb: 2 }}>
+          <Typography sx={{ fontWeight: 600 }}>{t('start.empty')}</Typography>
+          <Typography color="text.secondary">{t('start.emptyExplainer')}</Typography>
+        </Box>
+      )}
       {apps.data && (
         <Box component="ul" sx={{ ...gridSx, listStyle: 'none', p: 0, m: 0 }}>
           {apps.data.map((app) => (
@@ -58,7 +64,7 @@ export function StartPage() {
         anchor="right"
         open={wizardOpen}
         onClose={() => void navigate(paths.start)}
-        slotProps={{ paper: { 'aria-labelledby': 'wizard-title', sx: { width: { xs: '100%', md: 720, lg: 960 } } } }}
+        slotProps={{ paper: { 'aria-labelledby': 'wizard-title', sx: { width: { xs: '100%', md: 720, lg: 960, xl: 1200 } } } }}
       >
         {wizardOpen && <Outlet />}
       </Drawer>

@@ -13,7 +13,7 @@ function setup(respond: (call: Call) => Response | undefined) {
     if (call.url === '/api/config') return json(config);
     return respond(call) ?? json([]);
   });
-  const view = renderRoute(<AddApplicationWizard />, { path: '/start/new', initial: '/start/new', extra: [{ path: '/start', element: <p>start screen</p> }] });
+  const view = renderRoute(<AddApplicationWizard />, { path: '/start/new', initial: '/start/new', extra: [{ path: '/start', element: <p>start screen</p> }, { path: '/:appId/getting-started', element: <p>getting started</p> }] });
   return { calls, view, user: userEvent.setup() };
 }
 
@@ -150,7 +150,7 @@ describe('AddApplicationWizard', () => {
   });
 
   it('keeps the colours typed on Branding through Back and Next without saving them until Finish', async () => {
-    const { calls, user } = setupSaving();
+    const { calls, user, view } = setupSaving();
     await reachBranding(user);
     await fill(user, /Primary colour/, '#CC3333');
     await fill(user, /Secondary colour/, '#FFAA00');
@@ -168,8 +168,11 @@ describe('AddApplicationWizard', () => {
     expect(box(/Secondary colour/)).toHaveValue('#FFAA00');
 
     await next(user, 'Finish');
-    await screen.findByRole('dialog', { name: 'Success' });
+    const success = await screen.findByRole('dialog', { name: 'Success' });
     expect(updates(calls).at(-1)?.body).toMatchObject({ emailPreferences: { primaryColour: '#CC3333', secondaryColour: '#FFAA00' } });
+    // As its words promise, the button opens the new application's Getting Started.
+    await user.click(within(success).getByRole('button', { name: "Let's get started" }));
+    await waitFor(() => expect(view.router.state.location.pathname).toBe('/app-9/getting-started'));
   });
 
   it('keeps Email info typed before Back, invalid input and its message included, and saves it only with Next', async () => {
@@ -214,10 +217,7 @@ describe('AddApplicationWizard', () => {
     expect(puts).toEqual([{ method: 'PUT', url: 'http://up.test/logos/app-9/0a1b.png?expires=9&sig=x', contentType: 'image/png' }]);
     // The server renders the stored application: a new frame loads it, now with the logo.
     await waitFor(() => expect(screen.getByTitle('Email preview')).not.toBe(frameBefore));
-    const dialog = await screen.findByRole('dialog', { name: 'Success' });
-    expect(within(dialog).getByText('Your logo has been uploaded!')).toBeInTheDocument();
-
-    await user.click(within(dialog).getByRole('button', { name: 'Done' }));
+    expect(await screen.findByRole('status')).toHaveTextContent('Your logo has been uploaded!');
     expect(await screen.findByRole('img', { name: 'Logo' })).toHaveAttribute('src', 'http://cdn.test/logos/app-9/0a1b.png');
   });
 });

@@ -1,16 +1,18 @@
 import { faXmark } from '@fortawesome/free-solid-svg-icons';
-import { Box, IconButton, Step, StepLabel, Stepper, Typography } from '@mui/material';
+import { Alert, Box, IconButton, Step, StepLabel, Stepper, Typography } from '@mui/material';
 import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { useNavigate } from 'react-router';
-import { paths } from '../../../app/paths';
+import { useNavigate, useSearchParams } from 'react-router';
+import { paths, RESUME_PARAM } from '../../../app/paths';
 import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
 import { Icon } from '../../../components/ui/icon';
 import { LoadingDialog } from '../../../components/ui/loading-dialog';
 import { MessageDialog } from '../../../components/ui/message-dialog';
+import { PageLoader } from '../../../components/ui/page-loader';
+import { SavedNoticeHost } from '../../../components/ui/saved-notice';
 import { errorMessage } from '../../../lib/http';
-import { applicationKeys, createApplication, updateApplication } from '../api';
+import { applicationKeys, createApplication, updateApplication, useApplication } from '../api';
 import { StepApplicationInfo } from './step-application-info';
 import { StepBranding } from './step-branding';
 import { StepEmailInfo } from './step-email-info';
@@ -19,6 +21,9 @@ import { useExitGuard } from './use-exit-guard';
 import {
   initialWizardValues,
   isLastStep,
+  LAST_STEP,
+  unfinishedSteps,
+  wizardValuesOf,
   shouldWarnOnExit,
   stepCall,
   type WizardDrafts,
@@ -26,15 +31,37 @@ import {
   type WizardValues,
 } from './wizard-steps';
 
-/** Spec §2/§4 add-application wizard, shown in the start screen's side panel at /start/new. */
+interface WizardStart {
+  step: WizardStep;
+  values: WizardValues;
+  applicationId: string | null;
+}
+
+const fresh: WizardStart = { step: 0, values: initialWizardValues, applicationId: null };
+
+/**
+ * Spec §2/§4 add-application wizard, shown in the start screen's side panel at /start/new. With
+ * `?resume=<id>` it continues an application whose setup was left unfinished, at its first missing step.
+ */
 export function AddApplicationWizard() {
+  const [params] = useSearchParams();
+  const resumeId = params.get(RESUME_PARAM);
+  const resumed = useApplication(resumeId ?? undefined);
+  if (!resumeId) return <Wizard start={fresh} />;
+  if (resumed.isPending) return <PageLoader />;
+  if (!resumed.data) return <Box sx={{ p: 3 }}><Alert severity="error">{errorMessage(resumed.error)}</Alert></Box>;
+  const app = resumed.data;
+  return <Wizard start={{ step: unfinishedSteps(app)[0] ?? LAST_STEP, values: wizardValuesOf(app), applicationId: app.applicationId }} />;
+}
+
+function Wizard({ start }: { start: WizardStart }) {
   const { t } = useTranslation();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
-  const [step, setStep] = useState<WizardStep>(0);
-  const [values, setValues] = useState<WizardValues>(initialWizardValues);
+  const [step, setStep] = useState<WizardStep>(start.step);
+  const [values, setValues] = useState<WizardValues>(start.values);
   const [drafts, setDrafts] = useState<WizardDrafts>({});
-  const [applicationId, setApplicationId] = useState<string | null>(null);
+  const [applicationId, setApplicationId] = useState<string | null>(start.applicationId);
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<string | null>(null);
   const [added, setAdded] = useState(false);
@@ -96,6 +123,8 @@ export function AddApplicationWizard() {
       {step === 3 && <StepBranding {...props} onSubmit={(v) => void save(3, v)} onBack={(d) => back(3, d)} />}
 
       <LoadingDialog active={busy} />
+      {/* The page behind the panel is hidden from assistive technology while it is open. */}
+      <SavedNoticeHost />
       <MessageDialog
         open={failure !== null}
         tone="error"
@@ -110,7 +139,8 @@ export function AddApplicationWizard() {
         title={t('common.success')}
         message={t('wizard.successMessage')}
         buttonLabel={t('common.letsGetStarted')}
-        onClose={close}
+        // As its words promise: the new application's integration steps, not the list.
+        onClose={() => void navigate(applicationId ? paths.gettingStarted(applicationId) : paths.start)}
       />
       <ConfirmDialog
         open={blocker.state === 'blocked'}

@@ -6,6 +6,7 @@ import { FormTextField } from '../../../components/ui/form-text-field';
 import { CallToActionFields } from '../components/call-to-action-fields';
 import { EmailPreviewFrame } from '../components/email-preview-frame';
 import { useStepForm, type StepProps } from './use-step-form';
+import { StepLayout } from './step-layout';
 import { WizardFooter } from './wizard-footer';
 
 export function StepEmailInfo(props: StepProps<2>) {
@@ -18,29 +19,51 @@ export function StepEmailInfo(props: StepProps<2>) {
   return (
     <FormProvider {...form}>
       <form noValidate onSubmit={form.handleSubmit(onSubmit)}>
-        <FormTextField control={form.control} name="senderEmail" label={t('wizard.senderEmail')} type="email" required autoFocus />
-        <FormTextField control={form.control} name="senderName" label={t('wizard.senderName')} required />
-        <Controller
-          control={form.control}
-          name="onlySendEssentialEmails"
-          render={({ field }) => (
-            <Box>
-              <FormControlLabel
-                control={<Checkbox checked={field.value} onChange={(e) => field.onChange(e.target.checked)} />}
-                label={t('wizard.onlySendEssentialEmails')}
+        <StepLayout
+          fields={
+            <>
+              <FormTextField
+                control={form.control}
+                name="senderEmail"
+                label={t('wizard.senderEmail')}
+                type="email"
+                required
+                autoFocus
               />
-              <FormHelperText sx={{ mt: -0.5, mb: 1 }}>{t('wizard.onlySendEssentialEmailsHelp')}</FormHelperText>
-            </Box>
-          )}
+              <FormTextField
+                control={form.control}
+                name="senderName"
+                label={t('wizard.senderName')}
+                required
+              />
+              <Controller
+                control={form.control}
+                name="onlySendEssentialEmails"
+                render={({ field }) => (
+                  <Box>
+                    <FormControlLabel
+                      control={
+                        <Checkbox checked={field.value} onChange={(e) => field.onChange(e.target.checked)} />
+                      }
+                      label={t('wizard.onlySendEssentialEmails')}
+                    />
+                    <FormHelperText sx={{ mt: -0.5, mb: 1 }}>
+                      {t('wizard.onlySendEssentialEmailsHelp')}
+                    </FormHelperText>
+                  </Box>
+                )}
+              />
+              <CallToActionFields />
+            </>
+          }
+          preview={
+            applicationId && (
+              <EmailPreviewFrame applicationId={applicationId} input={{ ...branding, callToAction }} />
+            )
+          }
+          footer={<WizardFooter step={2} isValid={form.formState.isValid} busy={busy} onBack={back} />}
         />
-        <CallToActionFields />
-        <WizardFooter step={2} isValid={form.formState.isValid} busy={busy} onBack={back} />
       </form>
-      {applicationId && (
-        <Box sx={{ mt: 3 }}>
-          <EmailPreviewFrame applicationId={applicationId} input={{ ...branding, callToAction }} />
-        </Box>
-      )}
     </FormProvider>
   );
 }

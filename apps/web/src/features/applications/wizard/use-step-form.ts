@@ -34,7 +34,8 @@ export function useStepForm<S extends WizardStep>(step: S, { values, drafts, onB
     // The contract's step schema produces exactly this step's values (trimmed strings).
     resolver: zodResolver(wizardStepSchemas[step] as never) as unknown as Resolver<WizardValues[S], unknown, WizardValues[S]>,
     defaultValues: (draft ?? values[step]) as never,
-    mode: 'onChange',
+    // On change and on leaving a field: an empty required field says 'Required' once touched.
+    mode: 'all',
   });
 
   // Input the user changed before going Back shows its messages again, as it did while being typed.

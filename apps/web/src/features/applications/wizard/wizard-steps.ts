@@ -1,6 +1,7 @@
 import {
   DEFAULT_PRIMARY_COLOUR,
   DEFAULT_SECONDARY_COLOUR,
+  type Application,
   type CallToAction,
   type CreateApplication,
   type UpdateApplication,
@@ -24,6 +25,33 @@ export const initialWizardValues: WizardValues = {
   2: { senderEmail: '', senderName: '', onlySendEssentialEmails: true, callToAction: null },
   3: { logoUrl: '', primaryColour: DEFAULT_PRIMARY_COLOUR, secondaryColour: DEFAULT_SECONDARY_COLOUR },
 };
+
+/** What a stored application already holds, as the four steps' forms (to resume its setup). */
+export function wizardValuesOf(app: Application): WizardValues {
+  const prefs = app.emailPreferences;
+  return {
+    0: { name: app.name, companyName: app.companyName, mailingAddress: app.mailingAddress },
+    1: { privacyPolicy: app.privacyPolicy ?? '', supportContact: app.supportContact ?? '', appLink: app.appLink ?? '' },
+    2: {
+      senderEmail: prefs.senderEmail ?? '',
+      senderName: prefs.senderName ?? '',
+      onlySendEssentialEmails: prefs.onlySendEssentialEmails,
+      callToAction: prefs.callToAction,
+    },
+    3: { logoUrl: app.logoUrl ?? '', primaryColour: prefs.primaryColour, secondaryColour: prefs.secondaryColour },
+  };
+}
+
+/**
+ * The wizard steps an application left unfinished: a step whose required values the server has not got.
+ * (Branding has defaults, so a stored application always has it; resuming goes through it anyway.)
+ */
+export function unfinishedSteps(app: Application): WizardStep[] {
+  const steps: WizardStep[] = [];
+  if (!app.privacyPolicy || !app.supportContact) steps.push(1);
+  if (!app.emailPreferences.senderEmail || !app.emailPreferences.senderName) steps.push(2);
+  return steps;
+}
 
 export type StepCall = { kind: 'create'; body: CreateApplication } | { kind: 'update'; body: UpdateApplication };
 

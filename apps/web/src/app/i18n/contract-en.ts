@@ -1,0 +1,33 @@
+import {
+  apiErrors,
+  authErrorFor,
+  lockErrors,
+  lockMessages,
+  messages,
+  operationErrors,
+  platformUserErrors,
+  uiErrors,
+} from '@latchkey/contract';
+
+/**
+ * The contract's texts (validation messages, API errors, spec §8 failures) as the portal shows them, in
+ * English: the contract's own values. lib/server-text.ts finds a text a schema or the server produced here
+ * and shows the current language's version (contract-de.ts).
+ */
+export const contractEn = {
+  messages,
+  apiErrors,
+  uiErrors,
+  platformUserErrors,
+  lockMessages,
+  lockErrors,
+  operationErrors,
+  authErrors: {
+    offline: authErrorFor(0),
+    wrongCredentials: authErrorFor(401),
+    accountExists: authErrorFor(409),
+    pendingInvite: authErrorFor(422),
+    tooManyAttempts: authErrorFor(429),
+    other: authErrorFor(418),
+  },
+} as const;

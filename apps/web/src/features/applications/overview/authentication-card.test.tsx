@@ -1,0 +1,54 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+import { storeSignIn } from '../../../lib/session';
+import { json, makeJwt, noContent, nowSeconds, renderRoute, sampleApplication, stubFetch } from '../../../test/helpers';
+import { AuthenticationCard } from './authentication-card';
+
+const KEY = { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo', kid: 'k1' };
+
+function setup(answer: (url: string) => Response = () => noContent()) {
+  storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
+  const calls = stubFetch((call) => (call.method === 'POST' ? answer(call.url) : json(sampleApplication)));
+  renderRoute(<AuthenticationCard app={sampleApplication} />);
+  return { calls, user: userEvent.setup() };
+}
+
+describe('Authentication card dialogs', () => {
+  it('keeps Add Auth Key open with invalid JSON: the text stays and the error is under the field', async () => {
+    const { calls, user } = setup();
+    await user.click(screen.getByRole('button', { name: 'Add Auth Key' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Add Auth Key' });
+    const field = within(dialog).getByRole('textbox', { name: /Public key/ });
+    await user.click(field);
+    await user.paste('{"kty": "OKP",');
+    await user.click(within(dialog).getByRole('button', { name: 'Save' }));
+
+    expect(await within(dialog).findByText('The key is not valid JSON')).toBeInTheDocument();
+    expect(field).toHaveValue('{"kty": "OKP",');
+    expect(field).toHaveAttribute('aria-invalid', 'true');
+    expect(field).toHaveFocus();
+    expect(screen.queryByRole('alertdialog')).toBeNull();
+    expect(calls.filter((c) => c.method === 'POST')).toHaveLength(0);
+
+    await user.clear(field);
+    await user.paste(JSON.stringify(KEY));
+    await user.click(within(dialog).getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(screen.queryByRole('dialog', { name: 'Add Auth Key' })).toBeNull());
+    expect(calls.find((c) => c.method === 'POST')?.body).toMatchObject(KEY);
+    expect(await screen.findByRole('status')).toHaveTextContent('You successfully added an Auth Key!');
+  });
+
+  it('keeps Add CORS Domain open with the server’s refusal under the field', async () => {
+    const { user } = setup(() => json({ code: 409, message: 'This CORS domain is already registered on this application' }, 409));
+    await user.click(screen.getByRole('button', { name: 'Add CORS Domain' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Add CORS Domain' });
+    const field = within(dialog).getByRole('textbox', { name: /CORS domain URL/ });
+    await user.type(field, 'https://web.acme.test');
+    await user.click(within(dialog).getByRole('button', { name: 'Add' }));
+    expect(await within(dialog).findByText('This CORS domain is already registered on this application')).toBeInTheDocument();
+    expect(field).toHaveValue('https://web.acme.test');
+    expect(field).toHaveFocus();
+    expect(screen.queryByRole('alertdialog')).toBeNull();
+  });
+});
