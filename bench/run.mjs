@@ -7,15 +7,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-<<<<<<< HEAD
 import { meetsBudget, runLighthouse, seedFinishedOwner } from './lighthouse.mjs';
-import { api, load, percentile, root, seedOwner, sequentialLatency, startBareFastify, startService } from './lib.mjs';
-=======
-import { meetsBudget, runLighthouse } from './lighthouse.mjs';
 import { benchSignedUnlock } from './signed-unlock.mjs';
 import { runSandboxBenches } from './sandbox.mjs';
 import { ROUNDS, api, load, median, paired, root, seedOwner, sequentialLatency, startBareFastify, startService } from './lib.mjs';
->>>>>>> main
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const pgAdminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;

@@ -9,7 +9,8 @@
 //   node examples/unlock-from-backend.mjs
 //
 // Optional: USER_ID (your id for that user, default: the email), LOCK_ID (default: the lock named
-// LOCK_NAME, "Front Door"), AUDIENCE (the platform audience, default https://api.latchkey.dev), ALG
+// LOCK_NAME, "Front Door"), AUDIENCE (the platform audience, default: the one
+// the server names at GET /api/config, its public URL unless configured), ALG
 // (for a PEM key: ES256 unless set).
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -39,16 +40,24 @@ async function loadSigningKey() {
 /** 1. Your backend vouches for its user: a short-lived token signed with your key. */
 async function userToken() {
   const { key, alg, kid } = await loadSigningKey();
+  const audience = env.AUDIENCE ?? (await platformAudience());
   if (!kid) fail('Set KEY_ID: the kid of the key you uploaded in the portal.');
   const email = required('USER_EMAIL');
   return new SignJWT({ email })
     .setProtectedHeader({ alg, kid, typ: 'JWT' })
     .setIssuer(required('ISSUER'))
-    .setAudience(env.AUDIENCE ?? 'https://api.latchkey.dev')
+    .setAudience(audience)
     .setSubject(env.USER_ID ?? email)
     .setIssuedAt()
     .setExpirationTime('10m')
     .sign(key);
+}
+
+/** The audience this deployment expects in your tokens (the portal shows it on the Authentication card). */
+async function platformAudience() {
+  const res = await fetch(`${api}/config`);
+  if (!res.ok) fail(`GET /config → ${res.status}: set AUDIENCE to the audience the portal shows.`);
+  return (await res.json()).platformAudience;
 }
 
 async function call(method, path, token, body, contentType = 'application/json') {

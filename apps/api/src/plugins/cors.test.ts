@@ -40,7 +40,7 @@ beforeAll(async () => {
   appId = await createApplication(t, owner.userId);
   await addIssuer(t, appId, ISS);
   const key = await addKey(t, appId, 'ES256');
-  userToken = await signUserToken(key, { iss: ISS, sub: 'partner-user', email: 'kim@partner.example' });
+  userToken = await signUserToken(key, { iss: ISS, sub: 'partner-user', email: 'kim@partner.example', aud: PORTAL }); // the audience defaults to PUBLIC_URL
   await cors('POST', PARTNER);
   // The portal's own origin registered too: same-origin requests must still get nothing.
   await cors('POST', PORTAL);

@@ -1,5 +1,6 @@
 import { createBrowserRouter, Navigate, type RouteObject } from 'react-router';
 import { alwaysRevalidate, protectedLoader } from './guard';
+import { loadAppPageTexts } from './i18n';
 import { SplashLayout } from './layouts/splash-layout';
 import { RouteError } from './layouts/route-error';
 import { paths } from './paths';
@@ -11,6 +12,11 @@ const queryLayout = () => import('./layouts/query-layout').then((m) => ({ Compon
 // Until the first screen's code is in, nothing is drawn (as without one); naming it keeps React Router
 // from warning on every page load that none was provided.
 const NothingYet = () => null;
+// An application's inner pages bring their strings (i18n/app-pages-en.ts) with their code, in parallel.
+const withAppPageTexts =
+  <T,>(load: () => Promise<T>) =>
+  () =>
+    Promise.all([load(), loadAppPageTexts()]).then(([route]) => route);
 
 export const routes: RouteObject[] = [
   {
@@ -19,7 +25,10 @@ export const routes: RouteObject[] = [
     errorElement: <RouteError />,
     children: [
       { path: paths.splash, element: <Navigate to={paths.login} replace /> },
-      { path: paths.login, lazy: () => import('../features/auth/login-page').then((m) => ({ Component: m.LoginPage })) },
+      {
+        path: paths.login,
+        lazy: () => import('../features/auth/login-page').then((m) => ({ Component: m.LoginPage })),
+      },
       {
         lazy: queryLayout,
         children: [
@@ -31,7 +40,8 @@ export const routes: RouteObject[] = [
       },
       {
         path: paths.acceptInvite,
-        lazy: () => import('../features/auth/accept-invite-page').then((m) => ({ Component: m.AcceptInvitePage })),
+        lazy: () =>
+          import('../features/auth/accept-invite-page').then((m) => ({ Component: m.AcceptInvitePage })),
       },
     ],
   },
@@ -50,7 +60,8 @@ export const routes: RouteObject[] = [
           { index: true, element: <Navigate to={paths.start} replace /> },
           {
             path: 'start',
-            lazy: () => import('../features/applications/start/start-page').then((m) => ({ Component: m.StartPage })),
+            lazy: () =>
+              import('../features/applications/start/start-page').then((m) => ({ Component: m.StartPage })),
             children: [
               {
                 path: 'new',
@@ -69,14 +80,17 @@ export const routes: RouteObject[] = [
               {
                 path: 'overview',
                 lazy: () =>
-                  import('../features/applications/overview/overview-page').then((m) => ({ Component: m.OverviewPage })),
+                  import('../features/applications/overview/overview-page').then((m) => ({
+                    Component: m.OverviewPage,
+                  })),
               },
               {
                 path: 'getting-started',
-                lazy: () =>
+                lazy: withAppPageTexts(() =>
                   import('../features/getting-started/getting-started-page').then((m) => ({
                     Component: m.GettingStartedPage,
                   })),
+                ),
                 children: [
                   { index: true, element: <Navigate to="ios" replace /> },
                   { path: 'ios', element: null },
@@ -84,25 +98,37 @@ export const routes: RouteObject[] = [
                   { path: 'javascript', element: null },
                   {
                     path: 'backend',
-                    lazy: () => import('../features/locks/guide/unlock-guide').then((m) => ({ Component: m.UnlockGuide })),
+                    lazy: withAppPageTexts(() =>
+                      import('../features/locks/guide/unlock-guide').then((m) => ({
+                        Component: m.UnlockGuide,
+                      })),
+                    ),
                   },
                 ],
               },
               {
                 path: 'locks',
-                lazy: () => import('../features/locks/list/locks-page').then((m) => ({ Component: m.LocksPage })),
+                lazy: withAppPageTexts(() =>
+                  import('../features/locks/list/locks-page').then((m) => ({ Component: m.LocksPage })),
+                ),
               },
               {
                 path: 'locks/:lockId',
-                lazy: () => import('../features/locks/lock/lock-page').then((m) => ({ Component: m.LockPage })),
+                lazy: withAppPageTexts(() =>
+                  import('../features/locks/lock/lock-page').then((m) => ({ Component: m.LockPage })),
+                ),
               },
               {
                 path: 'outbox',
-                lazy: () => import('../features/outbox/outbox-page').then((m) => ({ Component: m.OutboxPage })),
+                lazy: withAppPageTexts(() =>
+                  import('../features/outbox/outbox-page').then((m) => ({ Component: m.OutboxPage })),
+                ),
               },
               {
                 path: 'settings',
-                lazy: () => import('../features/settings/settings-page').then((m) => ({ Component: m.SettingsPage })),
+                lazy: withAppPageTexts(() =>
+                  import('../features/settings/settings-page').then((m) => ({ Component: m.SettingsPage })),
+                ),
               },
             ],
           },

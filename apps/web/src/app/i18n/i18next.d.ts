@@ -1,8 +1,10 @@
 import 'i18next';
 import type { en } from './en';
+import type { appPagesEn } from './app-pages-en';
 
 declare module 'i18next' {
   interface CustomTypeOptions {
-    resources: { translation: typeof en };
+    // An application's inner pages load their strings with them (app-pages-en.ts): keys of the same table.
+    resources: { translation: typeof en & typeof appPagesEn };
   }
 }

@@ -22,9 +22,30 @@ void i18n.use(initReactI18next).init({
  * A language's table and the contract's texts in it, with the contract's English texts: lib/server-text.ts
  * looks a server's text up among those. English pages need neither, so they load with another language.
  */
-const loaders: Record<Exclude<Language, 'en'>, () => Promise<{ table: object; contract: object; contractEn: object }>> = {
-  de: () => import('./de').then((m) => ({ table: m.de, contract: m.contractDe, contractEn: m.contractEn })),
+const loaders: Record<
+  Exclude<Language, 'en'>,
+  () => Promise<{ table: object; contract: object; contractEn: object }>
+> = {
+  // Another language's table comes whole, the inner pages' strings included.
+  de: () =>
+    import('./de').then((m) => ({
+      table: { ...m.de, ...m.appPagesDe },
+      contract: m.contractDe,
+      contractEn: m.contractEn,
+    })),
 };
+
+let appPageTexts: Promise<void> | null = null;
+/**
+ * The English strings of an application's inner pages (app-pages-en.ts), loaded by their routes with their code: the
+ * fallback for every language, so they are added to English whichever language is on.
+ */
+export function loadAppPageTexts(): Promise<void> {
+  appPageTexts ??= import('./app-pages-en').then((m) => {
+    i18n.addResourceBundle('en', 'translation', m.appPagesEn, true, false);
+  });
+  return appPageTexts;
+}
 
 function isLanguage(value: unknown): value is Language {
   return LANGUAGES.includes(value as Language);
