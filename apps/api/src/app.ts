@@ -21,6 +21,7 @@ import { Passwords } from './lib/passwords.js';
 import { SecretBox } from './lib/secret-box.js';
 import { useSecretBox } from './lib/server-secrets.js';
 import { TokenService } from './lib/tokens.js';
+import { configureOutbound } from './lib/outbound.js';
 import { isUnder, pathOf } from './lib/url-paths.js';
 import { registerAuth, registerOwnership } from './plugins/auth.js';
 import { registerCors, type CorsOptions } from './plugins/cors.js';
@@ -115,6 +116,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Before anything reads a key or secret from the database: they are sealed with this box.
   useSecretBox(database.db, new SecretBox(config.secretsEncryptionKey));
   if (!config.secretsEncryptionKey) app.log.warn(SECRETS_UNENCRYPTED_WARNING);
+  configureOutbound({ allowHosts: config.outbound.allowHosts });
+  if (config.outbound.allowHosts.length > 0)
+    app.log.warn(`OUTBOUND_ALLOW lets ${config.outbound.allowHosts.join(', ')} through the outbound guard: for development and tests only`);
   app.decorate('tokens', await TokenService.create(config, database.db));
   app.decorate('passwords', new Passwords(config.argon2));
   app.decorate('redis', redis);

@@ -61,6 +61,8 @@ const envSchema = z.object({
   LOGIN_RATE_LIMIT_MAX: int(10),
   LOGIN_RATE_LIMIT_WINDOW_SECONDS: int(60),
 
+  OUTBOUND_ALLOW: z.string().default(''),
+
   PRIVACY_POLICY_URL: z.url().default('https://www.latchkey.dev/privacy'),
   DOCS_URL: z.url().default('https://developer.latchkey.dev'),
 });
@@ -131,6 +133,8 @@ export function loadConfig(env: Env = process.env) {
       anonymousMax: e.ANONYMOUS_RATE_LIMIT_MAX,
       directoryMax: e.DIRECTORY_RATE_LIMIT_MAX,
     },
+    /** Hosts the outbound guard (lib/outbound.ts) lets through to private addresses and over http: dev and tests only. */
+    outbound: { allowHosts: e.OUTBOUND_ALLOW.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean) },
     portal: { privacyPolicyUrl: e.PRIVACY_POLICY_URL, docsUrl: e.DOCS_URL },
   };
 }

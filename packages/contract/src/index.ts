@@ -12,3 +12,4 @@ export * from './token-checks.js';
 export * from './locks.js';
 export * from './operations.js';
 export * from './sandbox-texts.js';
+export * from './outbound.js';
