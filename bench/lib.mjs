@@ -5,7 +5,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
+import pg from 'pg';
 
 export const root = path.resolve(import.meta.dirname, '..');
 
@@ -170,4 +172,19 @@ export async function sequentialLatency(fn, n) {
   }
   times.sort((a, b) => a - b);
   return { p50: percentile(times, 50), p99: percentile(times, 99) };
+}
+
+/** A fresh database on the PostgreSQL server at `adminUrl` (one the bench may create databases on), and its drop. */
+export async function scratchDatabase(adminUrl) {
+  const name = `latchkey_bench_${randomUUID().replace(/-/g, '')}`;
+  const run = async (q) => {
+    const c = new pg.Client({ connectionString: adminUrl });
+    await c.connect();
+    await c.query(q);
+    await c.end();
+  };
+  await run(`create database ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => run(`drop database if exists ${name} with (force)`) };
 }

@@ -5,12 +5,11 @@
 import { execSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { meetsBudget, runLighthouse, seedFinishedOwner } from './lighthouse.mjs';
 import { benchSignedUnlock } from './signed-unlock.mjs';
 import { runSandboxBenches } from './sandbox.mjs';
-import { ROUNDS, api, load, median, paired, root, seedOwner, sequentialLatency, startBareFastify, startService } from './lib.mjs';
+import { ROUNDS, api, load, median, paired, root, scratchDatabase, seedOwner, sequentialLatency, startBareFastify, startService } from './lib.mjs';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const pgAdminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
@@ -29,24 +28,6 @@ if (!fs.existsSync(path.join(root, 'apps/api/dist/main.js')) || !fs.existsSync(p
   execSync('npm run build --silent', { cwd: root, stdio: 'inherit' });
 }
 
-async function scratchDatabase() {
-  const name = `latchkey_bench_${randomUUID().replace(/-/g, '')}`;
-  const c = new pg.Client({ connectionString: pgAdminUrl });
-  await c.connect();
-  await c.query(`create database ${name}`);
-  await c.end();
-  const url = new URL(pgAdminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const d = new pg.Client({ connectionString: pgAdminUrl });
-      await d.connect();
-      await d.query(`drop database if exists ${name} with (force)`);
-      await d.end();
-    },
-  };
-}
 
 console.log(`Latchkey benchmarks — ${new Date().toISOString()} — ${os()}\n`);
 function os() {
@@ -73,7 +54,7 @@ try {
   for (const mode of modes) {
     let scratch = null;
     if (mode.name === 'postgres') {
-      scratch = await scratchDatabase();
+      scratch = await scratchDatabase(pgAdminUrl);
       mode.env = { DATABASE_URL: scratch.url };
     }
     const svc = await startService(mode.env);
@@ -233,7 +214,7 @@ async function seedBulk(databaseUrl) {
 // 5. The sandbox (issue 17): an activity page at 1M entries against 1k, and a live update reaching a second
 // instance's SSE client (bench/sandbox.mjs).
 for (const mode of modes) {
-  const scratch = mode.name === 'postgres' ? await scratchDatabase() : null;
+  const scratch = mode.name === 'postgres' ? await scratchDatabase(pgAdminUrl) : null;
   try {
     await runSandboxBenches({ row, name: mode.name, dbUrl: scratch?.url, duration: Math.min(DURATION, 5), rounds: ROUNDS });
   } finally {

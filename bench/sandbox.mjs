@@ -8,8 +8,7 @@ import { TextDecoder } from 'node:util';
 import path from 'node:path';
 import readline from 'node:readline';
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
-import { api, load, median, percentile, root, seedOwner } from './lib.mjs';
+import { api, load, median, percentile, root, scratchDatabase, seedOwner } from './lib.mjs';
 
 const SMALL = 1_000;
 const BIG = 1_000_000;
@@ -77,19 +76,6 @@ async function sseClient(url, token) {
   };
 }
 
-async function scratchDatabase(adminUrl) {
-  const name = `latchkey_bench_${randomUUID().replace(/-/g, '')}`;
-  const run = async (q) => {
-    const c = new pg.Client({ connectionString: adminUrl });
-    await c.connect();
-    await c.query(q);
-    await c.end();
-  };
-  await run(`create database ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => run(`drop database if exists ${name} with (force)`) };
-}
 
 /**
  * Runs both figures on one database kind and reports them through `row(section, metric, value, budget, verdict)`.

@@ -7,9 +7,8 @@ import { execSync } from 'node:child_process';
 import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
-import { api, load, median, paired, root, seedOwner, startBareFastify, startService } from './lib.mjs';
+import { api, load, median, paired, root, scratchDatabase, seedOwner, startBareFastify, startService } from './lib.mjs';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const pgAdminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
@@ -67,31 +66,13 @@ export async function unlockRound(base, sandbox, expectedRps, duration) {
   return { ...r, used: next, signed: bodies.length };
 }
 
-async function scratchDatabase() {
-  const name = `latchkey_bench_${randomUUID().replace(/-/g, '')}`;
-  const c = new pg.Client({ connectionString: pgAdminUrl });
-  await c.connect();
-  await c.query(`create database ${name}`);
-  await c.end();
-  const url = new URL(pgAdminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const d = new pg.Client({ connectionString: pgAdminUrl });
-      await d.connect();
-      await d.query(`drop database if exists ${name} with (force)`);
-      await d.end();
-    },
-  };
-}
 
 /** Rows for the bench table: [section, metric, value, budget, verdict]. */
 export async function benchSignedUnlock({ loadBare }) {
   const rows = [];
   const modes = [{ name: 'pglite', env: {} }, ...(pgAdminUrl ? [{ name: 'postgres', env: null }] : [])];
   for (const mode of modes) {
-    const scratch = mode.name === 'postgres' ? await scratchDatabase() : null;
+    const scratch = mode.name === 'postgres' ? await scratchDatabase(pgAdminUrl) : null;
     const svc = await startService(scratch ? { DATABASE_URL: scratch.url } : mode.env);
     try {
       const sandbox = await setUp(svc.url);

@@ -1,13 +1,13 @@
 import { faShieldHalved, faUsers } from '@fortawesome/free-solid-svg-icons';
 import type { Application } from '@latchkey/contract';
 import { Alert, Box, Button, Link, Typography } from '@mui/material';
-import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink } from 'react-router';
 import { paths, type Platform } from '../../app/paths';
 import { CodeBlock } from '../../components/ui/code-block';
 import { Icon } from '../../components/ui/icon';
 import { algorithmFor, SNIPPETS, snippetValues } from './snippets';
+import { StepTitle, Value } from './guide-parts';
 
 interface Props {
   app: Application;
@@ -97,26 +97,5 @@ export function IntegrationSteps({ app, platform, audience }: Props) {
         </Box>
       </li>
     </Box>
-  );
-}
-
-function StepTitle({ children }: { children: ReactNode }) {
-  return (
-    <Typography variant="h3" component="h2" sx={{ mb: 1 }}>
-      {children}
-    </Typography>
-  );
-}
-
-function Value({ term, children }: { term: string; children: ReactNode }) {
-  return (
-    <>
-      <Typography component="dt" sx={{ fontWeight: 600 }}>
-        {term}
-      </Typography>
-      <Typography component="dd" sx={{ m: 0, mb: { xs: 1, sm: 0 }, overflowWrap: 'anywhere', minWidth: 0 }}>
-        {children}
-      </Typography>
-    </>
   );
 }

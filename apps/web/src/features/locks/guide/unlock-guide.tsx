@@ -1,7 +1,6 @@
 import { faLockOpen } from '@fortawesome/free-solid-svg-icons';
 import { DEFAULT_LOCK_NAME, type Application } from '@latchkey/contract';
 import { Alert, Box, Button, Link, Typography } from '@mui/material';
-import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useOutletContext } from 'react-router';
 import { paths } from '../../../app/paths';
@@ -12,6 +11,7 @@ import { usePortalConfig } from '../../../lib/config';
 import { errorMessage } from '../../../lib/http';
 import { useLocks } from '../api';
 import { unlockCommand, USER_EMAIL_PLACEHOLDER } from './unlock-snippet';
+import { StepTitle, Value } from '../../getting-started/guide-parts';
 
 /** Shown in the command until the application has an auth domain / key; the warnings above say so. */
 const ISSUER_PLACEHOLDER = 'https://auth.your-company.com';
@@ -137,26 +137,5 @@ export function UnlockGuide() {
         {lockLink}
       </li>
     </Box>
-  );
-}
-
-function StepTitle({ children }: { children: ReactNode }) {
-  return (
-    <Typography variant="h3" component="h2" sx={{ mb: 1 }}>
-      {children}
-    </Typography>
-  );
-}
-
-function Value({ term, children }: { term: string; children: ReactNode }) {
-  return (
-    <>
-      <Typography component="dt" sx={{ fontWeight: 600 }}>
-        {term}
-      </Typography>
-      <Typography component="dd" sx={{ m: 0, mb: { xs: 1, sm: 0 }, overflowWrap: 'anywhere', minWidth: 0 }}>
-        {children}
-      </Typography>
-    </>
   );
 }
