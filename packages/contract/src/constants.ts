@@ -3,6 +3,10 @@ export const PASSWORD_MIN_LENGTH = 5;
 export const LOGO_MAX_BYTES = 1024 * 1024;
 export const LOGO_CONTENT_TYPES = ['image/jpeg', 'image/png'] as const;
 export type LogoContentType = (typeof LOGO_CONTENT_TYPES)[number];
+/** Logos are stored re-encoded and at most this many pixels on their longer side (larger ones are scaled down). */
+export const LOGO_MAX_DIMENSION_PX = 1024;
+/** An upload that would decode to more pixels than this is refused before decoding (a decompression bomb). */
+export const LOGO_MAX_INPUT_PIXELS = 25_000_000;
 export const LOGO_PREVIEW_PX = 150;
 export const LOGO_RECOMMENDED_HEIGHT_PX = 60;
 export const START_TILE_LOGO_HEIGHT_PX = 64;

@@ -37,6 +37,7 @@ export const apiErrors = {
   uploadUrlInvalid: 'This upload link is not valid or has expired',
   uploadTooBig: 'Your file is too big! Please select an image under 1MB',
   uploadNotImage: 'The file is not a valid JPEG or PNG image',
+  uploadTooManyPixels: 'The image is too large. Please select one under 25 megapixels',
   uploadTypeMismatch: 'The file content does not match its declared type',
   uploadTypeNotSigned: 'The file type does not match the type this upload link was made for',
   payloadTooLarge: 'The request is too large',

@@ -1,6 +1,5 @@
 export { renderBrandedEmail } from './render.js';
 export { buildEmailModel, type EmailModel } from './model.js';
-export { LruCache } from './lru.js';
 export { portalBranding } from './portal-branding.js';
 export { emailTexts, pickLanguage, type EmailTexts } from './texts/index.js';
 export { safeColour, safeHref, safeImageSrc } from './safe.js';

@@ -206,3 +206,35 @@ describe('access cache', () => {
     expect(b.app.accessCache.get(`a|${u.sessionId}|${id}`)).toBeDefined();
   });
 });
+
+describe('access cache bounds', () => {
+  /** A feed that is up at once and never sends anything: enough to make a cache live. */
+  const quietFeed = {
+    listen: async (_channel: string, handlers: { up: () => void }) => {
+      handlers.up();
+      return async () => {};
+    },
+    notify: async () => {},
+  } as unknown as Pick<Database, 'listen' | 'notify'>;
+
+  it('keeps the most recently used entries within maxEntries, and an evicted entry leaves no tags behind', async () => {
+    const cache = new AccessCache({ maxEntries: 2, heartbeatMs: 60_000 });
+    await cache.start(quietFeed);
+    cache.set('one', 1, ['u:1'], cache.mark());
+    cache.set('two', 2, ['u:2'], cache.mark());
+    expect(cache.get('one')).toBe(1); // 'one' is now the most recently used
+    cache.set('three', 3, ['u:1'], cache.mark());
+    expect(cache.size).toBe(2);
+    expect(cache.get('two')).toBeUndefined();
+    expect(cache.get('one')).toBe(1);
+    expect(cache.get('three')).toBe(3);
+    // Setting a key again replaces its tags: 'one' no longer answers to u:1 once it is tagged u:9.
+    cache.set('one', 10, ['u:9'], cache.mark());
+    cache.invalidate(['u:1']);
+    expect(cache.get('three')).toBeUndefined();
+    expect(cache.get('one')).toBe(10);
+    cache.invalidate(['u:9']);
+    expect(cache.size).toBe(0);
+    await cache.stop();
+  });
+});

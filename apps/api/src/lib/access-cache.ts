@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Database } from '../db/client.js';
 
 /** The channel the database's triggers notify (drizzle/0002_change_notifications.sql). */
@@ -51,7 +52,8 @@ interface Entry {
 export class AccessCache {
   private live = false;
   private epoch = 0;
-  private readonly entries = new Map<string, Entry>();
+  /** Least recently used entries go first; however an entry leaves, its tags are unindexed (dispose). */
+  private readonly entries: LRUCache<string, Entry>;
   private readonly keysByTag = new Map<string, Set<string>>();
   private readonly pendingSyncs = new Map<string, () => void>();
   private readonly syncPrefix = `sync:${randomUUID()}:`;
@@ -61,13 +63,12 @@ export class AccessCache {
   private stopped = false;
   private resubscribing = false;
 
-  private readonly maxEntries: number;
   private readonly syncTimeoutMs: number;
   private readonly heartbeatMs: number;
   private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(options: AccessCacheOptions = {}) {
-    this.maxEntries = options.maxEntries ?? 50_000;
+    this.entries = new LRUCache<string, Entry>({ max: options.maxEntries ?? 50_000, dispose: (entry, key) => this.unindex(key, entry) });
     this.syncTimeoutMs = options.syncTimeoutMs ?? 2000;
     this.heartbeatMs = options.heartbeatMs ?? 5000;
   }
@@ -125,16 +126,12 @@ export class AccessCache {
 
   set(key: string, value: unknown, tags: readonly string[], mark: number): void {
     if (!this.live || mark !== this.epoch) return;
-    this.remove(key);
+    this.entries.delete(key);
     this.entries.set(key, { value, tags });
     for (const tag of tags) {
       let keys = this.keysByTag.get(tag);
       if (!keys) this.keysByTag.set(tag, (keys = new Set()));
       keys.add(key);
-    }
-    if (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.remove(oldest);
     }
   }
 
@@ -143,7 +140,7 @@ export class AccessCache {
     for (const tag of tags) {
       const keys = this.keysByTag.get(tag);
       if (!keys) continue;
-      for (const key of [...keys]) this.remove(key);
+      for (const key of [...keys]) this.entries.delete(key);
     }
   }
 
@@ -206,10 +203,7 @@ export class AccessCache {
     this.pendingSyncs.clear();
   }
 
-  private remove(key: string): void {
-    const entry = this.entries.get(key);
-    if (!entry) return;
-    this.entries.delete(key);
+  private unindex(key: string, entry: Entry): void {
     for (const tag of entry.tags) {
       const keys = this.keysByTag.get(tag);
       if (!keys) continue;

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { apiErrors, DEFAULT_CALL_TO_ACTION, type EmailPreviewQuery } from '@latchkey/contract';
-import { LruCache, renderBrandedEmail, type EmailBranding } from '@latchkey/email';
+import { LRUCache } from 'lru-cache';
+import { renderBrandedEmail, type EmailBranding } from '@latchkey/email';
 import type { Db } from '../../db/client.js';
 import { applications } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
@@ -12,7 +13,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * so a warm preview is one primary-key read and no rendering. Per process: a stale entry can never be
  * served, because a change bumps the version in the key.
  */
-const cache = new LruCache<string, string>(500);
+const cache = new LRUCache<string, string>({ max: 500 });
 
 type Row = Pick<typeof applications.$inferSelect, 'id' | 'version'> & { branding: EmailBranding };
 

@@ -1,6 +1,6 @@
 import { apiErrors, LOGO_MAX_BYTES, type LogoContentType } from '@latchkey/contract';
 import { AppError, badRequest } from '../../errors.js';
-import { sniffImage } from '../../plugins/storage/image.js';
+import { cleanLogo } from '../../plugins/storage/image.js';
 import type { LocalLogoStorage } from '../../plugins/storage/local.js';
 import { logoObjectKeyFromUrl, parseObjectKey, type LogoStorage } from '../../plugins/storage/storage.js';
 
@@ -39,12 +39,15 @@ export function authoriseUpload(storage: LocalLogoStorage, keyInPath: string, qu
   return objectKey;
 }
 
-/** Local driver, once the bytes are in: under 1 MB, a real image, of the declared type; then stored. */
+/**
+ * Local driver, once the bytes are in: under 1 MB, an image sharp decodes, of the declared type; what is
+ * stored is its clean re-encoding (no metadata, at most LOGO_MAX_DIMENSION_PX), never the bytes sent.
+ */
 export async function receiveUpload(storage: LocalLogoStorage, objectKey: string, bytes: Buffer): Promise<void> {
   const declared = parseObjectKey(objectKey)!.contentType;
   if (bytes.length >= LOGO_MAX_BYTES) throw new AppError(413, apiErrors.uploadTooBig);
-  const actual = sniffImage(bytes);
-  if (!actual) throw badRequest(apiErrors.uploadNotImage);
-  if (actual !== declared) throw new AppError(415, apiErrors.uploadTypeMismatch);
-  await storage.put(objectKey, bytes);
+  const logo = await cleanLogo(bytes);
+  if (!logo.ok) throw badRequest(logo.reason === 'tooManyPixels' ? apiErrors.uploadTooManyPixels : apiErrors.uploadNotImage);
+  if (logo.contentType !== declared) throw new AppError(415, apiErrors.uploadTypeMismatch);
+  await storage.put(objectKey, logo.bytes);
 }

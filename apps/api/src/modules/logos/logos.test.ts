@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiErrors, deriveLogoUrl, messages } from '@latchkey/contract';
+import sharp from 'sharp';
+import { apiErrors, deriveLogoUrl, LOGO_MAX_DIMENSION_PX, messages } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { makePng, TINY_JPEG } from '../../plugins/storage/test-images.js';
+import type { LocalLogoStorage } from '../../plugins/storage/local.js';
+import { logoObjectKeyFromUrl } from '../../plugins/storage/storage.js';
+import { jpegWithExif, makePng, pngWithExif, TINY_JPEG, withJpegSegment } from '../../plugins/storage/test-images.js';
 import { checkLogoUrl } from './logos.service.js';
 import { seedApplication, seedOwner } from './test-fixtures.js';
 
@@ -68,7 +71,35 @@ describe('PUT /uploads/logos/… and GET /cdn/logos/… (local driver)', () => {
     expect(served.headers['x-content-type-options']).toBe('nosniff');
     expect(served.headers['cache-control']).toBe('public, max-age=31536000, immutable');
     expect(served.headers['content-security-policy']).toContain("default-src 'none'");
-    expect(served.rawPayload.equals(png)).toBe(true);
+    // What is served is a fresh encoding of the same pixels, not the bytes sent.
+    expect(await sharp(served.rawPayload).metadata()).toMatchObject({ format: 'png', width: 30, height: 12 });
+  });
+
+  it('stores a JPEG re-encoded, upright and without EXIF or GPS (read back from storage)', async () => {
+    const url = await uploadUrl('image/jpeg');
+    const input = await jpegWithExif(40, 20);
+    expect((await sharp(input).metadata()).exif).toBeDefined();
+    expect((await put(url, input, 'image/jpeg')).statusCode).toBe(200);
+    const objectKey = logoObjectKeyFromUrl(deriveLogoUrl(url, config), t.app.storage.cdnBaseUrl, appId)!;
+    const stored = await (t.app.storage as LocalLogoStorage).get(objectKey);
+    const metadata = await sharp(stored!.bytes).metadata();
+    expect(metadata).toMatchObject({ format: 'jpeg', width: 20, height: 40 });
+    expect(metadata.exif).toBeUndefined();
+    expect(stored!.bytes.includes(Buffer.from('SpyCam'))).toBe(false);
+  });
+
+  it('stores a PNG without its EXIF or text chunks, scaled down to the cap', async () => {
+    const url = await uploadUrl('image/png');
+    expect((await put(url, await pngWithExif(), 'image/png')).statusCode).toBe(200);
+    const objectKey = logoObjectKeyFromUrl(deriveLogoUrl(url, config), t.app.storage.cdnBaseUrl, appId)!;
+    const stored = await (t.app.storage as LocalLogoStorage).get(objectKey);
+    expect((await sharp(stored!.bytes).metadata()).exif).toBeUndefined();
+    expect(stored!.bytes.includes(Buffer.from('taken at home'))).toBe(false);
+    const wide = await uploadUrl('image/png');
+    expect((await put(wide, makePng(2048, 100), 'image/png')).statusCode).toBe(200);
+    const wideKey = logoObjectKeyFromUrl(deriveLogoUrl(wide, config), t.app.storage.cdnBaseUrl, appId)!;
+    const storedWide = await (t.app.storage as LocalLogoStorage).get(wideKey);
+    expect(await sharp(storedWide!.bytes).metadata()).toMatchObject({ width: LOGO_MAX_DIMENSION_PX, height: 50 });
   });
 
   it('stores a real JPEG', async () => {
@@ -96,6 +127,9 @@ describe('PUT /uploads/logos/… and GET /cdn/logos/… (local driver)', () => {
       [TINY_JPEG, 'image/png', 415, apiErrors.uploadTypeMismatch],
       [makePng(), 'image/jpeg', 415, apiErrors.uploadTypeMismatch],
       [Buffer.alloc(0), 'image/png', 400, apiErrors.uploadNotImage],
+      [withJpegSegment(TINY_JPEG, 0xfe, Buffer.from('<svg onload=alert(1)>')), 'image/jpeg', 400, apiErrors.uploadNotImage],
+      [TINY_JPEG.subarray(0, TINY_JPEG.length - 30), 'image/jpeg', 400, apiErrors.uploadNotImage],
+      [makePng(5001, 5000), 'image/png', 400, apiErrors.uploadTooManyPixels],
     ];
     for (const [bytes, type, status, message] of cases) {
       const res = await put(await uploadUrl(type), bytes, type);

@@ -6,7 +6,7 @@ import type { LogoStorage } from './storage.js';
 
 export { LocalLogoStorage, loadUploadSecret } from './local.js';
 export { S3LogoStorage, s3BaseUrl } from './s3.js';
-export { sniffImage } from './image.js';
+export { cleanLogo } from './image.js';
 export * from './storage.js';
 
 /** The configured driver: local disk by default, S3-compatible when STORAGE_DRIVER=s3. */

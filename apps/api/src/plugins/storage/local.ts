@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { LogoContentType } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { loadOrCreateSecret } from '../../lib/server-secrets.js';
-import { sniffImage } from './image.js';
+import { storedLogoType } from './image.js';
 import { newObjectKey, parseObjectKey, type LogoStorage, type UploadTarget } from './storage.js';
 
 export interface LocalStorageOptions {
@@ -95,10 +95,10 @@ export class LocalLogoStorage implements LogoStorage {
     }
   }
 
-  /** The bytes were checked when they arrived; here the object only has to exist and still be clean. */
+  /** The bytes were re-encoded when they arrived; here the object only has to exist and still decode as its type. */
   async verifyObject(objectKey: string): Promise<boolean> {
     const object = await this.get(objectKey);
-    return object !== null && sniffImage(object.bytes) === object.contentType;
+    return object !== null && (await storedLogoType(object.bytes)) === object.contentType;
   }
 
   async deleteObject(objectKey: string): Promise<void> {

@@ -2,13 +2,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveLogoUrl } from '@latchkey/contract';
 import { S3LogoStorage, s3BaseUrl } from './s3.js';
 import { startSigV4Proxy } from './sigv4-proxy.js';
 import { logoObjectKeyFromUrl } from './storage.js';
-import { makePng, TINY_JPEG } from './test-images.js';
+import { jpegWithExif, makePng, TINY_JPEG, withJpegSegment } from './test-images.js';
 
 /**
  * The S3 driver against a real S3 implementation (s3rver) on a random port and a temp directory, behind
@@ -63,6 +64,22 @@ describe('S3 logo storage', () => {
     expect(logoObjectKeyFromUrl(logoUrl, storage.cdnBaseUrl, APP)).toBe(target.objectKey);
   });
 
+  it('replaces a good object by its clean re-encoding: the stored JPEG has no EXIF or GPS', async () => {
+    const target = await storage.createUploadUrl({ applicationId: APP, contentType: 'image/jpeg' });
+    const input = await jpegWithExif(40, 20);
+    expect((await put(target.uploadUrl, input, 'image/jpeg')).status).toBe(200);
+    expect(await storage.verifyObject(target.objectKey)).toBe(true);
+    const object = await storage.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: target.objectKey }));
+    const stored = Buffer.from(await object.Body!.transformToByteArray());
+    expect(object.ContentType).toBe('image/jpeg');
+    const metadata = await sharp(stored).metadata();
+    expect(metadata).toMatchObject({ format: 'jpeg', width: 20, height: 40 });
+    expect(metadata.exif).toBeUndefined();
+    expect(stored.includes(Buffer.from('SpyCam'))).toBe(false);
+    // Verifying again finds the clean object good.
+    expect(await storage.verifyObject(target.objectKey)).toBe(true);
+  });
+
   it('works for JPEG too', async () => {
     const target = await storage.createUploadUrl({ applicationId: APP, contentType: 'image/jpeg' });
     expect((await put(target.uploadUrl, TINY_JPEG, 'image/jpeg')).status).toBe(200);
@@ -99,6 +116,8 @@ describe('S3 logo storage', () => {
       ['image/png', Buffer.concat([makePng(), Buffer.from('<html><script>alert(1)</script></html>')])],
       ['image/png', TINY_JPEG],
       ['image/jpeg', Buffer.from('<svg onload="alert(1)"/>')],
+      ['image/jpeg', withJpegSegment(TINY_JPEG, 0xfe, Buffer.from('<svg onload=alert(1)>'))],
+      ['image/jpeg', TINY_JPEG.subarray(0, TINY_JPEG.length - 30)],
     ] as const) {
       const target = await storage.createUploadUrl({ applicationId: APP, contentType });
       expect((await put(target.uploadUrl, body, contentType)).status).toBe(200);

@@ -1,7 +1,7 @@
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { LOGO_MAX_BYTES, type LogoContentType } from '@latchkey/contract';
-import { sniffImage } from './image.js';
+import { cleanLogo } from './image.js';
 import { newObjectKey, parseObjectKey, type LogoStorage, type UploadTarget } from './storage.js';
 
 export interface S3StorageOptions {
@@ -58,7 +58,11 @@ export class S3LogoStorage implements LogoStorage {
     return { uploadUrl, objectKey, expiresAt: new Date(Date.now() + this.#ttl * 1000) };
   }
 
-  /** Size under the limit and real JPEG/PNG bytes of the key's type; anything else is deleted. */
+  /**
+   * Size under the limit and an image sharp decodes as the key's type; anything else is deleted. A good
+   * one is replaced in the bucket by its clean re-encoding (no metadata, capped dimensions), so the CDN
+   * never serves the bytes the browser sent.
+   */
   async verifyObject(objectKey: string): Promise<boolean> {
     const parsed = parseObjectKey(objectKey);
     if (!parsed) return false;
@@ -70,10 +74,14 @@ export class S3LogoStorage implements LogoStorage {
       }
       const object = await this.client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: objectKey, Range: `bytes=0-${LOGO_MAX_BYTES}` }));
       const bytes = object.Body ? await object.Body.transformToByteArray() : new Uint8Array();
-      if (sniffImage(bytes) !== parsed.contentType || (object.ContentType && object.ContentType !== parsed.contentType)) {
+      const logo = await cleanLogo(bytes);
+      if (!logo.ok || logo.contentType !== parsed.contentType || (object.ContentType && object.ContentType !== parsed.contentType)) {
         await this.deleteObject(objectKey);
         return false;
       }
+      await this.client.send(
+        new PutObjectCommand({ Bucket: this.#bucket, Key: objectKey, Body: logo.bytes, ContentType: parsed.contentType }),
+      );
       return true;
     } catch (error) {
       if (isNotFound(error)) return false;

@@ -1,7 +1,9 @@
-import { crc32 } from './image.js';
+import zlib from 'node:zlib';
+import sharp from 'sharp';
+import { makePng } from '../../../test/scale/png.js';
 
 /** Test bytes: real images built by hand, so the sniffing is tested against structure, not fixtures. */
-export { makePng } from '../../../test/scale/png.js';
+export { makePng };
 
 /** A 2×2 baseline JPEG (encoded once with jpeg-js, quality 50). */
 export const TINY_JPEG = Buffer.from(
@@ -15,7 +17,7 @@ export function pngChunk(type: string, data: Buffer): Buffer {
   length.writeUInt32BE(data.length);
   const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
   const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(body));
+  crc.writeUInt32BE(zlib.crc32(body));
   return Buffer.concat([length, body, crc]);
 }
 
@@ -30,3 +32,22 @@ export function withJpegSegment(jpeg: Buffer, marker: number, data: Buffer): Buf
   header.writeUInt16BE(data.length + 2, 2);
   return Buffer.concat([jpeg.subarray(0, 2), header, data, jpeg.subarray(2)]);
 }
+
+/** A JPEG carrying EXIF with a camera, a copyright and a GPS position, and an orientation of 6 (90° CW). */
+export async function jpegWithExif(width = 40, height = 20): Promise<Buffer> {
+  return sharp({ create: { width, height, channels: 3, background: { r: 200, g: 30, b: 30 } } })
+    .jpeg()
+    .withMetadata({ orientation: 6 })
+    .withExifMerge({
+      IFD0: { Make: 'SpyCam', Model: 'Model X', Copyright: 'Someone' },
+      IFD3: { GPSLatitudeRef: 'N', GPSLatitude: '51/1 30/1 0/1', GPSLongitudeRef: 'W', GPSLongitude: '0/1 7/1 0/1' },
+    })
+    .toBuffer();
+}
+
+/** A PNG carrying an eXIf chunk and a text chunk. */
+export async function pngWithExif(): Promise<Buffer> {
+  const withExif = await sharp(makePng(20, 10)).png().withExif({ IFD0: { Make: 'SpyCam', Copyright: 'Someone' } }).toBuffer();
+  return withChunkBeforeIend(withExif, 'tEXt', Buffer.from('Comment\0taken at home'));
+}
+

@@ -60,6 +60,7 @@ export const contractDe: Catalogue<typeof contractEn> = {
     uploadUrlInvalid: 'Dieser Upload-Link ist ungültig oder abgelaufen',
     uploadTooBig: 'Die Datei ist zu groß! Bitte wählen Sie ein Bild unter 1 MB',
     uploadNotImage: 'Die Datei ist kein gültiges JPEG- oder PNG-Bild',
+    uploadTooManyPixels: 'Das Bild ist zu groß. Bitte wählen Sie eines unter 25 Megapixeln',
     uploadTypeMismatch: 'Der Inhalt der Datei passt nicht zu ihrem angegebenen Typ',
     uploadTypeNotSigned: 'Der Dateityp passt nicht zu dem Typ, für den dieser Upload-Link erstellt wurde',
     payloadTooLarge: 'Die Anfrage ist zu groß',
