@@ -37,6 +37,7 @@ import { locksRoutes } from './modules/locks/locks.routes.js';
 import { getActivity } from './modules/activity/activity.service.js';
 import { LiveEvents } from './plugins/live-events.js';
 import { outboxRoutes } from './modules/outbox/outbox.routes.js';
+import { historyRoutes } from './modules/history/history.routes.js';
 import { sharesRoutes } from './modules/shares/shares.routes.js';
 import { applicationsRoutes } from './modules/applications/applications.routes.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
@@ -236,6 +237,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(activityRoutes);
       await api.register(sharesRoutes);
       await api.register(outboxRoutes);
+      await api.register(historyRoutes);
     },
     { prefix: config.apiPrefix },
   );

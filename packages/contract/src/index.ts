@@ -13,3 +13,4 @@ export * from './locks.js';
 export * from './operations.js';
 export * from './sandbox-texts.js';
 export * from './outbound.js';
+export * from './history.js';

@@ -305,3 +305,26 @@ export const sentEmails = pgTable(
   },
   (t) => [index('sent_emails_application_idx').on(t.applicationId, t.createdAt)],
 );
+
+/**
+ * An application's change history (modules/history): one row per kind of change, written in the same
+ * transaction as the change. `changes` holds [{field, before, after}] with secrets already redacted.
+ * Newest first by (at, seq), like the lock log; the actor is kept as it was (an owner may leave later).
+ */
+export const applicationChanges = pgTable(
+  'application_changes',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    seq: bigint('seq', { mode: 'number' }).generatedAlwaysAsIdentity().notNull(),
+    applicationId: uuid('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
+    actorUserId: uuid('actor_user_id'),
+    actorEmail: text('actor_email'),
+    kind: text('kind').notNull(),
+    subject: text('subject'),
+    changes: jsonb('changes').$type<{ field: string; before: unknown; after: unknown }[]>().notNull(),
+  },
+  (t) => [index('application_changes_page_idx').on(t.applicationId, t.at, t.seq)],
+);

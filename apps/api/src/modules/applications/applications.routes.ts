@@ -37,7 +37,7 @@ export async function applicationsRoutes(instance: FastifyInstance) {
     base,
     { ...signedIn, schema: { tags, security, body: createApplicationSchema, response: { 201: z.null(), 400: E, 401: E } } },
     async (request, reply) => {
-      const id = await createApplication(app, request.user.id, request.body);
+      const id = await createApplication(app, request.user, request.body);
       return reply.code(201).header('location', `${app.config.publicUrl}${app.config.apiPrefix}${base}/${id}`).send(null);
     },
   );
@@ -52,7 +52,7 @@ export async function applicationsRoutes(instance: FastifyInstance) {
     one,
     { ...owner, schema: { tags, security, params: applicationIdParamsSchema, body: updateApplicationSchema, response: { 204: z.null(), 400: E, 401: E, 404: E } } },
     async (request, reply) => {
-      await updateApplication(app, request.params.applicationId, request.body);
+      await updateApplication(app, request.params.applicationId, request.body, request.user);
       return reply.code(204).send(null);
     },
   );
@@ -76,7 +76,7 @@ export async function applicationsRoutes(instance: FastifyInstance) {
     `${one}/owner`,
     { ...owner, schema: { tags, security, params: applicationIdParamsSchema, body: ownerBodySchema, response: { 204: z.null(), 400: E, 401: E, 404: E, 409: E } } },
     async (request, reply) => {
-      await addOwner(app.db, request.params.applicationId, request.body.userId);
+      await addOwner(app.db, request.params.applicationId, request.body.userId, request.user);
       return reply.code(204).send(null);
     },
   );
@@ -85,7 +85,7 @@ export async function applicationsRoutes(instance: FastifyInstance) {
     `${one}/owner`,
     { ...owner, schema: { tags, security, params: applicationIdParamsSchema, body: ownerBodySchema, response: { 204: z.null(), 400: E, 401: E, 404: E, 409: E } } },
     async (request, reply) => {
-      await removeOwner(app.db, request.params.applicationId, request.body.userId);
+      await removeOwner(app.db, request.params.applicationId, request.body.userId, request.user);
       return reply.code(204).send(null);
     },
   );

@@ -8,6 +8,7 @@ import {
   type Application,
   type CreateApplication,
   type EmailPreferencesUpdate,
+  type HistoryKind,
   type PublicJwk,
   type UpdateApplication,
 } from '@latchkey/contract';
@@ -24,6 +25,7 @@ import { checkLogoUrl } from '../logos/logos.service.js';
 import { addFrontDoor } from '../locks/locks.service.js';
 import { accessTags, type AccessCache } from '../../lib/access-cache.js';
 import { ApplicationBodyCache } from './application-cache.js';
+import { recordChange, type Change, type ChangeActor } from '../history/history.service.js';
 
 type ApplicationRow = typeof applications.$inferSelect;
 
@@ -155,30 +157,71 @@ function columnsOf(input: UpdateApplication): Partial<typeof applications.$infer
   return set;
 }
 
-export async function createApplication(app: FastifyInstance, userId: string, input: CreateApplication): Promise<string> {
+/** Each column's field name on the wire and the kind of change it belongs to in the history. */
+const historyFields: Record<string, [field: string, kind: HistoryKind]> = {
+  name: ['name', 'details'],
+  companyName: ['companyName', 'details'],
+  mailingAddress: ['mailingAddress', 'details'],
+  privacyPolicy: ['privacyPolicy', 'urls'],
+  supportContact: ['supportContact', 'urls'],
+  appLink: ['appLink', 'urls'],
+  logoUrl: ['logoUrl', 'logo'],
+  senderEmail: ['emailPreferences.senderEmail', 'branding'],
+  senderName: ['emailPreferences.senderName', 'branding'],
+  primaryColour: ['emailPreferences.primaryColour', 'branding'],
+  secondaryColour: ['emailPreferences.secondaryColour', 'branding'],
+  onlySendEssentialEmails: ['emailPreferences.onlySendEssentialEmails', 'branding'],
+  callToAction: ['emailPreferences.callToAction', 'branding'],
+};
+
+/** The history entries of a write of `set` over `before` (empty for a new application): one per kind. */
+function historyOf(applicationId: string, actor: ChangeActor, before: Partial<ApplicationRow>, set: Partial<typeof applications.$inferInsert>): Change[] {
+  const byKind = new Map<HistoryKind, Change>();
+  for (const [column, after] of Object.entries(set)) {
+    const known = historyFields[column];
+    if (!known) continue;
+    const was = (before as Record<string, unknown>)[column] ?? null;
+    if (JSON.stringify(was) === JSON.stringify(after ?? null)) continue;
+    const [field, kind] = known;
+    let entry = byKind.get(kind);
+    if (!entry) byKind.set(kind, (entry = { applicationId, actor, kind, changes: [] }));
+    entry.changes.push({ field, before: was, after: after ?? null });
+  }
+  return [...byKind.values()];
+}
+
+export async function createApplication(app: FastifyInstance, user: ChangeActor & { id: string }, input: CreateApplication): Promise<string> {
   const id = crypto.randomUUID();
   if (input.logoUrl) await checkLogoUrl(app.storage, id, input.logoUrl);
+  const values = { name: input.name, companyName: input.companyName, mailingAddress: input.mailingAddress, ...columnsOf(input) };
   await app.db.transaction(async (tx) => {
-    await tx.insert(applications).values({ id, name: input.name, companyName: input.companyName, mailingAddress: input.mailingAddress, ...columnsOf(input) });
-    await tx.insert(applicationOwners).values({ applicationId: id, userId });
+    await tx.insert(applications).values({ id, ...values });
+    await tx.insert(applicationOwners).values({ applicationId: id, userId: user.id });
     // The sandbox: every application starts with one virtual lock (issue 17).
     await addFrontDoor(tx, id);
+    await recordChange(tx, ...historyOf(id, user, {}, values));
   });
   return id;
 }
 
 /**
- * Partial update. Only the given columns are written, in one statement, so owners editing different
- * fields at the same time never overwrite each other. An update with nothing to change changes nothing.
+ * Partial update. Only the given columns are written, so owners editing different fields at the same
+ * time never overwrite each other; the row is locked for the transaction so the history's "before" is
+ * exactly what this write replaced. An update with nothing to change changes nothing.
  */
-export async function updateApplication(app: FastifyInstance, applicationId: string, input: UpdateApplication): Promise<void> {
+export async function updateApplication(app: FastifyInstance, applicationId: string, input: UpdateApplication, by: ChangeActor): Promise<void> {
   const set = columnsOf(input);
   if (Object.keys(set).length === 0) return;
   if (set.logoUrl) await checkLogoUrl(app.storage, applicationId, set.logoUrl);
-  await app.db
-    .update(applications)
-    .set({ ...set, version: sql`${applications.version} + 1`, updatedAt: sql`now()` })
-    .where(eq(applications.id, applicationId));
+  await app.db.transaction(async (tx) => {
+    const [before] = await tx.select().from(applications).where(eq(applications.id, applicationId)).for('update');
+    if (!before) throw notFound(apiErrors.applicationNotFound);
+    await tx
+      .update(applications)
+      .set({ ...set, version: sql`${applications.version} + 1`, updatedAt: sql`now()` })
+      .where(eq(applications.id, applicationId));
+    await recordChange(tx, ...historyOf(applicationId, by, before, set));
+  });
 }
 
 export async function deleteApplication(db: Db, applicationId: string): Promise<void> {

@@ -17,29 +17,29 @@ export async function authItemsRoutes(instance: FastifyInstance) {
   });
 
   app.post(`${one}/auth/key`, route('auth keys', publicJwkSchema), async (request, reply) => {
-    await addKey(app.db, request.params.applicationId, request.body as z.infer<typeof publicJwkSchema>);
+    await addKey(app.db, request.params.applicationId, request.body as z.infer<typeof publicJwkSchema>, request.user);
     return reply.code(204).send(null);
   });
   app.delete(`${one}/auth/key`, route('auth keys', removeKeySchema), async (request, reply) => {
-    await removeKey(app.db, request.params.applicationId, (request.body as z.infer<typeof removeKeySchema>).kid);
+    await removeKey(app.db, request.params.applicationId, (request.body as z.infer<typeof removeKeySchema>).kid, request.user);
     return reply.code(204).send(null);
   });
 
   app.post(`${one}/auth/issuer`, route('auth domains', issuerBodySchema), async (request, reply) => {
-    await addIssuer(app.db, request.params.applicationId, (request.body as z.infer<typeof issuerBodySchema>).url);
+    await addIssuer(app.db, request.params.applicationId, (request.body as z.infer<typeof issuerBodySchema>).url, request.user);
     return reply.code(204).send(null);
   });
   app.delete(`${one}/auth/issuer`, route('auth domains', issuerBodySchema), async (request, reply) => {
-    await removeIssuer(app.db, request.params.applicationId, (request.body as z.infer<typeof issuerBodySchema>).url);
+    await removeIssuer(app.db, request.params.applicationId, (request.body as z.infer<typeof issuerBodySchema>).url, request.user);
     return reply.code(204).send(null);
   });
 
   app.post(`${one}/cors`, route('cors domains', corsBodySchema), async (request, reply) => {
-    await addCorsDomain(app.db, request.params.applicationId, (request.body as z.infer<typeof corsBodySchema>).url);
+    await addCorsDomain(app.db, request.params.applicationId, (request.body as z.infer<typeof corsBodySchema>).url, request.user);
     return reply.code(204).send(null);
   });
   app.delete(`${one}/cors`, route('cors domains', corsBodySchema), async (request, reply) => {
-    await removeCorsDomain(app.db, request.params.applicationId, (request.body as z.infer<typeof corsBodySchema>).url);
+    await removeCorsDomain(app.db, request.params.applicationId, (request.body as z.infer<typeof corsBodySchema>).url, request.user);
     return reply.code(204).send(null);
   });
 }

@@ -4,68 +4,97 @@ import type { Db } from '../../db/client.js';
 import { applicationCorsDomains, applicationIssuers, applicationKeys } from '../../db/schema.js';
 import { AppError, conflict, notFound } from '../../errors.js';
 import { isUniqueViolation, touchApplication } from './applications.service.js';
+import { recordChange, type Change, type ChangeActor } from '../history/history.service.js';
 
 /**
  * Keys, issuers and CORS domains are rows with primary keys: concurrent adds never lose one another, and
- * a duplicate surfaces as the unique violation, answered 409.
+ * a duplicate surfaces as the unique violation, answered 409. The row, the application's version and the
+ * history entry commit together.
  */
-async function insertOnce(db: Db, applicationId: string, insert: () => Promise<unknown>, duplicate: string) {
+async function insertOnce(db: Db, applicationId: string, insert: (tx: Db) => Promise<unknown>, duplicate: string, change: Change) {
   try {
-    await insert();
+    await db.transaction(async (tx) => {
+      await insert(tx);
+      await touchApplication(tx, applicationId);
+      await recordChange(tx, change);
+    });
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(duplicate);
     throw err;
   }
-  await touchApplication(db, applicationId);
 }
 
-export async function addKey(db: Db, applicationId: string, key: PublicJwk): Promise<void> {
+/** Removes with `remove` (answering the removed rows); none removed is `missing` (404). */
+async function removeOnce<T>(db: Db, applicationId: string, remove: (tx: Db) => Promise<T[]>, missing: string, change: (removed: T) => Change) {
+  await db.transaction(async (tx) => {
+    const [gone] = await remove(tx);
+    if (gone === undefined) throw notFound(missing);
+    await touchApplication(tx, applicationId);
+    await recordChange(tx, change(gone));
+  });
+}
+
+/** What the history keeps of a public key: enough to recognise it, not the key material. */
+const keySummary = (jwk: PublicJwk) => ({ kid: jwk.kid, kty: jwk.kty, ...(jwk.crv ? { crv: jwk.crv } : {}), ...(jwk.alg ? { alg: jwk.alg } : {}), use: jwk.use ?? 'sig' });
+
+export async function addKey(db: Db, applicationId: string, key: PublicJwk, by: ChangeActor): Promise<void> {
   const [{ n } = { n: 0 }] = await db.select({ n: count() }).from(applicationKeys).where(eq(applicationKeys.applicationId, applicationId));
   if (Number(n) >= MAX_KEYS_PER_APPLICATION) throw new AppError(409, apiErrors.tooManyKeys);
-  await insertOnce(db, applicationId, () => db.insert(applicationKeys).values({ applicationId, kid: key.kid, jwk: key }), apiErrors.keyExists);
+  const change: Change = { applicationId, actor: by, kind: 'key', subject: key.kid, changes: [{ field: 'authKeys', before: null, after: keySummary(key) }] };
+  await insertOnce(db, applicationId, (tx) => tx.insert(applicationKeys).values({ applicationId, kid: key.kid, jwk: key }), apiErrors.keyExists, change);
 }
 
-export async function removeKey(db: Db, applicationId: string, kid: string): Promise<void> {
-  const gone = await db
-    .delete(applicationKeys)
-    .where(and(eq(applicationKeys.applicationId, applicationId), eq(applicationKeys.kid, kid)))
-    .returning({ kid: applicationKeys.kid });
-  if (gone.length === 0) throw notFound(apiErrors.keyNotFound);
-  await touchApplication(db, applicationId);
+export async function removeKey(db: Db, applicationId: string, kid: string, by: ChangeActor): Promise<void> {
+  await removeOnce(
+    db,
+    applicationId,
+    (tx) => tx.delete(applicationKeys).where(and(eq(applicationKeys.applicationId, applicationId), eq(applicationKeys.kid, kid))).returning({ jwk: applicationKeys.jwk }),
+    apiErrors.keyNotFound,
+    (gone) => ({ applicationId, actor: by, kind: 'key', subject: kid, changes: [{ field: 'authKeys', before: keySummary(gone.jwk), after: null }] }),
+  );
 }
 
 /**
  * Issuers are stored exactly as given (trimmed): token verification compares `iss` byte for byte, so
  * rewriting them (a trailing slash, letter case) would make the owner's own tokens fail.
  */
-export async function addIssuer(db: Db, applicationId: string, url: string): Promise<void> {
+export async function addIssuer(db: Db, applicationId: string, url: string, by: ChangeActor): Promise<void> {
   const [{ n } = { n: 0 }] = await db.select({ n: count() }).from(applicationIssuers).where(eq(applicationIssuers.applicationId, applicationId));
   if (Number(n) >= MAX_DOMAINS_PER_APPLICATION) throw new AppError(409, apiErrors.tooManyDomains);
-  await insertOnce(db, applicationId, () => db.insert(applicationIssuers).values({ applicationId, url: url.trim() }), apiErrors.issuerTaken);
+  const issuer = url.trim();
+  const change: Change = { applicationId, actor: by, kind: 'issuer', changes: [{ field: 'authDomains', before: null, after: issuer }] };
+  await insertOnce(db, applicationId, (tx) => tx.insert(applicationIssuers).values({ applicationId, url: issuer }), apiErrors.issuerTaken, change);
 }
 
-export async function removeIssuer(db: Db, applicationId: string, url: string): Promise<void> {
-  const gone = await db
-    .delete(applicationIssuers)
-    .where(and(eq(applicationIssuers.applicationId, applicationId), eq(applicationIssuers.url, url.trim())))
-    .returning({ url: applicationIssuers.url });
-  if (gone.length === 0) throw notFound(apiErrors.issuerNotFound);
-  await touchApplication(db, applicationId);
+export async function removeIssuer(db: Db, applicationId: string, url: string, by: ChangeActor): Promise<void> {
+  await removeOnce(
+    db,
+    applicationId,
+    (tx) => tx.delete(applicationIssuers).where(and(eq(applicationIssuers.applicationId, applicationId), eq(applicationIssuers.url, url.trim()))).returning({ url: applicationIssuers.url }),
+    apiErrors.issuerNotFound,
+    (gone) => ({ applicationId, actor: by, kind: 'issuer', changes: [{ field: 'authDomains', before: gone.url, after: null }] }),
+  );
 }
 
 /** CORS domains are origins as browsers send them: `https://host[:port]`, lower-case, no path. */
-export async function addCorsDomain(db: Db, applicationId: string, url: string): Promise<void> {
+export async function addCorsDomain(db: Db, applicationId: string, url: string, by: ChangeActor): Promise<void> {
   const [{ n } = { n: 0 }] = await db.select({ n: count() }).from(applicationCorsDomains).where(eq(applicationCorsDomains.applicationId, applicationId));
   if (Number(n) >= MAX_DOMAINS_PER_APPLICATION) throw new AppError(409, apiErrors.tooManyDomains);
   const origin = normaliseOrigin(url);
-  await insertOnce(db, applicationId, () => db.insert(applicationCorsDomains).values({ applicationId, origin }), apiErrors.corsExists);
+  const change: Change = { applicationId, actor: by, kind: 'cors', changes: [{ field: 'corsDomains', before: null, after: origin }] };
+  await insertOnce(db, applicationId, (tx) => tx.insert(applicationCorsDomains).values({ applicationId, origin }), apiErrors.corsExists, change);
 }
 
-export async function removeCorsDomain(db: Db, applicationId: string, url: string): Promise<void> {
-  const gone = await db
-    .delete(applicationCorsDomains)
-    .where(and(eq(applicationCorsDomains.applicationId, applicationId), eq(applicationCorsDomains.origin, normaliseOrigin(url))))
-    .returning({ origin: applicationCorsDomains.origin });
-  if (gone.length === 0) throw notFound(apiErrors.corsNotFound);
-  await touchApplication(db, applicationId);
+export async function removeCorsDomain(db: Db, applicationId: string, url: string, by: ChangeActor): Promise<void> {
+  await removeOnce(
+    db,
+    applicationId,
+    (tx) =>
+      tx
+        .delete(applicationCorsDomains)
+        .where(and(eq(applicationCorsDomains.applicationId, applicationId), eq(applicationCorsDomains.origin, normaliseOrigin(url))))
+        .returning({ origin: applicationCorsDomains.origin }),
+    apiErrors.corsNotFound,
+    (gone) => ({ applicationId, actor: by, kind: 'cors', changes: [{ field: 'corsDomains', before: gone.origin, after: null }] }),
+  );
 }

@@ -4,6 +4,7 @@ import type { Db } from '../../db/client.js';
 import { applicationOwners, applications, users } from '../../db/schema.js';
 import { conflict, notFound } from '../../errors.js';
 import { isUniqueViolation, touchApplication } from './applications.service.js';
+import { recordChange, type ChangeActor } from '../history/history.service.js';
 
 /**
  * `orphan`: the owner's account can no longer sign in (no password and no pending invitation).
@@ -25,20 +26,23 @@ export async function listOwners(db: Db, applicationId: string): Promise<Owner[]
   }));
 }
 
-export async function addOwner(db: Db, applicationId: string, userId: string): Promise<void> {
-  const [user] = await db.select({ id: users.id }).from(users).where(eq(users.id, userId)).limit(1);
+export async function addOwner(db: Db, applicationId: string, userId: string, by: ChangeActor): Promise<void> {
+  const [user] = await db.select({ id: users.id, email: users.email }).from(users).where(eq(users.id, userId)).limit(1);
   if (!user) throw notFound(apiErrors.userNotFound);
   try {
-    await db.insert(applicationOwners).values({ applicationId, userId });
+    await db.transaction(async (tx) => {
+      await tx.insert(applicationOwners).values({ applicationId, userId });
+      await touchApplication(tx, applicationId);
+      await recordChange(tx, { applicationId, actor: by, kind: 'owner', subject: user.email, changes: [{ field: 'owners', before: null, after: user.email }] });
+    });
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(apiErrors.ownerExists);
     throw err;
   }
-  await touchApplication(db, applicationId);
 }
 
 /** The application row is locked while counting, so two removals can never leave it without an owner. */
-export async function removeOwner(db: Db, applicationId: string, userId: string): Promise<void> {
+export async function removeOwner(db: Db, applicationId: string, userId: string, by: ChangeActor): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.execute(sql`select id from ${applications} where ${applications.id} = ${applicationId} for update`);
     const [{ n } = { n: 0 }] = await tx.select({ n: count() }).from(applicationOwners).where(eq(applicationOwners.applicationId, applicationId));
@@ -49,8 +53,11 @@ export async function removeOwner(db: Db, applicationId: string, userId: string)
     if (!isOwner) throw notFound(apiErrors.ownerNotFound);
     if (Number(n) <= 1) throw conflict(apiErrors.lastOwner);
     await tx.delete(applicationOwners).where(and(eq(applicationOwners.applicationId, applicationId), eq(applicationOwners.userId, userId)));
+    await touchApplication(tx, applicationId);
+    const [user] = await tx.select({ email: users.email }).from(users).where(eq(users.id, userId)).limit(1);
+    const email = user?.email ?? userId;
+    await recordChange(tx, { applicationId, actor: by, kind: 'owner', subject: email, changes: [{ field: 'owners', before: email, after: null }] });
   });
-  await touchApplication(db, applicationId);
 }
 
 /** Directory lookup by email (case-insensitive): the user's id, never more. */

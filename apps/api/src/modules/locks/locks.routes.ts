@@ -26,7 +26,7 @@ export async function locksRoutes(instance: FastifyInstance) {
     { ...owner, schema: { tags, security, params: applicationIdParamsSchema, body: createLockSchema, response: { 201: lockSchema, 400: E, 401: E, 404: E, 409: E } } },
     async (request, reply) => {
       const { applicationId } = request.params;
-      const lock = await createLock(app.db, applicationId, request.body);
+      const lock = await createLock(app.db, applicationId, request.body, request.user);
       const location = `${app.config.publicUrl}${app.config.apiPrefix}/platform/application/${applicationId}/lock/${lock.id}`;
       return reply.code(201).header('location', location).send(lock);
     },
@@ -48,7 +48,7 @@ export async function locksRoutes(instance: FastifyInstance) {
     one,
     { ...owner, schema: { tags, security, params: lockIdParamsSchema, response: { 204: z.null(), 401: E, 404: E } } },
     async (request, reply) => {
-      await deleteLock(app.db, request.params.applicationId, request.params.lockId);
+      await deleteLock(app.db, request.params.applicationId, request.params.lockId, request.user);
       return reply.code(204).send(null);
     },
   );

@@ -13,6 +13,7 @@ import { locks, type LockUsageRequirements } from '../../db/schema.js';
 import { conflict, notFound } from '../../errors.js';
 import type { AuthUser } from '../../plugins/auth.js';
 import { platformActor, recordActivity } from '../activity/activity.service.js';
+import { diff, recordChange, type ChangeActor } from '../history/history.service.js';
 
 export type LockRow = typeof locks.$inferSelect;
 
@@ -72,7 +73,7 @@ export async function addFrontDoor(db: Db, applicationId: string): Promise<void>
   await db.insert(locks).values({ applicationId, name: DEFAULT_LOCK_NAME });
 }
 
-export async function createLock(db: Db, applicationId: string, input: CreateLock): Promise<Lock> {
+export async function createLock(db: Db, applicationId: string, input: CreateLock, by: ChangeActor): Promise<Lock> {
   return db.transaction(async (tx) => {
     // Serialises concurrent creations for one application, so the limit cannot be overrun by a race.
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`locks:${applicationId}`}))`);
@@ -82,6 +83,7 @@ export async function createLock(db: Db, applicationId: string, input: CreateLoc
       .insert(locks)
       .values({ applicationId, name: input.name, colour: input.colour ?? null })
       .returning();
+    await recordChange(tx, { applicationId, actor: by, kind: 'lock', subject: row!.name, changes: diff({}, { name: row!.name, colour: row!.colour }) });
     return toLock(row!);
   });
 }
@@ -114,6 +116,22 @@ export async function updateLock(db: Db, applicationId: string, lockId: string, 
       .set({ ...set, updatedAt: sql`now()` })
       .where(eq(locks.id, lockId))
       .returning();
+    const after = row!;
+    await recordChange(
+      tx,
+      { applicationId, actor: by, kind: 'lock', subject: after.name, changes: diff({ name: before.name, colour: before.colour }, { name: after.name, colour: after.colour }) },
+      {
+        applicationId,
+        actor: by,
+        kind: 'lock_settings',
+        subject: after.name,
+        changes: diff(
+          { unlockTime: before.unlockTime, usageRequirements: before.usageRequirements },
+          { unlockTime: after.unlockTime, usageRequirements: after.usageRequirements },
+          'settings.',
+        ),
+      },
+    );
     const changed = changedSettings(before, input);
     if (changed.length > 0) {
       await recordActivity(tx, {
@@ -128,11 +146,14 @@ export async function updateLock(db: Db, applicationId: string, lockId: string, 
   });
 }
 
-export async function deleteLock(db: Db, applicationId: string, lockId: string): Promise<void> {
+export async function deleteLock(db: Db, applicationId: string, lockId: string, by: ChangeActor): Promise<void> {
   if (!UUID.test(lockId)) throw notFound(lockErrors.lockNotFound);
-  const removed = await db
-    .delete(locks)
-    .where(and(eq(locks.id, lockId), eq(locks.applicationId, applicationId)))
-    .returning({ id: locks.id });
-  if (removed.length === 0) throw notFound(lockErrors.lockNotFound);
+  await db.transaction(async (tx) => {
+    const [removed] = await tx
+      .delete(locks)
+      .where(and(eq(locks.id, lockId), eq(locks.applicationId, applicationId)))
+      .returning({ name: locks.name, colour: locks.colour });
+    if (!removed) throw notFound(lockErrors.lockNotFound);
+    await recordChange(tx, { applicationId, actor: by, kind: 'lock', subject: removed.name, changes: diff(removed, { name: null, colour: null }) });
+  });
 }

@@ -5,6 +5,7 @@ import { applicationUsers, locks, lockShares, usedOperationIds } from '../../db/
 import { recordActivity, type ActivityActor } from '../activity/activity.service.js';
 import type { LockAccess } from './devices.service.js';
 import { OperationRefusal, logTypeOf, type VerifiedOperation } from './operation-token.js';
+import { diff, recordChange, type Change } from '../history/history.service.js';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
@@ -23,13 +24,23 @@ export async function applyOperation(db: Db, access: LockAccess, verified: Verif
       .onConflictDoNothing()
       .returning({ id: usedOperationIds.id });
     if (!fresh) throw new OperationRefusal(409, operationErrors.replayed, type);
-    const subject = await change(tx, access, verified.operation);
+    const history: Change[] = [];
+    const subject = await change(tx, access, verified.operation, (kind, about, changes) =>
+      history.push({ applicationId: lock.applicationId, actor: { id: actor.userId, email: actor.email }, kind, subject: about, changes }),
+    );
     await recordActivity(tx as unknown as Db, { lockId: lock.id, applicationId: lock.applicationId, type, actor, subject });
+    await recordChange(tx as unknown as Db, ...history);
   });
 }
 
-/** Makes the operation's change; answers the log entry's subject (whom or what it concerned). */
-async function change(tx: Tx, { lock }: LockAccess, operation: Operation): Promise<string | null> {
+type RecordHistory = (kind: Change['kind'], subject: string, changes: Change['changes']) => void;
+const seconds = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : null);
+
+/**
+ * Makes the operation's change and tells `history` what changed in the application's terms (shares,
+ * lock settings); answers the log entry's subject (whom or what it concerned).
+ */
+async function change(tx: Tx, { lock }: LockAccess, operation: Operation, history: RecordHistory): Promise<string | null> {
   const refuse = (status: number, reason: string) => new OperationRefusal(status, reason, logTypeOf(operation));
   switch (operation.type) {
     case 'MUTATE_LOCK': {
@@ -48,6 +59,12 @@ async function change(tx: Tx, { lock }: LockAccess, operation: Operation): Promi
       const { start, end } = operation;
       if (start != null && end != null && end <= start) throw refuse(400, lockMessages.endBeforeStart);
       const terms = { role: operation.role ?? 'USER', startsAt: start == null ? null : new Date(start * 1000), endsAt: end == null ? null : new Date(end * 1000) };
+      const [before] = await tx.select().from(lockShares).where(and(eq(lockShares.lockId, lock.id), eq(lockShares.userId, target.id))).limit(1);
+      history(
+        'share',
+        `${target.email ?? target.id} · ${lock.name}`,
+        diff(before ? { role: before.role, start: seconds(before.startsAt), end: seconds(before.endsAt) } : {}, { role: terms.role, start: start ?? null, end: end ?? null }),
+      );
       await tx.insert(lockShares).values({ lockId: lock.id, userId: target.id, ...terms }).onConflictDoUpdate({ target: [lockShares.lockId, lockShares.userId], set: terms });
       return `${target.email ?? target.id} (${terms.role})`;
     }
@@ -55,9 +72,13 @@ async function change(tx: Tx, { lock }: LockAccess, operation: Operation): Promi
       const removed = await tx
         .delete(lockShares)
         .where(and(eq(lockShares.lockId, lock.id), inArray(lockShares.userId, operation.users)))
-        .returning({ userId: lockShares.userId });
+        .returning();
       if (removed.length === 0) throw refuse(404, lockErrors.shareNotFound);
       const people = await tx.select({ id: applicationUsers.id, email: applicationUsers.email }).from(applicationUsers).where(inArray(applicationUsers.id, removed.map((r) => r.userId)));
+      for (const share of removed) {
+        const who = people.find((p) => p.id === share.userId)?.email ?? share.userId;
+        history('share', `${who} · ${lock.name}`, diff({ role: share.role, start: seconds(share.startsAt), end: seconds(share.endsAt) }, { role: null, start: null, end: null }));
+      }
       return people.map((p) => p.email ?? p.id).join(', ');
     }
     case 'MUTATE_SETTING': {
@@ -72,6 +93,11 @@ async function change(tx: Tx, { lock }: LockAccess, operation: Operation): Promi
         .update(locks)
         .set({ ...(unlockDuration == null ? {} : { unlockTime: unlockDuration }), usageRequirements: requirements, updatedAt: sql`now()` })
         .where(eq(locks.id, lock.id));
+      history(
+        'lock_settings',
+        lock.name,
+        diff({ unlockTime: lock.unlockTime, usageRequirements: lock.usageRequirements }, { unlockTime: unlockDuration ?? lock.unlockTime, usageRequirements: requirements }, 'settings.'),
+      );
       const parts = [unlockDuration == null ? null : `unlock time ${unlockDuration} s`];
       if (unlockBetween) parts.push(`hours ${unlockBetween.start}–${unlockBetween.end} ${unlockBetween.timezone}`);
       else if (unlockBetween === null && unlockDuration == null) parts.push('hours cleared');

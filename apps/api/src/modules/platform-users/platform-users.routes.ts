@@ -94,7 +94,7 @@ export async function platformUsersRoutes(instance: FastifyInstance) {
         response: { 201: applicationUserSchema, 400: errorBodySchema, 401: errorBodySchema, 404: errorBodySchema, 409: errorBodySchema },
       },
     },
-    async (request, reply) => reply.code(201).send(await addUser(app.db, request.params.applicationId, request.body.email)),
+    async (request, reply) => reply.code(201).send(await addUser(app.db, request.params.applicationId, request.body.email, request.user)),
   );
 
   app.delete(
@@ -110,7 +110,7 @@ export async function platformUsersRoutes(instance: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      await removeUser(app.db, request.params.applicationId, request.body.userId);
+      await removeUser(app.db, request.params.applicationId, request.body.userId, request.user);
       return reply.code(204).send(null);
     },
   );

@@ -9,6 +9,7 @@ import type { Db } from '../../db/client.js';
 import { applicationUsers, lockShares } from '../../db/schema.js';
 import { badRequest, conflict, notFound } from '../../errors.js';
 import type { VerifiedIdentity } from '../../lib/third-party-tokens.js';
+import { recordChange, type ChangeActor } from '../history/history.service.js';
 
 type Row = typeof applicationUsers.$inferSelect;
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
@@ -143,7 +144,7 @@ export async function listUsers(db: Db, applicationId: string, query: Applicatio
 }
 
 /** An owner adds someone by email: pending until that person's first token. */
-export async function addUser(db: Db, applicationId: string, rawEmail: string): Promise<ApplicationUser> {
+export async function addUser(db: Db, applicationId: string, rawEmail: string, by: ChangeActor): Promise<ApplicationUser> {
   const email = rawEmail.trim().toLowerCase();
   const [known] = await db
     .select({ id: applicationUsers.id })
@@ -151,20 +152,27 @@ export async function addUser(db: Db, applicationId: string, rawEmail: string): 
     .where(and(eq(applicationUsers.applicationId, applicationId), sql`lower(${applicationUsers.email}) = ${email}`))
     .limit(1);
   if (known) throw conflict(platformUserErrors.userExists);
-  const [created] = await db
-    .insert(applicationUsers)
-    .values({ applicationId, email, status: 'pending' })
-    .onConflictDoNothing()
-    .returning();
-  // Nothing inserted: the same email was added concurrently.
-  if (!created) throw conflict(platformUserErrors.userExists);
-  return toUser(created);
+  return db.transaction(async (tx) => {
+    const [created] = await tx
+      .insert(applicationUsers)
+      .values({ applicationId, email, status: 'pending' })
+      .onConflictDoNothing()
+      .returning();
+    // Nothing inserted: the same email was added concurrently.
+    if (!created) throw conflict(platformUserErrors.userExists);
+    await recordChange(tx, { applicationId, actor: by, kind: 'user', subject: email, changes: [{ field: 'users', before: null, after: email }] });
+    return toUser(created);
+  });
 }
 
-export async function removeUser(db: Db, applicationId: string, userId: string): Promise<void> {
-  const removed = await db
-    .delete(applicationUsers)
-    .where(and(eq(applicationUsers.applicationId, applicationId), eq(applicationUsers.id, userId)))
-    .returning({ id: applicationUsers.id });
-  if (removed.length === 0) throw notFound(platformUserErrors.userNotFound);
+export async function removeUser(db: Db, applicationId: string, userId: string, by: ChangeActor): Promise<void> {
+  await db.transaction(async (tx) => {
+    const [removed] = await tx
+      .delete(applicationUsers)
+      .where(and(eq(applicationUsers.applicationId, applicationId), eq(applicationUsers.id, userId)))
+      .returning({ id: applicationUsers.id, email: applicationUsers.email, sub: applicationUsers.sub });
+    if (!removed) throw notFound(platformUserErrors.userNotFound);
+    const who = removed.email ?? removed.sub ?? removed.id;
+    await recordChange(tx, { applicationId, actor: by, kind: 'user', subject: who, changes: [{ field: 'users', before: who, after: null }] });
+  });
 }

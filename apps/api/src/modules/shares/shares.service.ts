@@ -7,6 +7,7 @@ import { notFound } from '../../errors.js';
 import type { AuthUser } from '../../plugins/auth.js';
 import { platformActor, recordActivity } from '../activity/activity.service.js';
 import { getLockRow } from '../locks/locks.service.js';
+import { diff, recordChange } from '../history/history.service.js';
 import { sendShareEmail } from './share-emails.js';
 
 type ShareRow = typeof lockShares.$inferSelect;
@@ -100,7 +101,7 @@ export async function addShare(
       inviteExpiresAt: user.status === 'pending' ? new Date(Date.now() + app.config.inviteTtl * 1000) : null,
     };
     const [existing] = await tx
-      .select({ userId: lockShares.userId })
+      .select()
       .from(lockShares)
       .where(and(eq(lockShares.lockId, lockId), eq(lockShares.userId, user.id)))
       .limit(1);
@@ -110,6 +111,7 @@ export async function addShare(
       .onConflictDoUpdate({ target: [lockShares.lockId, lockShares.userId], set: values })
       .returning();
     await recordActivity(tx, { lockId, applicationId, type: 'SHARE', actor: await platformActor(tx, by), subject: user.email ?? user.id, reason: input.role });
+    await recordChange(tx, { applicationId, actor: by, kind: 'share', subject: `${user.email ?? user.id} · ${lock.name}`, changes: shareChanges(existing ?? null, share!) });
     return { share: share!, user, lockName: lock.name, created: !existing };
   });
   if (user.email) {
@@ -118,17 +120,26 @@ export async function addShare(
   return { share: toShare(share, user), created };
 }
 
+/** A share's terms as the history shows them (times as epoch seconds). */
+function shareTerms(share: ShareRow | null): Record<string, unknown> {
+  if (!share) return {};
+  return { role: share.role, start: seconds(share.startsAt), end: seconds(share.endsAt), timeWindow: share.timeWindow ?? null };
+}
+const shareChanges = (before: ShareRow | null, after: ShareRow | null) =>
+  diff(shareTerms(before), after ? shareTerms(after) : { role: null, start: null, end: null, timeWindow: null });
+
 /** Revokes a share at once: the row is gone for every instance, which read shares from the database. */
 export async function removeShare(db: Db, applicationId: string, lockId: string, userId: string, by: AuthUser): Promise<void> {
   await db.transaction(async (tx) => {
-    await getLockRow(tx, applicationId, lockId);
+    const lock = await getLockRow(tx, applicationId, lockId);
     if (!UUID.test(userId)) throw notFound(lockErrors.shareNotFound);
-    const removed = await tx
+    const [removed] = await tx
       .delete(lockShares)
       .where(and(eq(lockShares.lockId, lockId), eq(lockShares.userId, userId)))
-      .returning({ userId: lockShares.userId });
-    if (removed.length === 0) throw notFound(lockErrors.shareNotFound);
+      .returning();
+    if (!removed) throw notFound(lockErrors.shareNotFound);
     const [user] = await tx.select({ email: applicationUsers.email }).from(applicationUsers).where(eq(applicationUsers.id, userId)).limit(1);
     await recordActivity(tx, { lockId, applicationId, type: 'REVOKE', actor: await platformActor(tx, by), subject: user?.email ?? userId });
+    await recordChange(tx, { applicationId, actor: by, kind: 'share', subject: `${user?.email ?? userId} · ${lock.name}`, changes: shareChanges(removed, null) });
   });
 }

@@ -1,0 +1,119 @@
+import { and, desc, eq, or, sql } from 'drizzle-orm';
+import { historyErrors, HISTORY_PAGE_SIZE, REDACTED, type FieldChange, type HistoryEntry, type HistoryKind, type HistoryPage, type HistoryQuery } from '@latchkey/contract';
+import type { Db } from '../../db/client.js';
+import { applicationChanges } from '../../db/schema.js';
+import { badRequest } from '../../errors.js';
+
+/** Who made a change: a portal user (an owner), or a lock admin acting through a signed operation. */
+export interface ChangeActor {
+  id: string | null;
+  email: string | null;
+}
+
+export interface Change {
+  applicationId: string;
+  actor: ChangeActor;
+  kind: HistoryKind;
+  /** What the change is about beyond the application itself (a lock's name, a share's user …). */
+  subject?: string | null;
+  changes: FieldChange[];
+}
+
+/** Fields whose values are secrets wherever they appear (a JWK's private members included). */
+const SECRET_FIELDS = /(^|\.)(secret|password|token|privateKey|d|p|q|dp|dq|qi|k)$/i;
+
+function redact(change: FieldChange): FieldChange {
+  if (!SECRET_FIELDS.test(change.field)) return change;
+  return { field: change.field, before: change.before == null ? null : REDACTED, after: change.after == null ? null : REDACTED };
+}
+
+/** The changed fields only: a field whose before and after are the same is no change. */
+export function diff(before: Record<string, unknown>, after: Record<string, unknown>, prefix = ''): FieldChange[] {
+  const out: FieldChange[] = [];
+  for (const key of Object.keys(after)) {
+    const a = after[key] ?? null;
+    const b = before[key] ?? null;
+    if (JSON.stringify(a) !== JSON.stringify(b)) out.push({ field: prefix + key, before: b, after: a });
+  }
+  return out;
+}
+
+/**
+ * THE place a change to an application is recorded. Call it with the transaction that makes the change,
+ * so the entry commits with it or not at all. Entries with no changed field are dropped; secrets are
+ * redacted here, whatever the caller passed. One statement for any number of entries.
+ */
+export async function recordChange(tx: Db, ...entries: Change[]): Promise<void> {
+  const rows = entries
+    .filter((e) => e.changes.length > 0)
+    .map((e) => ({
+      applicationId: e.applicationId,
+      actorUserId: e.actor.id,
+      actorEmail: e.actor.email,
+      kind: e.kind,
+      subject: e.subject ?? null,
+      changes: e.changes.map(redact),
+    }));
+  if (rows.length === 0) return;
+  await tx.insert(applicationChanges).values(rows);
+}
+
+type Row = typeof applicationChanges.$inferSelect;
+
+function toEntry(row: Row): HistoryEntry {
+  return {
+    id: row.id,
+    at: row.at.getTime() / 1000,
+    actor: { userId: row.actorUserId, email: row.actorEmail },
+    kind: row.kind as HistoryKind,
+    subject: row.subject,
+    changes: row.changes,
+  };
+}
+
+/** Opaque cursor: base64url of [at to the microsecond, seq] of the page's last entry (as the lock log's). */
+const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+const cursorTime = sql<string>`to_char(${applicationChanges.at} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function decodeCursor(cursor: string): [string, number] {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(value) && value.length === 2 && CURSOR_TIME.test(String(value[0])) && Number.isSafeInteger(value[1]) && (value[1] as number) > 0)
+      return [value[0] as string, value[1] as number];
+  } catch {
+    // not base64url JSON: the same 400 below
+  }
+  throw badRequest(historyErrors.invalidCursor);
+}
+
+/** An application's history, newest first, keyset-paged over (at, seq); filters by kind and actor. */
+export async function listHistory(db: Db, applicationId: string, query: HistoryQuery): Promise<HistoryPage> {
+  const pageSize = query.pageSize ?? HISTORY_PAGE_SIZE;
+  const conditions = [eq(applicationChanges.applicationId, applicationId)];
+  if (query.kind) conditions.push(eq(applicationChanges.kind, query.kind));
+  if (query.actor) {
+    const actor = query.actor;
+    conditions.push(
+      UUID.test(actor)
+        ? or(eq(applicationChanges.actorUserId, actor), sql`lower(${applicationChanges.actorEmail}) = ${actor.toLowerCase()}`)!
+        : sql`lower(${applicationChanges.actorEmail}) = ${actor.toLowerCase()}`,
+    );
+  }
+  if (query.cursor) {
+    const [time, seq] = decodeCursor(query.cursor);
+    conditions.push(sql`(${applicationChanges.at}, ${applicationChanges.seq}) < (${time}::timestamptz, ${seq}::bigint)`);
+  }
+  const rows = await db
+    .select({ row: applicationChanges, cursorTime })
+    .from(applicationChanges)
+    .where(and(...conditions))
+    .orderBy(desc(applicationChanges.at), desc(applicationChanges.seq))
+    .limit(pageSize + 1);
+  const page = rows.slice(0, pageSize);
+  const last = page.at(-1);
+  return {
+    items: page.map((r) => toEntry(r.row)),
+    nextCursor: rows.length > pageSize && last ? Buffer.from(JSON.stringify([last.cursorTime, last.row.seq])).toString('base64url') : null,
+  };
+}

@@ -1,0 +1,258 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deriveLogoUrl, historyErrors, REDACTED, type HistoryEntry, type HistoryPage } from '@latchkey/contract';
+import { createTestApp, uniqueEmail, type TestApp } from '../../../test/helpers.js';
+import { makePng } from '../../plugins/storage/test-images.js';
+import { createOwner } from '../platform-users/test-fixtures.js';
+import { recordChange } from './history.service.js';
+
+/**
+ * Issue 19: every change to an application leaves a history entry with its actor and the before and
+ * after of what changed. The route table is enumerated, so a new mutating route without a case here
+ * (or a stated reason not to have one) fails this file.
+ */
+let t: TestApp;
+let owner: { userId: string; email: string; token: string };
+let second: { userId: string; email: string; token: string };
+let stranger: { userId: string; email: string; token: string };
+let appId: string;
+let lockId: string;
+let appUserId: string;
+
+let extraLock = '';
+const publicJwk = () => ({ ...generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }), kid: `k-${Math.random().toString(36).slice(2, 8)}`, use: 'sig' });
+const keyToAdd = publicJwk();
+const as = (who: { token: string }) => ({ authorization: `Bearer ${who.token}` });
+const base = () => `/api/platform/application/${appId}`;
+
+async function call(method: 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, who = owner) {
+  const res = await t.app.inject({ method, url, headers: as(who), ...(payload === undefined ? {} : { payload: payload as object }) });
+  expect(res.statusCode, `${method} ${url}: ${res.body}`).toBeLessThan(300);
+  return res;
+}
+
+async function history(query = '', who = owner, id = appId): Promise<HistoryPage> {
+  const res = await t.app.inject({ url: `/api/platform/application/${id}/history${query}`, headers: as(who) });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json();
+}
+const newest = async () => (await history()).items[0]!;
+
+
+beforeAll(async () => {
+  t = await createTestApp();
+  owner = await createOwner(t);
+  second = await createOwner(t);
+  stranger = await createOwner(t);
+  const created = await call('POST', '/api/platform/application', { name: 'History App', companyName: 'Hist Co', mailingAddress: '1 Road' });
+  appId = created.headers.location!.toString().split('/').pop()!;
+  const locks = await t.app.inject({ url: `${base()}/lock`, headers: as(owner) });
+  lockId = (locks.json() as { id: string }[])[0]!.id;
+});
+afterAll(() => t?.close());
+
+/**
+ * One case per mutating route: how to call it (as the owner, on the application above) and the entry it
+ * must leave. Cases run in order; a later one may rely on what an earlier one made.
+ */
+type Case = { run: () => Promise<unknown>; kind: HistoryEntry['kind']; field: string; before?: unknown; after?: unknown };
+const cases = (): Record<string, Case[]> => ({
+  'POST /api/platform/application': [
+    { run: () => call('POST', '/api/platform/application', { name: 'Second App', companyName: 'Co', mailingAddress: '2 Road' }), kind: 'details', field: 'name', before: null, after: 'Second App' },
+  ],
+  'POST /api/platform/application/:applicationId': [
+    { run: () => call('POST', base(), { name: 'Renamed' }), kind: 'details', field: 'name', before: 'History App', after: 'Renamed' },
+    { run: () => call('POST', base(), { privacyPolicy: 'https://example.com/privacy' }), kind: 'urls', field: 'privacyPolicy', before: null, after: 'https://example.com/privacy' },
+    { run: () => call('POST', base(), { emailPreferences: { primaryColour: '#112233' } }), kind: 'branding', field: 'emailPreferences.primaryColour', before: '#00283C', after: '#112233' },
+    {
+      run: async () => {
+        const { uploadUrl } = (await call('POST', `${base()}/logo`, { contentType: 'image/png' })).json() as { uploadUrl: string };
+        const u = new URL(uploadUrl);
+        await t.app.inject({ method: 'PUT', url: u.pathname + u.search, headers: { 'content-type': 'image/png' }, payload: makePng(10, 10) });
+        await call('POST', base(), { logoUrl: deriveLogoUrl(uploadUrl, { uploadBaseUrl: 'http://localhost:3000/api/uploads', cdnBaseUrl: 'http://localhost:3000/cdn' }) });
+      },
+      kind: 'logo',
+      field: 'logoUrl',
+      before: null,
+    },
+  ],
+  'POST /api/platform/application/:applicationId/owner': [
+    { run: () => call('POST', `${base()}/owner`, { userId: second.userId }), kind: 'owner', field: 'owners', before: null, after: second.email },
+  ],
+  'DELETE /api/platform/application/:applicationId/owner': [
+    { run: () => call('DELETE', `${base()}/owner`, { userId: second.userId }), kind: 'owner', field: 'owners', before: second.email, after: null },
+  ],
+  'POST /api/platform/application/:applicationId/auth/key': [{ run: () => call('POST', `${base()}/auth/key`, keyToAdd), kind: 'key', field: 'authKeys', before: null }],
+  'DELETE /api/platform/application/:applicationId/auth/key': [{ run: () => call('DELETE', `${base()}/auth/key`, { kid: keyToAdd.kid }), kind: 'key', field: 'authKeys', after: null }],
+  'POST /api/platform/application/:applicationId/auth/issuer': [
+    { run: () => call('POST', `${base()}/auth/issuer`, { url: 'https://issuer.example.com' }), kind: 'issuer', field: 'authDomains', before: null, after: 'https://issuer.example.com' },
+  ],
+  'DELETE /api/platform/application/:applicationId/auth/issuer': [
+    { run: () => call('DELETE', `${base()}/auth/issuer`, { url: 'https://issuer.example.com' }), kind: 'issuer', field: 'authDomains', before: 'https://issuer.example.com', after: null },
+  ],
+  'POST /api/platform/application/:applicationId/cors': [
+    { run: () => call('POST', `${base()}/cors`, { url: 'https://app.example.com' }), kind: 'cors', field: 'corsDomains', before: null, after: 'https://app.example.com' },
+  ],
+  'DELETE /api/platform/application/:applicationId/cors': [
+    { run: () => call('DELETE', `${base()}/cors`, { url: 'https://app.example.com' }), kind: 'cors', field: 'corsDomains', before: 'https://app.example.com', after: null },
+  ],
+  'POST /api/platform/application/:applicationId/user': [
+    {
+      run: async () => (appUserId = ((await call('POST', `${base()}/user`, { email: 'member@example.com' })).json() as { userId: string }).userId),
+      kind: 'user',
+      field: 'users',
+      before: null,
+      after: 'member@example.com',
+    },
+  ],
+  'POST /api/platform/application/:applicationId/lock': [
+    { run: async () => (extraLock = ((await call('POST', `${base()}/lock`, { name: 'Garage' })).json() as { id: string }).id), kind: 'lock', field: 'name', before: null, after: 'Garage' },
+  ],
+  'PUT /api/platform/application/:applicationId/lock/:lockId': [
+    { run: () => call('PUT', `${base()}/lock/${lockId}`, { name: 'Main Door' }), kind: 'lock', field: 'name', before: 'Front Door', after: 'Main Door' },
+    { run: () => call('PUT', `${base()}/lock/${lockId}`, { settings: { unlockTime: 9 } }), kind: 'lock_settings', field: 'settings.unlockTime', before: 5, after: 9 },
+  ],
+  'POST /api/platform/application/:applicationId/lock/:lockId/user': [
+    { run: () => call('POST', `${base()}/lock/${lockId}/user`, { userId: appUserId, role: 'ADMIN' }), kind: 'share', field: 'role', before: null, after: 'ADMIN' },
+  ],
+  'DELETE /api/platform/application/:applicationId/lock/:lockId/user/:userId': [
+    { run: () => call('DELETE', `${base()}/lock/${lockId}/user/${appUserId}`), kind: 'share', field: 'role', before: 'ADMIN', after: null },
+  ],
+  'DELETE /api/platform/application/:applicationId/lock/:lockId': [{ run: () => call('DELETE', `${base()}/lock/${extraLock}`), kind: 'lock', field: 'name', before: 'Garage', after: null }],
+  'DELETE /api/platform/application/:applicationId/user': [
+    { run: () => call('DELETE', `${base()}/user`, { userId: appUserId }), kind: 'user', field: 'users', before: 'member@example.com', after: null },
+  ],
+});
+
+/** Mutating routes that change nothing the history records, and why. */
+const exempt: Record<string, string> = {
+  'DELETE /api/platform/application/:applicationId': 'the history is deleted with the application',
+  'POST /api/platform/application/:applicationId/logo': 'hands out an upload URL; the logo changes when logoUrl is saved (case "logo")',
+  'POST /api/platform/application/directory/query': 'a directory look-up, changes nothing',
+  'POST /api/platform/application/:applicationId/auth/token-check': 'tests a token, changes nothing',
+};
+
+describe('change history', () => {
+  it('every mutating route under /platform/application has a case or a stated exemption', () => {
+    const mutating = t.app.routeTable
+      .filter((r) => r.url.startsWith('/api/platform/application') && !['GET', 'HEAD', 'OPTIONS'].includes(r.method))
+      .map((r) => `${r.method} ${r.url}`);
+    expect(mutating.length).toBeGreaterThan(15);
+    const known = cases();
+    const missing = mutating.filter((route) => !known[route] && !exempt[route]);
+    expect(missing, 'mutating routes with no history case').toEqual([]);
+  });
+
+  it('each mutating route leaves an entry with the actor and the before and after', async () => {
+    const creation = (await history()).items.at(-1)!;
+    expect(creation).toMatchObject({ kind: 'details', actor: { userId: owner.userId, email: owner.email } });
+    expect(creation.changes).toContainEqual({ field: 'name', before: null, after: 'History App' });
+
+    for (const [route, steps] of Object.entries(cases())) {
+      for (const step of steps) {
+        const seen = (await history()).items.length;
+        await step.run();
+        if (route === 'POST /api/platform/application') {
+          // A new application: its first entry is in its own history.
+          const mine = await t.app.inject({ url: '/api/platform/application', headers: as(owner) });
+          const created = (mine.json() as { applicationId: string; name: string }[]).find((a) => a.name === 'Second App')!;
+          const [entry] = (await history('', owner, created.applicationId)).items;
+          expect(entry!.changes).toContainEqual({ field: step.field, before: step.before, after: step.after });
+          continue;
+        }
+        const page = await history();
+        expect(page.items.length, route).toBeGreaterThan(seen);
+        const entry = page.items[0]!;
+        expect(entry.kind, route).toBe(step.kind);
+        expect(entry.actor, route).toEqual({ userId: owner.userId, email: owner.email });
+        const change = entry.changes.find((c) => c.field === step.field);
+        expect(change, `${route}: ${JSON.stringify(entry.changes)}`).toBeDefined();
+        if ('before' in step) expect(change!.before, route).toEqual(step.before);
+        if ('after' in step) expect(change!.after, route).toEqual(step.after);
+        expect(Math.abs(entry.at - Date.now() / 1000)).toBeLessThan(60);
+      }
+    }
+  });
+
+  it('an update that changes nothing records nothing; one across kinds records one entry per kind', async () => {
+    const before = (await history()).items.length;
+    await call('POST', base(), { name: 'Renamed' });
+    expect((await history()).items.length).toBe(before);
+    await call('POST', base(), { companyName: 'New Co', appLink: 'https://example.com/app' });
+    const [a, b] = (await history()).items;
+    expect([a!.kind, b!.kind].sort()).toEqual(['details', 'urls']);
+  });
+
+  it('keys are summarised, never stored whole; secrets are redacted whatever the caller passes', async () => {
+    const keys = (await history('?kind=key')).items;
+    const added = keys.find((e) => e.changes[0]!.before === null)!;
+    expect(added.changes[0]!.after).toEqual({ kid: keyToAdd.kid, kty: 'OKP', crv: 'Ed25519', use: 'sig' });
+    expect(JSON.stringify(keys)).not.toContain(keyToAdd.x);
+
+    await t.database.db.transaction(async (tx) =>
+      recordChange(tx, { applicationId: appId, actor: { id: owner.userId, email: owner.email }, kind: 'webhook', subject: 'https://hooks.example.com', changes: [
+        { field: 'secret', before: 'whsec_old', after: 'whsec_new' },
+        { field: 'url', before: null, after: 'https://hooks.example.com' },
+      ] }),
+    );
+    const [entry] = (await history('?kind=webhook')).items;
+    expect(entry!.changes).toEqual([
+      { field: 'secret', before: REDACTED, after: REDACTED },
+      { field: 'url', before: null, after: 'https://hooks.example.com' },
+    ]);
+    const stored = await t.database.db.execute(`select changes::text as c from application_changes where kind = 'webhook'` as never);
+    expect(JSON.stringify(stored)).not.toContain('whsec_');
+  });
+
+  it('filters by kind and by actor (user id or email), pages newest first without gaps or repeats', async () => {
+    await call('POST', `${base()}/owner`, { userId: second.userId });
+    await call('POST', base(), { supportContact: 'mailto:help@example.com' }, second);
+    const bySecond = (await history(`?actor=${second.userId}`)).items;
+    expect(bySecond.map((e) => e.kind)).toEqual(['urls']);
+    expect((await history(`?actor=${encodeURIComponent(second.email.toUpperCase())}`)).items).toEqual(bySecond);
+    expect((await history('?kind=cors')).items.every((e) => e.kind === 'cors')).toBe(true);
+    expect((await history('?kind=cors')).items).toHaveLength(2);
+
+    const all = (await history('?pageSize=200')).items;
+    expect(all.length).toBeGreaterThan(20);
+    const ats = all.map((e) => e.at);
+    expect([...ats].sort((x, y) => y - x)).toEqual(ats);
+    const paged: HistoryEntry[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: HistoryPage = await history(`?pageSize=7${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.items.length).toBeLessThanOrEqual(7);
+      paged.push(...page.items);
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(paged.map((e) => e.id)).toEqual(all.map((e) => e.id));
+  });
+
+  it('owners only: a stranger gets 404, a removed owner too; bad filters are 400', async () => {
+    const res = await t.app.inject({ url: `${base()}/history`, headers: as(stranger) });
+    expect(res.statusCode).toBe(404);
+    expect(res.body).not.toContain('Renamed');
+    expect((await t.app.inject({ url: `${base()}/history` })).statusCode).toBe(401);
+    for (const query of ['?kind=nonsense', '?cursor=garbage', `?cursor=${Buffer.from('[1,2]').toString('base64url')}`, '?pageSize=0']) {
+      const bad = await t.app.inject({ url: `${base()}/history${query}`, headers: as(owner) });
+      expect(bad.statusCode, query).toBe(400);
+      expect(bad.json()).toMatchObject({ code: 400 });
+    }
+    const badCursor = await t.app.inject({ url: `${base()}/history?cursor=garbage`, headers: as(owner) });
+    expect(badCursor.json().message).toBe(historyErrors.invalidCursor);
+    const email = uniqueEmail('nobody');
+    expect((await history(`?actor=${email}`)).items).toEqual([]);
+  });
+
+  it('a failed change leaves no entry (it is written in the change’s transaction)', async () => {
+    const before = (await history()).items.length;
+    const dup = await t.app.inject({ method: 'POST', url: `${base()}/cors`, headers: as(owner), payload: { url: 'https://dup.example.com' } });
+    expect(dup.statusCode).toBe(204);
+    const again = await t.app.inject({ method: 'POST', url: `${base()}/cors`, headers: as(owner), payload: { url: 'https://dup.example.com' } });
+    expect(again.statusCode).toBe(409);
+    await call('DELETE', `${base()}/owner`, { userId: second.userId });
+    const last = await t.app.inject({ method: 'DELETE', url: `${base()}/owner`, headers: as(owner), payload: { userId: owner.userId } });
+    expect(last.statusCode).toBe(409);
+    expect((await history()).items.length).toBe(before + 2);
+  });
+});
