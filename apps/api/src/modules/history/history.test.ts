@@ -36,7 +36,6 @@ async function history(query = '', who = owner, id = appId): Promise<HistoryPage
   expect(res.statusCode, res.body).toBe(200);
   return res.json();
 }
-const newest = async () => (await history()).items[0]!;
 
 
 beforeAll(async () => {
