@@ -40,6 +40,7 @@ export default defineConfig({
       DATA_DIR: `e2e/.tmp/${PORT}/data`,
       LOG_LEVEL: 'warn',
       LOGIN_RATE_LIMIT_MAX: '1000',
+      ANONYMOUS_RATE_LIMIT_MAX: '5000',
       ACCESS_TOKEN_TTL_SECONDS: '900',
     },
   },

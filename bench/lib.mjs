@@ -50,6 +50,7 @@ export async function startService(env = {}) {
       DATA_DIR: dataDir,
       LOG_LEVEL: 'silent',
       RATE_LIMIT_MAX: '100000000',
+      ANONYMOUS_RATE_LIMIT_MAX: '100000000',
       LOGIN_RATE_LIMIT_MAX: '100000000',
       ...env,
     },

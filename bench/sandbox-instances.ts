@@ -22,6 +22,7 @@ const config = loadConfig({
   LOG_LEVEL: 'silent',
   HOST: '127.0.0.1',
   RATE_LIMIT_MAX: '100000000',
+  ANONYMOUS_RATE_LIMIT_MAX: '100000000',
   LOGIN_RATE_LIMIT_MAX: '100000000',
 });
 

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
-import rateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -12,10 +11,8 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
-import { apiErrors } from '@latchkey/contract';
 import type { Config } from './config.js';
 import { createDatabase, type Database, type Db } from './db/client.js';
-import { AppError } from './errors.js';
 import { AccessCache } from './lib/access-cache.js';
 import { Passwords } from './lib/passwords.js';
 import { SecretBox } from './lib/secret-box.js';
@@ -26,6 +23,7 @@ import { isUnder, pathOf } from './lib/url-paths.js';
 import { registerAuth, registerOwnership } from './plugins/auth.js';
 import { registerCors, type CorsOptions } from './plugins/cors.js';
 import { registerLockUserAuth } from './plugins/lock-user-auth.js';
+import { registerRateLimits } from './plugins/rate-limit.js';
 import { PlatformCa } from './plugins/platform-ca.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { registerSecurityHeaders } from './plugins/security-headers.js';
@@ -196,21 +194,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // After helmet, so preflight answers carry the same security headers; its hook is app-wide and so runs
   // before the route-level rate limit, and a 429 still carries the CORS headers the caller needs to read it.
   registerCors(app, database.db, { apiPrefix: config.apiPrefix, publicUrl: config.publicUrl, ...options.cors });
-  await app.register(rateLimit, {
-    global: true,
-    max: config.rateLimit.max,
-    timeWindow: config.rateLimit.windowSeconds * 1000,
-    ...(redis ? { redis, nameSpace: 'latchkey-rl-' } : {}),
-    skipOnError: true,
-    // The x-ratelimit-* headers go on 429 answers only (with retry-after): on every other answer they
-    // cost each request three headers (measured in docs/performance.md) and no client here reads them.
-    addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
-    // The budget is for the API. The portal's own files, served logos and the health probes are cheap
-    // reads that one page load or a load balancer makes many of; counting them locked real users (and
-    // the readiness probe) out after a few page loads from one address.
-    allowList: (request) => isExemptFromRateLimit(request.method, request.url, config.apiPrefix),
-    errorResponseBuilder: (_req, context) =>
-      new AppError(429, apiErrors.tooManyAttempts, { 'retry-after': String(Math.ceil(context.ttl / 1000)) }),
+  await registerRateLimits(app, {
+    config,
+    redis,
+    cache: accessCache,
+    exempt: (request) => isExemptFromRateLimit(request.method, request.url, config.apiPrefix),
   });
   await app.register(swagger, {
     openapi: {

@@ -60,6 +60,8 @@ export async function createTestApp(env: Env = {}, build: Pick<BuildOptions, 'co
     LOG_LEVEL: 'silent',
     PUBLIC_URL: 'http://localhost:3000',
     RATE_LIMIT_MAX: '100000',
+    ANONYMOUS_RATE_LIMIT_MAX: '100000',
+    DIRECTORY_RATE_LIMIT_MAX: '100000',
     LOGIN_RATE_LIMIT_MAX: '100000',
     ...env,
   });

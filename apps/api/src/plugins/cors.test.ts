@@ -196,7 +196,7 @@ describe('outside its scope nothing changes', () => {
 describe('rate-limited answers', () => {
   let limited: TestApp;
   beforeAll(async () => {
-    limited = await createTestApp({ PUBLIC_URL: PORTAL, RATE_LIMIT_MAX: '2' });
+    limited = await createTestApp({ PUBLIC_URL: PORTAL, ANONYMOUS_RATE_LIMIT_MAX: '2' });
     const { userId } = await createOwner(limited);
     const id = await createApplication(limited, userId);
     await limited.database.db.insert(applicationCorsDomains).values({ applicationId: id, origin: PARTNER });

@@ -58,9 +58,9 @@ export function registerLockUserAuth(app: FastifyInstance, cache: AccessCache) {
         done();
       });
     }
-    const cached = cache.get<CachedApplicationUser>(cacheKey(token));
-    if (cached && cached.exp > Date.now() / 1000) {
-      request.lockUser = cached.user;
+    const cached = cachedApplicationUser(cache, token);
+    if (cached) {
+      request.lockUser = cached;
       return done();
     }
     applicationUser(token).then((user) => {
@@ -82,6 +82,12 @@ export function registerLockUserAuth(app: FastifyInstance, cache: AccessCache) {
 }
 
 const cacheKey = (token: string) => `lu|${token}`;
+
+/** The application user of an application-signed token verified before and not yet expired; no verification, no query. */
+export function cachedApplicationUser(cache: AccessCache, token: string): LockUser | null {
+  const cached = cache.get<CachedApplicationUser>(cacheKey(token));
+  return cached && cached.exp > Date.now() / 1000 ? cached.user : null;
+}
 
 /** The `iss` claim, read without trusting it: only to pick the verifier. */
 function unverifiedIssuer(token: string): string | null {

@@ -67,7 +67,7 @@ describe('Postgres stops under load', () => {
     cleanups.push(() => proxy.close());
     const viaProxy = new URL(db);
     viaProxy.host = `127.0.0.1:${proxy.port}`;
-    const svc = await startService({ DATABASE_URL: viaProxy.toString(), DATA_DIR: tmpDir(), RATE_LIMIT_MAX: '1000000' });
+    const svc = await startService({ DATABASE_URL: viaProxy.toString(), DATA_DIR: tmpDir(), RATE_LIMIT_MAX: '1000000', ANONYMOUS_RATE_LIMIT_MAX: '1000000' });
     cleanups.push(() => void svc.child.kill('SIGKILL'));
     await waitReady(svc.url);
     const { token, appId } = await owner(svc.url);
@@ -116,7 +116,7 @@ describe('Postgres stops under load', () => {
 describe.each(['pglite', 'postgres'] as const)('kill -9 during a write burst (%s)', (kind) => {
   it('keeps every write acknowledged before the kill', async () => {
     const dataDir = tmpDir();
-    const env: Record<string, string> = { DATA_DIR: dataDir, RATE_LIMIT_MAX: '1000000' };
+    const env: Record<string, string> = { DATA_DIR: dataDir, RATE_LIMIT_MAX: '1000000', ANONYMOUS_RATE_LIMIT_MAX: '1000000' };
     if (kind === 'postgres') env.DATABASE_URL = (await scratchDb()).toString();
     let svc: ServiceProcess = await startService(env);
     await waitReady(svc.url);

@@ -94,7 +94,12 @@ export async function applicationsRoutes(instance: FastifyInstance) {
   for (const path of ['/directory/query', `${base}/directory/query`]) {
     app.post(
       path,
-      { ...signedIn, schema: { tags: ['directory'], security, body: directoryQuerySchema, response: { 200: directoryResultSchema, 400: E, 401: E, 404: E } } },
+      {
+        ...signedIn,
+        // It answers whether an account exists for an email: per user, so accounts cannot be enumerated in bulk.
+        preHandler: app.limitDirectoryLookups,
+        schema: { tags: ['directory'], security, body: directoryQuerySchema, response: { 200: directoryResultSchema, 400: E, 401: E, 404: E, 429: E } },
+      },
       async (request) => queryDirectory(app.db, request.body.email),
     );
   }

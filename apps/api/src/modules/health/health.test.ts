@@ -65,7 +65,7 @@ describe('health, readiness, config and unknown routes', () => {
     fs.mkdirSync(path.join(dist, 'assets'));
     fs.writeFileSync(path.join(dist, 'index.html'), '<!doctype html><title>portal</title>');
     fs.writeFileSync(path.join(dist, 'assets', 'chunk.js'), 'export {};');
-    const limited = await createTestApp({ RATE_LIMIT_MAX: '3', WEB_DIST_DIR: dist });
+    const limited = await createTestApp({ ANONYMOUS_RATE_LIMIT_MAX: '3', WEB_DIST_DIR: dist });
     const statuses = async (url: string, n = 6) => {
       const out: number[] = [];
       for (let i = 0; i < n; i++) out.push((await limited.app.inject({ url })).statusCode);
