@@ -16,3 +16,10 @@ export function showFieldErrors<T extends FieldValues>(form: UseFormReturn<T, un
   known.forEach((e, i) => form.setError(e.path as FieldPath<T>, { type: 'server', message: localText(e.message) }, { shouldFocus: i === 0 }));
   return known.length > 0;
 }
+
+/** The server's message for one field of a refused save, in the reader's language, if it named that field. */
+export function fieldMessage(error: unknown, path: string): string | null {
+  if (!(error instanceof ApiError)) return null;
+  const found = error.fieldErrors.find((e) => e.path === path);
+  return found ? localText(found.message) : null;
+}

@@ -175,6 +175,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     revokeConfirm: 'Diese Freigabe entziehen?',
     revokeMessage: '{{user}} kann dieses Schloss ab sofort nicht mehr nutzen.',
     revokeButton: 'Entziehen',
+    revoked: 'Zugang entzogen',
     loadFailed: 'Die Freigaben konnten nicht geladen werden: {{message}}',
   },
   lockSettings: {

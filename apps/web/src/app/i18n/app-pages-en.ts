@@ -174,6 +174,7 @@ export const appPagesEn = {
     revokeConfirm: 'Revoke this share?',
     revokeMessage: '{{user}} can no longer use this lock, at once.',
     revokeButton: 'Revoke',
+    revoked: 'Access revoked',
     loadFailed: 'The shares could not be loaded: {{message}}',
   },
   lockSettings: {

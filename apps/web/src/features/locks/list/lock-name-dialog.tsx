@@ -13,10 +13,14 @@ interface Props {
   initialName: string;
   submitLabel: string;
   onCancel: () => void;
-  onSubmit: (name: string) => void;
+  /** Resolves to the reason it failed (shown under the field, the name kept), or to null once saved. */
+  onSubmit: (name: string) => Promise<string | null>;
 }
 
-/** Names a lock (add or rename): the contract's rule validates as you type. */
+/**
+ * Names a lock (add or rename): the contract's rule validates as you type. The dialog stays open until the
+ * server took the name; a refusal shows under the field with the name kept and focus on it.
+ */
 export function LockNameDialog({ open, onCancel, ...form }: Props) {
   const titleId = useId();
   return (
@@ -39,14 +43,18 @@ function LockNameForm({
   const form = useForm({
     resolver: zodResolver(createLockSchema),
     defaultValues: { name: initialName },
-    mode: 'onChange',
+    // On change and on leaving a field: an emptied name says 'Required' once touched.
+    mode: 'all',
   });
   return (
     <form
       noValidate
       onSubmit={(e) => {
         e.stopPropagation();
-        void form.handleSubmit(({ name }) => onSubmit(name.trim()))(e);
+        void form.handleSubmit(async ({ name }) => {
+          const failure = await onSubmit(name.trim());
+          if (failure) form.setError('name', { type: 'server', message: failure }, { shouldFocus: true });
+        })(e);
       }}
     >
       <DialogTitle id={titleId}>{title}</DialogTitle>
@@ -66,7 +74,7 @@ function LockNameForm({
         <Button
           type="submit"
           variant="contained"
-          disabled={!form.formState.isValid || !form.formState.isDirty}
+          disabled={!form.formState.isValid || !form.formState.isDirty || form.formState.isSubmitting}
         >
           {submitLabel}
         </Button>

@@ -26,6 +26,7 @@ import { Icon } from '../../../components/ui/icon';
 import { PageLoader } from '../../../components/ui/page-loader';
 import { useOperation } from '../../../components/ui/use-operation';
 import { errorMessage } from '../../../lib/http';
+import { fieldMessage } from '../../../lib/field-errors';
 import { useCreateLock, useDeleteLock, useLocks, useUpdateLock } from '../api';
 import { useLockEvents } from '../live-events';
 import { LiveStatusBadge } from '../live-status';
@@ -151,15 +152,21 @@ export function LocksPage() {
         initialName={dialog?.kind === 'rename' ? dialog.lock.name : ''}
         submitLabel={dialog?.kind === 'rename' ? t('common.save') : t('common.add')}
         onCancel={close}
-        onSubmit={(name) => {
-          const current = dialog;
+        onSubmit={async (name) => {
+          // The dialog closes once the server took the name; a refusal stays in it, under the field.
+          const result =
+            dialog?.kind === 'rename'
+              ? await run(() => rename.mutateAsync({ lockId: dialog.lock.id, body: { name } }), {
+                  notice: true,
+                  inPlace: () => true,
+                })
+              : await run(() => create.mutateAsync({ name }), {
+                  notice: t('locks.lockAdded', { name }),
+                  inPlace: () => true,
+                });
+          if (!result.ok) return fieldMessage(result.error, 'name') ?? result.message;
           close();
-          if (current?.kind === 'rename')
-            void run(() => rename.mutateAsync({ lockId: current.lock.id, body: { name } }));
-          else
-            void run(() => create.mutateAsync({ name }), {
-              success: { message: t('locks.lockAdded', { name }) },
-            });
+          return null;
         }}
       />
       <ConfirmDialog
@@ -172,7 +179,7 @@ export function LocksPage() {
         onConfirm={() => {
           const lockId = dialog?.kind === 'remove' ? dialog.lock.id : '';
           close();
-          void run(() => remove.mutateAsync(lockId));
+          void run(() => remove.mutateAsync(lockId), { notice: t('common.removed') });
         }}
       />
       {dialogs}

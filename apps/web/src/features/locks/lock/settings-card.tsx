@@ -6,6 +6,7 @@ import { Controller, useForm, useWatch, type Resolver } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { FormTextField } from '../../../components/ui/form-text-field';
 import { useOperation } from '../../../components/ui/use-operation';
+import { showFieldErrors } from '../../../lib/field-errors';
 import { useUpdateLock } from '../api';
 import {
   settingsValues,
@@ -31,7 +32,7 @@ export function SettingsCard({ appId, lock }: { appId: string; lock: Lock }) {
   const form = useForm<SettingsFormValues>({
     resolver,
     defaultValues: settingsValues(lock),
-    mode: 'onChange',
+    mode: 'all',
   });
   const { isDirty, isValid, dirtyFields } = form.formState;
   const locationEnabled = useWatch({ control: form.control, name: 'locationEnabled' });
@@ -58,9 +59,8 @@ export function SettingsCard({ appId, lock }: { appId: string; lock: Lock }) {
           void form.handleSubmit(async (values) => {
             const saved = await run(
               () => update.mutateAsync({ lockId: lock.id, body: toUpdateLock(values, dirtyFields, lock) }),
-              {
-                success: { message: t('lockSettings.saved') },
-              },
+              // The one non-blocking notice every save gives; a refused field shows under it, focused.
+              { notice: t('lockSettings.saved'), inPlace: (error) => showFieldErrors(form, error) },
             );
             if (saved.ok) reset(settingsValues(saved.value));
           })(e)

@@ -21,7 +21,8 @@ import { useId, useMemo } from 'react';
 import { Controller, useForm, useWatch, type Resolver } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { FormTextField } from '../../../components/ui/form-text-field';
-import { errorMessage } from '../../../lib/http';
+import { showFieldErrors } from '../../../lib/field-errors';
+import { ApiError, errorMessage } from '../../../lib/http';
 import { localText } from '../../../lib/server-text';
 import { useAddShare } from '../shares-api';
 import {
@@ -32,6 +33,8 @@ import {
   toCreateShare,
   type ShareFormValues,
 } from './share-form';
+
+const hasFieldErrors = (error: unknown) => error instanceof ApiError && error.fieldErrors.length > 0;
 
 const withWindow = zodResolver(shareFormSchema);
 const withoutWindow = zodResolver(shareFormWithoutWindowSchema);
@@ -70,7 +73,7 @@ function ShareForm({
   const add = useAddShare(appId, lockId);
   const zonesId = useId();
   const zones = useMemo(knownTimeZones, []);
-  const form = useForm<ShareFormValues>({ resolver, defaultValues: defaultShareValues(), mode: 'onChange' });
+  const form = useForm<ShareFormValues>({ resolver, defaultValues: defaultShareValues(), mode: 'all' });
   const limitHours = useWatch({ control: form.control, name: 'limitHours' });
   const dateSlot = { inputLabel: { shrink: true } };
 
@@ -80,7 +83,11 @@ function ShareForm({
       onSubmit={(e) => {
         e.stopPropagation();
         void form.handleSubmit((values) =>
-          add.mutate(toCreateShare(values), { onSuccess: () => onShared(values.email.trim()) }),
+          add.mutate(toCreateShare(values), {
+            onSuccess: () => onShared(values.email.trim()),
+            // A refused field shows under it, focused; anything else in the alert below. The form is kept.
+            onError: (error) => void showFieldErrors(form, error),
+          }),
         )(e);
       }}
     >
@@ -203,7 +210,7 @@ function ShareForm({
             </datalist>
           </Box>
         )}
-        {add.isError && (
+        {add.isError && !hasFieldErrors(add.error) && (
           <Alert severity="error" sx={{ mt: 2 }}>
             {errorMessage(add.error)}
           </Alert>

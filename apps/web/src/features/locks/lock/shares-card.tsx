@@ -19,8 +19,8 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
 import { Icon } from '../../../components/ui/icon';
-import { MessageDialog } from '../../../components/ui/message-dialog';
 import { PageLoader } from '../../../components/ui/page-loader';
+import { showSaved } from '../../../components/ui/saved-notice';
 import { useOperation } from '../../../components/ui/use-operation';
 import { errorMessage } from '../../../lib/http';
 import { useRevokeShare, useShares } from '../shares-api';
@@ -34,7 +34,6 @@ export function SharesCard({ appId, lockId }: { appId: string; lockId: string })
   const revoke = useRevokeShare(appId, lockId);
   const [adding, setAdding] = useState(false);
   const [revoking, setRevoking] = useState<LockShare | null>(null);
-  const [shared, setShared] = useState<string | null>(null);
   const { run, dialogs } = useOperation();
   const who = (share: LockShare) => share.email ?? share.displayName ?? share.userId;
 
@@ -119,7 +118,7 @@ export function SharesCard({ appId, lockId }: { appId: string; lockId: string })
         onCancel={() => setAdding(false)}
         onShared={(email) => {
           setAdding(false);
-          setShared(email);
+          showSaved(t('shares.shared', { email }));
         }}
       />
       <ConfirmDialog
@@ -132,16 +131,8 @@ export function SharesCard({ appId, lockId }: { appId: string; lockId: string })
         onConfirm={() => {
           const userId = revoking?.userId ?? '';
           setRevoking(null);
-          void run(() => revoke.mutateAsync(userId));
+          void run(() => revoke.mutateAsync(userId), { notice: t('shares.revoked') });
         }}
-      />
-      <MessageDialog
-        open={shared !== null}
-        tone="success"
-        title={t('common.success')}
-        message={shared ? t('shares.shared', { email: shared }) : undefined}
-        buttonLabel={t('common.done')}
-        onClose={() => setShared(null)}
       />
       {dialogs}
     </Paper>
