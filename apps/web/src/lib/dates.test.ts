@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { formatDate, formatDateTime } from './dates';
+import { formatDate, formatDateTime, formatDateTimeSeconds, formatTimeSeconds } from './dates';
 
-const MARCH_5 = new Date(2024, 2, 5, 14, 30).getTime() / 1000;
+const MARCH_5 = new Date(2024, 2, 5, 14, 30, 7).getTime() / 1000;
 
 describe('formatDate', () => {
   it('writes English as dd/mm/yyyy and German as dd.mm.yyyy', () => {
@@ -11,5 +11,10 @@ describe('formatDate', () => {
   it('adds the time in the locale’s form', () => {
     expect(formatDateTime(MARCH_5, 'en')).toBe('05/03/2024, 14:30');
     expect(formatDateTime(MARCH_5, 'de')).toBe('05.03.2024, 14:30');
+  });
+  it('to the second where it matters (outbox, activity)', () => {
+    expect(formatDateTimeSeconds(MARCH_5, 'en')).toBe('05/03/2024, 14:30:07');
+    expect(formatDateTimeSeconds(MARCH_5, 'de')).toBe('05.03.2024, 14:30:07');
+    expect(formatTimeSeconds(MARCH_5, 'de')).toBe('14:30:07');
   });
 });

@@ -2,6 +2,7 @@ import type { SentEmail } from '@latchkey/contract';
 import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
+import { setLanguage } from '../../app/i18n';
 import { storeSignIn } from '../../lib/session';
 import { json, makeJwt, nowSeconds, renderRoute, stubFetch } from '../../test/helpers';
 import { OutboxPage } from './outbox-page';
@@ -62,5 +63,13 @@ describe('Outbox', () => {
   it('says when nothing was sent yet', async () => {
     setup([]);
     expect(await screen.findByText(/No emails sent yet/)).toBeInTheDocument();
+  });
+
+  it('writes when each email was sent in the reader’s language', async () => {
+    const sent = new Date(2024, 2, 5, 14, 30, 7).getTime() / 1000;
+    setup([{ ...email(1), createdAt: sent }]);
+    expect(await screen.findByText('05/03/2024, 14:30:07')).toBeInTheDocument();
+    await setLanguage('de');
+    expect(await screen.findByText('05.03.2024, 14:30:07')).toBeInTheDocument();
   });
 });

@@ -15,10 +15,10 @@ import { useTranslation } from 'react-i18next';
 import { useParams, useSearchParams } from 'react-router';
 import { OUTBOX_EMAIL_PARAM } from '../../app/paths';
 import { PageLoader } from '../../components/ui/page-loader';
+import { formatDateTimeSeconds } from '../../lib/dates';
 import { errorMessage } from '../../lib/http';
 import { useOutbox, useOutboxHtml } from './api';
 
-const sentAt = new Intl.DateTimeFormat('en-GB', { dateStyle: 'short', timeStyle: 'medium' });
 
 /** What kind of email, in words; an unknown kind is shown as the server named it. */
 function useKindLabel() {
@@ -64,7 +64,7 @@ function EmailFrame({ appId, email }: { appId: string; email: SentEmail }) {
 
 /** The sandbox Outbox: every email the platform sent for this application; the chosen one is in the URL. */
 export function OutboxPage() {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const { appId = '' } = useParams();
   const [params, setParams] = useSearchParams();
   const outbox = useOutbox(appId);
@@ -130,7 +130,7 @@ export function OutboxPage() {
                         }}
                       >
                         <span>{email.to}</span>
-                        <span>{sentAt.format(new Date(email.createdAt * 1000))}</span>
+                        <span>{formatDateTimeSeconds(email.createdAt, i18n.language)}</span>
                         <Chip
                           component="span"
                           size="small"

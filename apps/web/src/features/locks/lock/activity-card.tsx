@@ -49,7 +49,7 @@ function Actor({ entry }: { entry: LockLogEntry }) {
 
 /** The lock's log, newest first; new entries arrive live (the lock page follows the events). */
 export function ActivityCard({ appId, lockId }: { appId: string; lockId: string }) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const [params, setParams] = useSearchParams();
   const from = params.get('from') ?? '';
   const to = params.get('to') ?? '';
@@ -141,7 +141,7 @@ export function ActivityCard({ appId, lockId }: { appId: string; lockId: string 
               {entries.map((entry) => (
                 <TableRow key={entry.id}>
                   <TableCell sx={{ whiteSpace: 'nowrap', fontVariantNumeric: 'tabular-nums' }}>
-                    {formatLogTime(entry.timestamp)}
+                    {formatLogTime(entry.timestamp, i18n.language)}
                   </TableCell>
                   <TableCell>{t(`activity.types.${entry.type}`)}</TableCell>
                   <TableCell sx={{ overflowWrap: 'anywhere', minWidth: 160 }}>

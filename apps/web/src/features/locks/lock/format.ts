@@ -1,23 +1,23 @@
 import type { LockShare } from '@latchkey/contract';
 import type { TFunction } from 'i18next';
 
-const dateTime = new Intl.DateTimeFormat('en-GB', { dateStyle: 'short', timeStyle: 'short' });
-const timeOnly = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+import { formatDateTime, formatTimeSeconds } from '../../../lib/dates';
 
-/** Epoch seconds as dd/mm/yyyy, hh:mm in the browser's zone. */
-export const formatDateTime = (seconds: number) => dateTime.format(new Date(seconds * 1000));
-
-/** A log time: today's entries by their time, older ones with their date too. */
-export function formatLogTime(seconds: number, nowMs = Date.now()): string {
-  const at = new Date(seconds * 1000);
-  return at.toDateString() === new Date(nowMs).toDateString() ? timeOnly.format(at) : dateTime.format(at);
+/** A log time in the reader's language: today's entries by their time, older ones with their date too. */
+export function formatLogTime(seconds: number, language: string, nowMs = Date.now()): string {
+  const today = new Date(seconds * 1000).toDateString() === new Date(nowMs).toDateString();
+  return today ? formatTimeSeconds(seconds, language) : formatDateTime(seconds, language);
 }
 
 /** A share's reach in words: its start/end bounds and its days and hours, or "Any time". */
-export function describeAccess(share: Pick<LockShare, 'start' | 'end' | 'timeWindow'>, t: TFunction): string {
+export function describeAccess(
+  share: Pick<LockShare, 'start' | 'end' | 'timeWindow'>,
+  t: TFunction,
+  language: string,
+): string {
   const parts: string[] = [];
-  if (share.start !== null) parts.push(t('shares.fromDate', { date: formatDateTime(share.start) }));
-  if (share.end !== null) parts.push(t('shares.untilDate', { date: formatDateTime(share.end) }));
+  if (share.start !== null) parts.push(t('shares.fromDate', { date: formatDateTime(share.start, language) }));
+  if (share.end !== null) parts.push(t('shares.untilDate', { date: formatDateTime(share.end, language) }));
   const window = share.timeWindow;
   if (window) {
     const days = window.days.map((d) => t(`shares.dayNames.${d}`)).join(' ');

@@ -29,7 +29,7 @@ import { ShareDialog } from './share-dialog';
 
 /** Who the lock is shared with, how and when; share to an email, revoke after confirming. */
 export function SharesCard({ appId, lockId }: { appId: string; lockId: string }) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const shares = useShares(appId, lockId);
   const revoke = useRevokeShare(appId, lockId);
   const [adding, setAdding] = useState(false);
@@ -88,7 +88,7 @@ export function SharesCard({ appId, lockId }: { appId: string; lockId: string })
                 <TableRow key={share.userId}>
                   <TableCell sx={{ overflowWrap: 'anywhere', minWidth: 160 }}>{who(share)}</TableCell>
                   <TableCell>{t(`shares.roles.${share.role}`)}</TableCell>
-                  <TableCell sx={{ minWidth: 180 }}>{describeAccess(share, t)}</TableCell>
+                  <TableCell sx={{ minWidth: 180 }}>{describeAccess(share, t, i18n.language)}</TableCell>
                   <TableCell>
                     <Chip
                       size="small"
