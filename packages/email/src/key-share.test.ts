@@ -22,7 +22,10 @@ describe('key share email', () => {
     for (const part of [mail.html, mail.text]) {
       expect(part).toContain('Front Door');
       expect(part).toContain('https://acme.example/app');
-      expect(part).toContain('This invitation expires on December 24, 2026 at 6:30 PM UTC. After that, ask the admin to reshare the lock.');
+      // Who to ask afterwards is who shared it, by name — not an unnamed 'admin'.
+      expect(part).toContain(
+        'This invitation expires on December 24, 2026 at 6:30 PM UTC. If you need it after that, ask Acme Security to share the door again.',
+      );
     }
     expect(mail.html).toContain('#AA2200');
     expect(mail.html).toContain('https://cdn.example.com/acme/logo.png');
@@ -41,6 +44,17 @@ describe('key share email', () => {
   it('is written in German when asked', async () => {
     const mail = await renderBrandedEmail({ branding, message: { kind: 'keyShare', lockName: 'Haustür', expiresAt }, language: 'de' });
     expect(mail.subject).toBe('Acme Security hat einen Schlüssel mit Ihnen geteilt');
-    expect(mail.text).toContain('Diese Einladung läuft am 24. Dezember 2026 um 18:30 UTC ab.');
+    expect(mail.text).toContain(
+      'Diese Einladung läuft am 24. Dezember 2026 um 18:30 UTC ab. Brauchen Sie den Zugang danach noch, bitten Sie Acme Security, die Tür erneut mit Ihnen zu teilen.',
+    );
+    expect(mail.text).toContain('Acme Security hat Ihnen Zugang zur Tür „Haustür“ gegeben.');
+  });
+
+  it('without a sharer’s name, says whom to ask in words', async () => {
+    const unnamed = { ...branding, emailPreferences: { ...branding.emailPreferences, senderName: null } };
+    const en = await renderBrandedEmail({ branding: unnamed, message: { kind: 'keyShare', lockName: 'Gate', expiresAt } });
+    expect(en.text).toContain('If you need it after that, ask the person who shared it with you to share the door again.');
+    const de = await renderBrandedEmail({ branding: unnamed, message: { kind: 'keyShare', lockName: 'Tor', expiresAt }, language: 'de' });
+    expect(de.text).toContain('bitten Sie die Person, die ihn mit Ihnen geteilt hat, die Tür erneut mit Ihnen zu teilen.');
   });
 });

@@ -73,7 +73,7 @@ function content(branding: EmailBranding, message: EmailMessage, words: EmailTex
       const sender = named(message.sharedBy) ?? named(branding.emailPreferences.senderName);
       const distinctSender = sender && sender.toLowerCase() !== app.toLowerCase() ? sender : null;
       const href = safeHref(message.acceptUrl);
-      const expiry = message.expiresAt ? [words.keyShare.expires(formatDate(message.expiresAt, language))] : [];
+      const expiry = message.expiresAt ? [words.keyShare.expires(formatDate(message.expiresAt, language), distinctSender)] : [];
       return {
         subject: words.sample.subject(distinctSender, app),
         heading: words.sample.heading(named(message.recipientName)),

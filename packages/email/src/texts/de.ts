@@ -17,14 +17,15 @@ export const de: EmailTexts = {
     subject: (sender, app) => (sender ? `${sender} hat einen Schlüssel mit Ihnen geteilt` : `Sie haben einen neuen Schlüssel für ${app}`),
     heading: (recipient) => (recipient ? `Hallo ${recipient}, Sie haben einen neuen Schlüssel` : 'Sie haben einen neuen Schlüssel'),
     given: (sender, lock) => {
-      const door = lock ? `der Tür „${lock}“` : 'einer Tür';
-      return sender ? `${sender} hat Ihnen Zugang zu ${door} gegeben.` : `Sie haben Zugang zu ${door} erhalten.`;
+      const door = lock ? `zur Tür „${lock}“` : 'zu einer Tür';
+      return sender ? `${sender} hat Ihnen Zugang ${door} gegeben.` : `Sie haben Zugang ${door} erhalten.`;
     },
     howTo: (app) => `Nehmen Sie den Schlüssel in der App ${app} auf Ihrem Smartphone an und öffnen Sie die Tür, wenn Sie ankommen.`,
     action: 'Schlüssel annehmen',
   },
   keyShare: {
-    expires: (when) => `Diese Einladung läuft am ${when} ab. Bitten Sie danach den Administrator, das Schloss erneut zu teilen.`,
+    expires: (when, sender) =>
+      `Diese Einladung läuft am ${when} ab. Brauchen Sie den Zugang danach noch, bitten Sie ${sender ? `${sender},` : 'die Person, die ihn mit Ihnen geteilt hat,'} die Tür erneut mit Ihnen zu teilen.`,
   },
   footer: {
     privacy: 'Datenschutzerklärung',

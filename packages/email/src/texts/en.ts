@@ -27,7 +27,9 @@ export const en = {
   },
   keyShare: {
     // The rest of the email is the sample's: the share invitation is the email the branding card shows.
-    expires: (when: string) => `This invitation expires on ${when}. After that, ask the admin to reshare the lock.`,
+    // Who to ask afterwards is who shared it, by name when the email has one.
+    expires: (when: string, sender: string | null) =>
+      `This invitation expires on ${when}. If you need it after that, ask ${sender ?? 'the person who shared it with you'} to share the door again.`,
   },
   footer: {
     privacy: 'Privacy policy',

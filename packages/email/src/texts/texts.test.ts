@@ -48,7 +48,7 @@ describe('email texts', () => {
     expect(sample.subject).toBe('Ada Lovelace hat einen Schlüssel mit Ihnen geteilt');
     expect(sample.html).toMatch(/<html[^>]* lang="de"/);
     expect(sample.html).toContain('Schlüssel annehmen');
-    expect(sample.text).toContain('Ada Lovelace hat Ihnen Zugang zu der Tür „Haupteingang“ gegeben.');
+    expect(sample.text).toContain('Ada Lovelace hat Ihnen Zugang zur Tür „Haupteingang“ gegeben.');
     expect(sample.text).toContain('Datenschutzerklärung: https://frontdoor.example/privacy');
     expect(sample.text).toContain('Wir senden nur notwendige E-Mails.');
     expect(sample.text).not.toMatch(/Privacy policy|Accept Key|You /);
@@ -57,6 +57,9 @@ describe('email texts', () => {
     expect(invite.subject).toBe('Ihre Einladung zu Latchkey');
     expect(invite.text).toContain('Sie wurden zu Latchkey eingeladen.');
     expect(invite.text).toContain('Schlüssel annehmen: https://p.example/accept');
+
+    const bare = await render(branding(null), { kind: 'sample' }, 'de');
+    expect(bare.text).toContain('Sie haben Zugang zu einer Tür erhalten.');
   });
 
   it('pick the reader’s first supported language from Accept-Language', () => {

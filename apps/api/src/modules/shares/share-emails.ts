@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { Language } from '@latchkey/contract';
 import { renderBrandedEmail } from '@latchkey/email';
 import { loadApplication } from '../email-preview/email-preview.service.js';
 import { sendApplicationEmail } from '../outbox/outbox.service.js';
@@ -11,6 +12,8 @@ export interface ShareEmail {
   invitation: boolean;
   expiresAt: Date | null;
   recipientName: string | null;
+  /** The sharer's language (the portal sends it): the best guess at the recipient's. */
+  language?: Language;
 }
 
 /**
@@ -32,6 +35,7 @@ export async function sendShareEmail(app: FastifyInstance, email: ShareEmail): P
       acceptUrl: branding.appLink ?? null,
       expiresAt: email.invitation ? email.expiresAt : null,
     },
+    language: email.language,
   });
   try {
     await sendApplicationEmail(app, { applicationId: email.applicationId, kind: email.invitation ? 'lock-invitation' : 'lock-share', to: email.to, ...rendered });

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { createLockShareSchema, errorBodySchema, lockIdParamsSchema, lockShareParamsSchema, lockShareSchema } from '@latchkey/contract';
+import { pickLanguage } from '@latchkey/email';
 import { addShare, listShares, removeShare } from './shares.service.js';
 
 const tags = ['locks'];
@@ -25,7 +26,9 @@ export async function sharesRoutes(instance: FastifyInstance) {
     users,
     { ...owner, schema: { tags, security, params: lockIdParamsSchema, body: createLockShareSchema, response: { 200: lockShareSchema, 201: lockShareSchema, 400: E, 401: E, 404: E } } },
     async (request, reply) => {
-      const { share, created } = await addShare(app, request.params.applicationId, request.params.lockId, request.body, request.user);
+      // The email is written in the sharer's language (the portal sends it), the best guess at the recipient's.
+      const language = pickLanguage(request.headers['accept-language']);
+      const { share, created } = await addShare(app, request.params.applicationId, request.params.lockId, request.body, request.user, language);
       return reply.code(created ? 201 : 200).send(share);
     },
   );

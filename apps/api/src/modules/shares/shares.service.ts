@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
-import { lockErrors, uiErrors, type CreateLockShare, type LockShare, type TimeRule } from '@latchkey/contract';
+import { lockErrors, uiErrors, type CreateLockShare, type Language, type LockShare, type TimeRule } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { applicationUsers, lockShares } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
@@ -89,6 +89,7 @@ export async function addShare(
   lockId: string,
   input: CreateLockShare,
   by: AuthUser,
+  language?: Language,
 ): Promise<{ share: LockShare; created: boolean }> {
   const { share, user, lockName, created } = await app.db.transaction(async (tx) => {
     const lock = await getLockRow(tx, applicationId, lockId);
@@ -115,7 +116,7 @@ export async function addShare(
     return { share: share!, user, lockName: lock.name, created: !existing };
   });
   if (user.email) {
-    await sendShareEmail(app, { applicationId, lockName, to: user.email, invitation: user.status === 'pending', expiresAt: share.inviteExpiresAt, recipientName: user.displayName });
+    await sendShareEmail(app, { applicationId, lockName, to: user.email, invitation: user.status === 'pending', expiresAt: share.inviteExpiresAt, recipientName: user.displayName, language });
   }
   return { share: toShare(share, user), created };
 }

@@ -65,7 +65,7 @@ describe('sharing with someone who has no account yet', () => {
     expect(listed).toMatchObject({ kind: 'lock-invitation', to: 'new.person@example.com', subject: 'You have a new key for Acme Access' });
     expect(listed!.text).toContain('You have been given access to the door “Main Entrance”.');
     expect(listed!.text).toContain('Accept Key: https://acme.example/app');
-    expect(listed!.text).toMatch(/This invitation expires on .+ UTC\. After that, ask the admin to reshare the lock\./);
+    expect(listed!.text).toMatch(/This invitation expires on .+ UTC\. If you need it after that, ask the person who shared it with you to share the door again\./);
     expect(listed!.text).toContain('Acme Ltd');
 
     const html = await call('GET', `/api/platform/application/${appId}/outbox/${listed!.id}`);
@@ -80,6 +80,19 @@ describe('sharing with someone who has no account yet', () => {
     expect(mailed[0]).toMatchObject({ subject: listed!.subject, text: listed!.text });
     const [stored] = await t.app.db.select().from(sentEmails).where(eq(sentEmails.id, listed!.id));
     expect(mailed[0]!.html).toBe(stored!.html);
+  });
+
+  it('writes the email in the sharer’s language (the portal’s Accept-Language)', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: sharesUrl(),
+      headers: { ...bearer(owner.token), 'accept-language': 'de-DE,de;q=0.9' },
+      payload: { email: 'neue.person@example.com', role: 'USER' },
+    });
+    expect(res.statusCode).toBe(201);
+    const german = (await outbox()).find((m) => m.to === 'neue.person@example.com')!;
+    expect(german.subject).toBe('Sie haben einen neuen Schlüssel für Acme Access');
+    expect(german.text).toContain('Sie haben Zugang zur Tür „Main Entrance“ erhalten.');
   });
 
   it('renews the invitation and sends it again when shared again (200)', async () => {
