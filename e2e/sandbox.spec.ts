@@ -141,7 +141,7 @@ test('from sign-up to a Front Door unlocked by a token the developer’s own bac
 
   // Revoking takes effect at once: the script is refused now.
   await page.goBack();
-  await page.getByRole('link', { name: 'Locks' }).click();
+  await page.getByRole('link', { name: 'Locks', exact: true }).click();
   await page.getByRole('link', { name: 'Open Front Door' }).click();
   await expectAccessible(page, 'lock page again');
   await shares.getByRole('button', { name: `Revoke access of ${doorUser}` }).click();
