@@ -29,6 +29,7 @@ export const paths = {
   outbox: (appId: string) => `/${encodeURIComponent(appId)}/outbox`,
   outboxEmail: (appId: string, emailId: string) => `/${encodeURIComponent(appId)}/outbox?${OUTBOX_EMAIL_PARAM}=${encodeURIComponent(emailId)}`,
   settings: (appId: string) => `/${encodeURIComponent(appId)}/settings`,
+  history: (appId: string) => `/${encodeURIComponent(appId)}/history`,
   /** The overview with the Authentication card's token tester open (Getting Started links here). */
   tokenTester: (appId: string) => `/${encodeURIComponent(appId)}/overview?${TOKEN_TESTER_PARAM}=open`,
 } as const;

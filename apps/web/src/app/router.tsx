@@ -125,6 +125,12 @@ export const routes: RouteObject[] = [
                 ),
               },
               {
+                path: 'history',
+                lazy: withAppPageTexts(() =>
+                  import('../features/history/history-page').then((m) => ({ Component: m.HistoryPage })),
+                ),
+              },
+              {
                 path: 'settings',
                 lazy: withAppPageTexts(() =>
                   import('../features/settings/settings-page').then((m) => ({ Component: m.SettingsPage })),

@@ -74,6 +74,7 @@ export const de: Catalogue<typeof en> = {
     outbox: 'Postausgang',
     gettingStarted: 'Erste Schritte',
     partnerUsers: 'Partner-Nutzer',
+    history: 'Verlauf',
     applicationTabs: 'Bereiche der Anwendung',
     notFoundTitle: 'Seite nicht gefunden',
     notFoundText: 'Die gesuchte Seite gibt es nicht.',

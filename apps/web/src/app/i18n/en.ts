@@ -67,6 +67,7 @@ export const en = {
     locks: 'Locks',
     outbox: 'Outbox',
     partnerUsers: 'Partner users',
+    history: 'History',
     applicationTabs: 'Application sections',
     notFoundTitle: 'Page not found',
     notFoundText: 'The page you are looking for does not exist.',

@@ -1,0 +1,102 @@
+import type { HistoryEntry } from '@latchkey/contract';
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+import { storeSignIn } from '../../lib/session';
+import { json, makeJwt, nowSeconds, renderRoute, stubFetch, type Call } from '../../test/helpers';
+import { HistoryPage } from './history-page';
+
+// Midday UTC, so the local date is the same in any time zone the tests run in.
+const AT = Date.UTC(2024, 2, 5, 12) / 1000;
+const HISTORY = '/api/platform/application/app-1/history';
+
+const entry = (n: number, over: Partial<HistoryEntry> = {}): HistoryEntry => ({
+  id: `e-${n}`,
+  at: AT,
+  actor: { userId: 'user-1', email: 'owner@acme.test' },
+  kind: 'details',
+  subject: null,
+  changes: [{ field: 'name', before: 'Old name', after: `Name ${n}` }],
+  ...over,
+});
+
+const query = (call: Call) => new URL(call.url, 'http://x').searchParams;
+const lists = (calls: Call[]) => calls.filter((c) => c.url.startsWith(HISTORY));
+
+function setup(answer: (call: Call) => Response | undefined, initial = '/app-1/history') {
+  storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
+  const calls = stubFetch((call) => {
+    if (call.url.endsWith('/owner'))
+      return json([
+        { userId: 'user-1', email: 'owner@acme.test', displayName: null, orphan: false, foreign: false },
+        { userId: 'user-2', email: 'other@acme.test', displayName: null, orphan: false, foreign: false },
+      ]);
+    return answer(call) ?? json({ code: 404, message: 'Not found' }, 404);
+  });
+  const utils = renderRoute(<HistoryPage />, { path: '/:appId/history', initial });
+  return { calls, u: userEvent.setup(), ...utils };
+}
+
+describe('History', () => {
+  it('shows each change with kind, actor, a dd/mm/yyyy time and a before/after table; pages with Load more', async () => {
+    const { calls, u } = setup((call) =>
+      query(call).get('cursor') === 'next'
+        ? json({ items: [entry(3)], nextCursor: null })
+        : json({
+            items: [
+              entry(1, { kind: 'branding', changes: [{ field: 'emailPreferences.primaryColour', before: '#00283C', after: '#112233' }] }),
+              entry(2, { kind: 'key', subject: 'kid-1', changes: [{ field: 'authKeys', before: null, after: { kid: 'kid-1', kty: 'OKP' } }] }),
+            ],
+            nextCursor: 'next',
+          }),
+    );
+    const list = await screen.findByRole('list', { name: 'Changes' });
+    const items = within(list).getAllByRole('listitem');
+    expect(items).toHaveLength(2);
+    expect(within(items[0]!).getByText('Email branding')).toBeInTheDocument();
+    expect(within(items[0]!).getByText('by owner@acme.test')).toBeInTheDocument();
+    expect(within(items[0]!).getByText(/^05\/03\/2024/)).toBeInTheDocument();
+    const rows = within(within(items[0]!).getByRole('table')).getAllByRole('row').slice(1);
+    expect(rows.map((r) => Array.from(r.children).map((c) => c.textContent))).toEqual([['Primary colour', '#00283C', '#112233']]);
+    const keyRows = within(within(items[1]!).getByRole('table')).getAllByRole('row').slice(1);
+    expect(Array.from(keyRows[0]!.children).map((c) => c.textContent)).toEqual(['Auth key', '—', '{"kid":"kid-1","kty":"OKP"}']);
+
+    await u.click(screen.getByRole('button', { name: 'Load more' }));
+    await waitFor(() => expect(within(list).getAllByRole('listitem')).toHaveLength(3));
+    expect(query(lists(calls).at(-1)!).get('cursor')).toBe('next');
+    expect(screen.queryByRole('button', { name: 'Load more' })).toBeNull();
+  });
+
+  it('filters by kind and by actor on the server, keeping the filters in the URL', async () => {
+    const { calls, u, router } = setup((call) => {
+      const kind = query(call).get('kind');
+      const actor = query(call).get('actor');
+      if (kind === 'cors') return json({ items: [entry(5, { kind: 'cors', changes: [{ field: 'corsDomains', before: null, after: 'https://a.test' }] })], nextCursor: null });
+      if (actor) return json({ items: [], nextCursor: null });
+      return json({ items: [entry(1)], nextCursor: null });
+    });
+    await screen.findByText('Name 1');
+    await u.selectOptions(screen.getByRole('combobox', { name: 'Kind of change' }), 'CORS domain');
+    expect(await screen.findByText('https://a.test')).toBeInTheDocument();
+    expect(router.state.location.search).toBe('?kind=cors');
+    await u.selectOptions(screen.getByRole('combobox', { name: 'Kind of change' }), 'All changes');
+    await u.selectOptions(screen.getByRole('combobox', { name: 'Changed by' }), 'other@acme.test');
+    expect(await screen.findByText('No changes match.')).toBeInTheDocument();
+    const asked = lists(calls).map((c) => [query(c).get('kind'), query(c).get('actor')]);
+    expect(asked.slice(0, 2)).toEqual([
+      [null, null],
+      ['cors', null],
+    ]);
+    expect(asked.at(-1)).toEqual([null, 'user-2']);
+    expect(router.state.location.search).toBe('?actor=user-2');
+  });
+
+  it('shows a load failure with Try again', async () => {
+    let fail = true;
+    const { u } = setup(() => (fail ? json({ code: 500, message: 'Boom' }, 500) : json({ items: [entry(1)], nextCursor: null })));
+    expect(await screen.findByText(/The history could not be loaded/)).toBeInTheDocument();
+    fail = false;
+    await u.click(screen.getByRole('button', { name: 'Try again' }));
+    expect(await screen.findByText('Name 1')).toBeInTheDocument();
+  });
+});

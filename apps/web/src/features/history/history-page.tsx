@@ -1,0 +1,199 @@
+import { HISTORY_KINDS, type FieldChange, type HistoryEntry, type HistoryKind } from '@latchkey/contract';
+import {
+  Alert,
+  Box,
+  Button,
+  Chip,
+  Paper,
+  Stack,
+  Table,
+  TableBody,
+  TableCell,
+  TableHead,
+  TableRow,
+  TextField,
+  Typography,
+} from '@mui/material';
+import { useTranslation } from 'react-i18next';
+import { useParams, useSearchParams } from 'react-router';
+import { PageLoader } from '../../components/ui/page-loader';
+import { useOwners } from '../applications/owners-api';
+import { formatDateTime } from '../../lib/dates';
+import { errorMessage } from '../../lib/http';
+import { useHistory, type HistoryFilter } from './api';
+
+const isKind = (value: string | null): value is HistoryKind => HISTORY_KINDS.includes(value as HistoryKind);
+
+/** A field's name in words where the table knows it ("emailPreferences.primaryColour" → "Primary colour"). */
+function useFieldLabel() {
+  const { t, i18n } = useTranslation();
+  return (field: string) => {
+    const key = `history.fields.${field.replace(/\./g, '_')}`;
+    return i18n.exists(key) ? String(t(key as never)) : field;
+  };
+}
+
+/** A before or after value as text: nothing reads "—", an object reads as compact JSON. */
+function useValueText() {
+  const { t } = useTranslation();
+  return (value: unknown): string => {
+    if (value === null || value === undefined || value === '') return t('history.none');
+    if (typeof value === 'boolean') return value ? t('history.yes') : t('history.no');
+    if (typeof value === 'string' || typeof value === 'number') return String(value);
+    return JSON.stringify(value);
+  };
+}
+
+function ChangeTable({ entry }: { entry: HistoryEntry }) {
+  const { t } = useTranslation();
+  const fieldLabel = useFieldLabel();
+  const valueText = useValueText();
+  const cell = { overflowWrap: 'anywhere', verticalAlign: 'top' } as const;
+  const row = (change: FieldChange) => (
+    <TableRow key={change.field}>
+      <TableCell component="th" scope="row" sx={cell}>
+        {fieldLabel(change.field)}
+      </TableCell>
+      <TableCell sx={{ ...cell, color: 'text.secondary' }}>
+        <Box component={change.before == null ? 'span' : 'del'}>{valueText(change.before)}</Box>
+      </TableCell>
+      <TableCell sx={cell}>
+        <Box component={change.after == null ? 'span' : 'ins'} sx={{ textDecoration: 'none', fontWeight: 500 }}>
+          {valueText(change.after)}
+        </Box>
+      </TableCell>
+    </TableRow>
+  );
+  return (
+    <Table size="small" aria-label={t('history.changesOf', { kind: t(`history.kinds.${entry.kind}`) })} sx={{ tableLayout: 'fixed' }}>
+      <TableHead>
+        <TableRow>
+          <TableCell sx={{ width: '30%' }}>{t('history.field')}</TableCell>
+          <TableCell>{t('history.before')}</TableCell>
+          <TableCell>{t('history.after')}</TableCell>
+        </TableRow>
+      </TableHead>
+      <TableBody>{entry.changes.map(row)}</TableBody>
+    </Table>
+  );
+}
+
+function Entry({ entry }: { entry: HistoryEntry }) {
+  const { t, i18n } = useTranslation();
+  return (
+    <Box component="li" sx={{ listStyle: 'none', border: 1, borderColor: 'grey.300', borderRadius: 1, p: 2 }}>
+      <Box sx={{ display: 'flex', flexWrap: 'wrap', columnGap: 1.5, rowGap: 0.5, alignItems: 'center', mb: 1 }}>
+        <Chip size="small" variant="outlined" label={t(`history.kinds.${entry.kind}`)} />
+        {entry.subject && (
+          <Typography component="span" sx={{ fontWeight: 500, overflowWrap: 'anywhere' }}>
+            {entry.subject}
+          </Typography>
+        )}
+        <Typography component="span" color="text.secondary" sx={{ overflowWrap: 'anywhere' }}>
+          {t('history.by', { actor: entry.actor.email ?? entry.actor.userId ?? t('history.platform') })}
+        </Typography>
+        <Typography component="time" color="text.secondary" dateTime={new Date(entry.at * 1000).toISOString()}>
+          {formatDateTime(entry.at, i18n.language)}
+        </Typography>
+      </Box>
+      <ChangeTable entry={entry} />
+    </Box>
+  );
+}
+
+/**
+ * The application's change history: who changed what and when, newest first, with the before and after
+ * of every changed field. The filters are in the URL, so a filtered view can be linked to.
+ */
+export function HistoryPage() {
+  const { t } = useTranslation();
+  const { appId = '' } = useParams();
+  const [params, setParams] = useSearchParams();
+  const kind = params.get('kind');
+  const filter: HistoryFilter = {
+    ...(isKind(kind) ? { kind } : {}),
+    ...(params.get('actor') ? { actor: params.get('actor')! } : {}),
+  };
+  const history = useHistory(appId, filter);
+  const owners = useOwners(appId);
+  const entries = history.data?.pages.flatMap((p) => p.items) ?? [];
+
+  const setFilter = (name: 'kind' | 'actor', value: string) => {
+    const next = new URLSearchParams(params);
+    if (value) next.set(name, value);
+    else next.delete(name);
+    setParams(next, { replace: true });
+  };
+
+  return (
+    <Paper variant="outlined" sx={{ p: { xs: 2, sm: 3 } }}>
+      <Typography variant="h1" sx={{ mb: 1 }}>
+        {t('history.title')}
+      </Typography>
+      <Typography color="text.secondary" sx={{ mb: 2 }}>
+        {t('history.intro')}
+      </Typography>
+      <Stack direction={{ xs: 'column', sm: 'row' }} spacing={2} sx={{ mb: 3 }}>
+        <TextField
+          select
+          size="small"
+          label={t('history.kindFilter')}
+          value={filter.kind ?? ''}
+          onChange={(e) => setFilter('kind', e.target.value)}
+          slotProps={{ select: { native: true }, inputLabel: { shrink: true } }}
+          sx={{ minWidth: 220 }}
+        >
+          <option value="">{t('history.allKinds')}</option>
+          {HISTORY_KINDS.map((k) => (
+            <option key={k} value={k}>
+              {t(`history.kinds.${k}`)}
+            </option>
+          ))}
+        </TextField>
+        <TextField
+          select
+          size="small"
+          label={t('history.actorFilter')}
+          value={filter.actor ?? ''}
+          onChange={(e) => setFilter('actor', e.target.value)}
+          slotProps={{ select: { native: true }, inputLabel: { shrink: true } }}
+          sx={{ minWidth: 260 }}
+        >
+          <option value="">{t('history.allActors')}</option>
+          {(owners.data ?? []).map((o) => (
+            <option key={o.userId} value={o.userId}>
+              {o.email}
+            </option>
+          ))}
+          {filter.actor && !owners.data?.some((o) => o.userId === filter.actor) && <option value={filter.actor}>{filter.actor}</option>}
+        </TextField>
+      </Stack>
+      {history.isPending && <PageLoader />}
+      {history.isError && (
+        <Alert
+          severity="error"
+          action={
+            <Button color="inherit" size="small" onClick={() => void history.refetch()}>
+              {t('common.retry')}
+            </Button>
+          }
+        >
+          {t('history.loadFailed', { message: errorMessage(history.error) })}
+        </Alert>
+      )}
+      {history.data && entries.length === 0 && <Typography>{t('history.empty')}</Typography>}
+      {entries.length > 0 && (
+        <Stack component="ol" spacing={2} aria-label={t('history.entries')} sx={{ p: 0, m: 0 }}>
+          {entries.map((entry) => (
+            <Entry key={entry.id} entry={entry} />
+          ))}
+        </Stack>
+      )}
+      {history.hasNextPage && (
+        <Button sx={{ mt: 2 }} variant="outlined" onClick={() => void history.fetchNextPage()} disabled={history.isFetchingNextPage}>
+          {t('history.loadMore')}
+        </Button>
+      )}
+    </Paper>
+  );
+}
