@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { LANGUAGES, LOGO_CONTENT_TYPES, MAX_ADDRESS_LENGTH, MAX_TEXT_LENGTH, MAX_URL_LENGTH } from './constants.js';
+import { authDomainDiscoverySchema } from './issuers.js';
 import type { PublicJwk } from './keys.js';
 import { messages } from './messages.js';
 import {
@@ -54,6 +55,8 @@ export const applicationSchema = z.object({
   authDomains: z.array(z.string()),
   corsDomains: z.array(z.string()),
   authKeys: z.record(z.string(), z.custom<PublicJwk>()),
+  /** Issue 19: the auth domains added with discovery and where their keys come from (absent: none). */
+  authDomainDiscovery: z.optional(authDomainDiscoverySchema),
   emailPreferences: emailPreferencesSchema,
   lastUpdated: z.number(),
 });

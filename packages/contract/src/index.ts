@@ -14,3 +14,4 @@ export * from './operations.js';
 export * from './sandbox-texts.js';
 export * from './outbound.js';
 export * from './history.js';
+export * from './issuers.js';

@@ -15,6 +15,8 @@ const member = (name: string, max: number, pattern?: RegExp) =>
       ),
   );
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
+/** 9999-12-31: a key's `exp` beyond it is a typo (milliseconds, most likely). */
+const MAX_EXP = 253_402_300_799;
 
 function base64UrlBits(value: string): number {
   const std = value.replace(/-/g, '+').replace(/_/g, '/');
@@ -48,6 +50,10 @@ export const publicJwkSchema = z.pipe(
       y: member('y', 200, BASE64URL),
       n: member('n', 2000, BASE64URL),
       e: member('e', 20, BASE64URL),
+      // Not in RFC 7517: the platform's own member (issue 19). Seconds since 1970, like a token's `exp`.
+      exp: z.optional(
+        z.number({ error: messages.keyExp }).check(z.refine(Number.isInteger, messages.keyExp), z.gt(0, messages.keyExp), z.lte(MAX_EXP, messages.keyExp)),
+      ),
     })
     .check(
       z.superRefine((key, ctx) => {
@@ -78,11 +84,12 @@ export const publicJwkSchema = z.pipe(
     ),
   z.transform((key) => {
     // Keep only the public members the platform knows; unknown extras are dropped.
-    const out: Record<string, string> = { kty: key.kty, kid: key.kid, use: key.use ?? 'sig' };
+    const out: Record<string, string | number> = { kty: key.kty, kid: key.kid, use: key.use ?? 'sig' };
     for (const m of ['alg', 'crv', 'x', 'y', 'n', 'e'] as const) {
       const v = key[m];
       if (typeof v === 'string') out[m] = v;
     }
+    if (typeof key.exp === 'number') out.exp = key.exp;
     return out as unknown as PublicJwk;
   }),
 );
@@ -97,6 +104,8 @@ export interface PublicJwk {
   y?: string;
   n?: string;
   e?: string;
+  /** When the platform stops accepting this key: seconds since 1970 (the platform's own member). */
+  exp?: number;
 }
 
 export const removeKeySchema = z.object({

@@ -29,6 +29,7 @@ export const messages = {
   keyOkpCurve: 'Unsupported curve: use Ed25519',
   keyOkpMembers: 'An OKP key needs "x"',
   keyUse: 'A key used to verify tokens must have "use": "sig"',
+  keyExp: '"exp" must be the key’s expiry in seconds since 1970 (like a token’s exp)',
 } as const;
 
 export type MessageKey = keyof typeof messages;

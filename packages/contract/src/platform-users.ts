@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { keySourceSchema } from './issuers.js';
 import { MAX_TEXT_LENGTH } from './constants.js';
 import { messages } from './messages.js';
 import { emailSchema } from './rules.js';
@@ -104,5 +105,7 @@ export const tokenCheckReportSchema = z.object({
   claims: z.nullable(z.record(z.string(), z.unknown())),
   applicationId: z.nullable(z.string()),
   checks: z.array(tokenCheckSchema),
+  /** Which key the signature was checked with (issue 19): an uploaded one or the issuer's key set's. */
+  keySource: z.optional(z.nullable(keySourceSchema)),
 });
 export type TokenCheckReport = z.infer<typeof tokenCheckReportSchema>;

@@ -110,6 +110,8 @@ export const applicationIssuers = pgTable(
     applicationId: uuid('application_id')
       .notNull()
       .references(() => applications.id, { onDelete: 'cascade' }),
+    /** Issue 19: added with discovery, the issuer's key set (from its OpenID configuration); else null. */
+    jwksUri: text('jwks_uri'),
     createdAt: createdAt(),
   },
   (t) => [index('application_issuers_application_id_idx').on(t.applicationId)],

@@ -2,8 +2,10 @@ import { createPublicKey, verify as cryptoVerify, type JsonWebKey } from 'node:c
 import { and, eq } from 'drizzle-orm';
 import { compactVerify, importJWK, type JWK } from 'jose';
 import {
+  keyExpiryState,
   MAX_TEXT_LENGTH,
   TOKEN_CHECK_IDS,
+  type KeySource,
   TOKEN_CHECK_LABELS,
   type PublicJwk,
   type TokenCheck,
@@ -12,6 +14,7 @@ import {
 } from '@latchkey/contract';
 import type { Db } from '../db/client.js';
 import { applicationIssuers, applicationKeys } from '../db/schema.js';
+import { issuerKeys } from './issuer-keys.js';
 
 /**
  * Verifies a JWT that an application's own backend signed for one of its users (issue 7). Nothing in the
@@ -43,6 +46,8 @@ export interface TokenVerification {
   report: TokenCheckReport;
   /** Set only when every check passed. */
   identity: VerifiedIdentity | null;
+  /** Epoch seconds: when the verifying key expires (its `exp`), if it does; caches of the result end there. */
+  keyExpiresAt: number | null;
 }
 
 /** Which algorithms each key type may be used with (RFC 7518, RFC 8037, RFC 8812). */
@@ -89,6 +94,8 @@ export async function verifyApplicationToken(db: Db, token: string, options: Ver
   const fail = (id: TokenCheckId, message: string) => results.set(id, { status: 'fail', message });
   const skip = (id: TokenCheckId, message: string) => results.set(id, { status: 'skipped', message });
   const now = options.now ?? Math.floor(Date.now() / 1000);
+  let keySourceOut: KeySource | null = null;
+  let jwkOut: PublicJwk | null = null;
   const finish = (header: Json | null, claims: Json | null, applicationId: string | null): TokenVerification => {
     const checks = TOKEN_CHECK_IDS.map((id) => ({
       id,
@@ -96,9 +103,10 @@ export async function verifyApplicationToken(db: Db, token: string, options: Ver
       ...(results.get(id) ?? { status: 'skipped' as const, message: 'Not checked because the token could not be decoded' }),
     }));
     const failed = checks.find((c) => c.status !== 'pass');
-    const report: TokenCheckReport = { valid: !failed, error: failed?.message ?? null, header, claims, applicationId, checks };
-    if (failed || !applicationId || !claims) return { report, identity: null };
-    return { report, identity: { applicationId, sub: claims.sub as string, ...profileOf(claims) } };
+    const report: TokenCheckReport = { valid: !failed, error: failed?.message ?? null, header, claims, applicationId, checks, keySource: keySourceOut };
+    const keyExpiresAt = jwkOut?.exp ?? null;
+    if (failed || !applicationId || !claims) return { report, identity: null, keyExpiresAt };
+    return { report, identity: { applicationId, sub: claims.sub as string, ...profileOf(claims) }, keyExpiresAt };
   };
 
   // 1. Decode, trusting nothing yet.
@@ -117,13 +125,14 @@ export async function verifyApplicationToken(db: Db, token: string, options: Ver
 
   // 2. Issuer → application (exact match; an issuer belongs to one application only).
   let applicationId: string | null = null;
+  let jwksUri: string | null = null;
   const iss = claims.iss;
   const scope = options.applicationId ? 'on this application' : 'by any application';
   if (typeof iss !== 'string' || iss.length === 0) fail('issuer', 'The token has no issuer (iss)');
   else if (!storable(iss, MAX_ISSUER_LENGTH)) fail('issuer', `Issuer ${JSON.stringify(iss.slice(0, 100))} is not registered ${scope}`);
   else {
     const [row] = await db
-      .select({ applicationId: applicationIssuers.applicationId })
+      .select({ applicationId: applicationIssuers.applicationId, jwksUri: applicationIssuers.jwksUri })
       .from(applicationIssuers)
       .where(eq(applicationIssuers.url, iss))
       .limit(1);
@@ -131,12 +140,15 @@ export async function verifyApplicationToken(db: Db, token: string, options: Ver
       fail('issuer', `Issuer ${iss} is not registered ${scope} (auth domains must match exactly)`);
     else {
       applicationId = row.applicationId;
-      pass('issuer', `Issuer ${iss} is registered`);
+      jwksUri = row.jwksUri;
+      pass('issuer', `Issuer ${iss} is registered${jwksUri ? ` (keys also from its key set ${jwksUri})` : ''}`);
     }
   }
 
-  // 3. Key by kid, among that application's keys only.
+  // 3. Key by kid, among that application's uploaded keys, then in its issuer's key set (discovery).
+  // An expired key (its `exp` passed, issue 19) is as good as absent.
   let jwk: PublicJwk | null = null;
+  let keySource: KeySource | null = null;
   const kid = header.kid;
   if (typeof kid !== 'string' || kid.length === 0) fail('key', 'The token header has no key id (kid)');
   else if (!applicationId) skip('key', 'No application to look the key up in (the issuer did not match)');
@@ -147,12 +159,32 @@ export async function verifyApplicationToken(db: Db, token: string, options: Ver
       .from(applicationKeys)
       .where(and(eq(applicationKeys.applicationId, applicationId), eq(applicationKeys.kid, kid)))
       .limit(1);
-    if (!row) fail('key', `No key with kid ${kid} is registered on the application`);
-    else {
+    const expired = row && keyExpiryState(row.jwk.exp, now) === 'expired' ? row.jwk : null;
+    let issuerProblem: string | null = null;
+    if (row && !expired) {
       jwk = row.jwk;
-      pass('key', `Key ${kid} (${jwk.kty}${jwk.crv ? ` ${jwk.crv}` : ''}) found`);
+      keySource = { type: 'uploaded', kid };
+    } else if (jwksUri) {
+      try {
+        const found = await issuerKeys.find(jwksUri, kid);
+        if (found && keyExpiryState(found.exp, now) !== 'expired') {
+          jwk = found;
+          keySource = { type: 'issuer', kid, jwksUri };
+        }
+      } catch (error) {
+        issuerProblem = (error as Error).message;
+      }
     }
+    if (jwk && keySource?.type === 'issuer') pass('key', `Key ${kid} (${describeKey(jwk)}) found in the issuer's key set ${jwksUri}`);
+    else if (jwk) pass('key', `Key ${kid} (${describeKey(jwk)}) found among the uploaded keys`);
+    else if (expired) fail('key', `Key ${kid} expired at ${iso(expired.exp!)}; upload a new key`);
+    else if (issuerProblem) fail('key', `No uploaded key has kid ${kid}, and ${issuerProblem.charAt(0).toLowerCase()}${issuerProblem.slice(1)}`);
+    else if (jwksUri) fail('key', `No key with kid ${kid} is registered on the application or in the issuer's key set`);
+    else fail('key', `No key with kid ${kid} is registered on the application`);
   }
+
+  keySourceOut = keySource;
+  jwkOut = jwk;
 
   // 4. Algorithm: decided by the registered key, never by the token alone.
   const alg = header.alg;

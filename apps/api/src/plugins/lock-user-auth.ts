@@ -71,11 +71,13 @@ export function registerLockUserAuth(app: FastifyInstance, cache: AccessCache) {
 
   async function applicationUser(token: string): Promise<LockUser> {
     const mark = cache.mark();
-    const { report, identity } = await verifyApplicationToken(app.db, token, app.config.platformTokens);
+    const { report, identity, keyExpiresAt } = await verifyApplicationToken(app.db, token, app.config.platformTokens);
     if (!identity) throw unauthorized(report.error ?? platformUserErrors.tokenMissing);
     const row = await upsertFromToken(app.db, identity);
     const user: LockUser = { kind: 'application', id: row.userId, applicationId: identity.applicationId, email: row.email, displayName: row.displayName };
-    const exp = report.claims?.exp;
+    // Kept no longer than the token, nor than the key that verified it (an uploaded key's `exp`).
+    const tokenExp = report.claims?.exp;
+    const exp = typeof tokenExp === 'number' && keyExpiresAt !== null ? Math.min(tokenExp, keyExpiresAt) : tokenExp;
     if (typeof exp === 'number') cache.set(cacheKey(token), { user, exp } satisfies CachedApplicationUser, [accessTags.application(identity.applicationId)], mark);
     return user;
   }

@@ -35,11 +35,11 @@ type ApplicationRow = typeof applications.$inferSelect;
  */
 const childColumns = {
   keys: sql<{ kid: string; jwk: PublicJwk }[]>`coalesce((select json_agg(json_build_object('kid', k.kid, 'jwk', k.jwk) order by k.created_at, k.kid) from ${applicationKeys} k where k.application_id = ${applications.id}), '[]'::json)`,
-  issuers: sql<string[]>`coalesce((select json_agg(i.url order by i.created_at, i.url) from ${applicationIssuers} i where i.application_id = ${applications.id}), '[]'::json)`,
+  issuers: sql<{ url: string; jwksUri: string | null }[]>`coalesce((select json_agg(json_build_object('url', i.url, 'jwksUri', i.jwks_uri) order by i.created_at, i.url) from ${applicationIssuers} i where i.application_id = ${applications.id}), '[]'::json)`,
   cors: sql<string[]>`coalesce((select json_agg(c.origin order by c.created_at, c.origin) from ${applicationCorsDomains} c where c.application_id = ${applications.id}), '[]'::json)`,
   owners: sql<string[]>`coalesce((select json_agg(o.user_id order by o.created_at, o.user_id) from ${applicationOwners} o where o.application_id = ${applications.id}), '[]'::json)`,
 };
-type AssembledRow = { app: ApplicationRow; keys: { kid: string; jwk: PublicJwk }[]; issuers: string[]; cors: string[]; owners: string[] };
+type AssembledRow = { app: ApplicationRow; keys: { kid: string; jwk: PublicJwk }[]; issuers: { url: string; jwksUri: string | null }[]; cors: string[]; owners: string[] };
 
 /** The two reads every portal screen makes, prepared once per database (no SQL building per request). */
 function prepareReads(db: Db) {
@@ -71,6 +71,8 @@ function assemble(rows: AssembledRow[]): Application[] {
   return rows.map(({ app: r, keys, issuers, cors, owners }) => {
     const authKeys: Record<string, PublicJwk> = {};
     for (const k of keys) authKeys[k.kid] = k.jwk;
+    const authDomainDiscovery: Record<string, { jwksUri: string }> = {};
+    for (const i of issuers) if (i.jwksUri) authDomainDiscovery[i.url] = { jwksUri: i.jwksUri };
     return {
       applicationId: r.id,
       name: r.name,
@@ -81,9 +83,10 @@ function assemble(rows: AssembledRow[]): Application[] {
       privacyPolicy: r.privacyPolicy,
       supportContact: r.supportContact,
       appLink: r.appLink,
-      authDomains: issuers,
+      authDomains: issuers.map((i) => i.url),
       corsDomains: cors,
       authKeys,
+      authDomainDiscovery,
       emailPreferences: {
         senderEmail: r.senderEmail,
         senderName: r.senderName,

@@ -1,11 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { applicationIdParamsSchema, corsBodySchema, errorBodySchema, issuerBodySchema, publicJwkSchema, removeKeySchema } from '@latchkey/contract';
+import {
+  addIssuerBodySchema,
+  applicationIdParamsSchema,
+  corsBodySchema,
+  errorBodySchema,
+  issuerBodySchema,
+  publicJwkSchema,
+  removeKeySchema,
+} from '@latchkey/contract';
 import { addCorsDomain, addIssuer, addKey, removeCorsDomain, removeIssuer, removeKey } from './auth-items.service.js';
 
 const E = errorBodySchema;
-const done = { 204: z.null(), 400: E, 401: E, 404: E, 409: E };
+const done = { 204: z.null(), 400: E, 401: E, 404: E, 409: E, 422: E };
 const one = '/platform/application/:applicationId';
 
 /** Auth keys (public JWKs), auth domains (issuers) and CORS domains of an application; owner-only. */
@@ -25,8 +33,10 @@ export async function authItemsRoutes(instance: FastifyInstance) {
     return reply.code(204).send(null);
   });
 
-  app.post(`${one}/auth/issuer`, route('auth domains', issuerBodySchema), async (request, reply) => {
-    await addIssuer(app.db, request.params.applicationId, (request.body as z.infer<typeof issuerBodySchema>).url, request.user);
+  // With `discovery`, the issuer's OpenID configuration and key set are loaded and checked first (issue 19).
+  app.post(`${one}/auth/issuer`, route('auth domains', addIssuerBodySchema), async (request, reply) => {
+    const body = request.body as z.infer<typeof addIssuerBodySchema>;
+    await addIssuer(app.db, request.params.applicationId, body.url, request.user, { discovery: body.discovery === true });
     return reply.code(204).send(null);
   });
   app.delete(`${one}/auth/issuer`, route('auth domains', issuerBodySchema), async (request, reply) => {

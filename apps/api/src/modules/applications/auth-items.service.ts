@@ -3,6 +3,7 @@ import { apiErrors, MAX_DOMAINS_PER_APPLICATION, MAX_KEYS_PER_APPLICATION, norma
 import type { Db } from '../../db/client.js';
 import { applicationCorsDomains, applicationIssuers, applicationKeys } from '../../db/schema.js';
 import { AppError, conflict, notFound } from '../../errors.js';
+import { discoverIssuer, issuerKeys } from '../../lib/issuer-keys.js';
 import { isUniqueViolation, touchApplication } from './applications.service.js';
 import { recordChange, type Change, type ChangeActor } from '../history/history.service.js';
 
@@ -35,7 +36,7 @@ async function removeOnce<T>(db: Db, applicationId: string, remove: (tx: Db) => 
 }
 
 /** What the history keeps of a public key: enough to recognise it, not the key material. */
-const keySummary = (jwk: PublicJwk) => ({ kid: jwk.kid, kty: jwk.kty, ...(jwk.crv ? { crv: jwk.crv } : {}), ...(jwk.alg ? { alg: jwk.alg } : {}), use: jwk.use ?? 'sig' });
+const keySummary = (jwk: PublicJwk) => ({ kid: jwk.kid, kty: jwk.kty, ...(jwk.crv ? { crv: jwk.crv } : {}), ...(jwk.alg ? { alg: jwk.alg } : {}), use: jwk.use ?? 'sig', ...(jwk.exp ? { exp: jwk.exp } : {}) });
 
 export async function addKey(db: Db, applicationId: string, key: PublicJwk, by: ChangeActor): Promise<void> {
   const [{ n } = { n: 0 }] = await db.select({ n: count() }).from(applicationKeys).where(eq(applicationKeys.applicationId, applicationId));
@@ -58,22 +59,45 @@ export async function removeKey(db: Db, applicationId: string, kid: string, by: 
  * Issuers are stored exactly as given (trimmed): token verification compares `iss` byte for byte, so
  * rewriting them (a trailing slash, letter case) would make the owner's own tokens fail.
  */
-export async function addIssuer(db: Db, applicationId: string, url: string, by: ChangeActor): Promise<void> {
+export async function addIssuer(db: Db, applicationId: string, url: string, by: ChangeActor, options: { discovery?: boolean } = {}): Promise<void> {
   const [{ n } = { n: 0 }] = await db.select({ n: count() }).from(applicationIssuers).where(eq(applicationIssuers.applicationId, applicationId));
   if (Number(n) >= MAX_DOMAINS_PER_APPLICATION) throw new AppError(409, apiErrors.tooManyDomains);
   const issuer = url.trim();
-  const change: Change = { applicationId, actor: by, kind: 'issuer', changes: [{ field: 'authDomains', before: null, after: issuer }] };
-  await insertOnce(db, applicationId, (tx) => tx.insert(applicationIssuers).values({ applicationId, url: issuer }), apiErrors.issuerTaken, change);
+  let discovered: Awaited<ReturnType<typeof discoverIssuer>> | null = null;
+  if (options.discovery) {
+    // A taken issuer is refused before any call leaves; the insert below still decides a race.
+    const [taken] = await db.select({ url: applicationIssuers.url }).from(applicationIssuers).where(eq(applicationIssuers.url, issuer)).limit(1);
+    if (taken) throw conflict(apiErrors.issuerTaken);
+    discovered = await discoverIssuer(issuer);
+  }
+  const jwksUri = discovered?.jwksUri ?? null;
+  const change: Change = {
+    applicationId,
+    actor: by,
+    kind: 'issuer',
+    changes: [{ field: 'authDomains', before: null, after: issuer }, ...(jwksUri ? [{ field: 'authDomainDiscovery', before: null, after: { jwksUri } }] : [])],
+  };
+  await insertOnce(db, applicationId, (tx) => tx.insert(applicationIssuers).values({ applicationId, url: issuer, jwksUri }), apiErrors.issuerTaken, change);
+  if (discovered) issuerKeys.prime(discovered.jwksUri, discovered.keySet);
 }
 
 export async function removeIssuer(db: Db, applicationId: string, url: string, by: ChangeActor): Promise<void> {
+  let jwksUri: string | null = null;
   await removeOnce(
     db,
     applicationId,
-    (tx) => tx.delete(applicationIssuers).where(and(eq(applicationIssuers.applicationId, applicationId), eq(applicationIssuers.url, url.trim()))).returning({ url: applicationIssuers.url }),
+    (tx) =>
+      tx
+        .delete(applicationIssuers)
+        .where(and(eq(applicationIssuers.applicationId, applicationId), eq(applicationIssuers.url, url.trim())))
+        .returning({ url: applicationIssuers.url, jwksUri: applicationIssuers.jwksUri }),
     apiErrors.issuerNotFound,
-    (gone) => ({ applicationId, actor: by, kind: 'issuer', changes: [{ field: 'authDomains', before: gone.url, after: null }] }),
+    (gone) => {
+      jwksUri = gone.jwksUri;
+      return { applicationId, actor: by, kind: 'issuer', changes: [{ field: 'authDomains', before: gone.url, after: null }] };
+    },
   );
+  if (jwksUri) issuerKeys.forget(jwksUri);
 }
 
 /** CORS domains are origins as browsers send them: `https://host[:port]`, lower-case, no path. */

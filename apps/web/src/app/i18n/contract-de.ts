@@ -31,6 +31,7 @@ export const contractDe: Catalogue<typeof contractEn> = {
     keyOkpCurve: 'Kurve nicht unterstützt: Verwenden Sie Ed25519',
     keyOkpMembers: 'Ein OKP-Schlüssel braucht "x"',
     keyUse: 'Ein Schlüssel zum Prüfen von Tokens muss "use": "sig" haben',
+    keyExp: '"exp" muss das Ablaufdatum des Schlüssels in Sekunden seit 1970 sein (wie das exp eines Tokens)',
   },
   apiErrors: {
     validation: 'Die Anfrage ist ungültig',
@@ -152,6 +153,32 @@ export const contractDe: Catalogue<typeof contractEn> = {
     unknownUser: 'Kein solcher Nutzer dieser Anwendung',
     unknownTimeZone: 'Unbekannte Zeitzone (verwenden Sie einen IANA-Namen wie Europe/Berlin)',
     durationRange: 'Die Öffnungsdauer muss zwischen 1 und 60 Sekunden liegen',
+  },
+  outboundErrors: {
+    invalidUrl: 'Die URL ist ungültig',
+    notHttps: 'Die URL muss mit https:// beginnen',
+    credentials: 'Die URL darf keinen Benutzernamen und kein Passwort enthalten',
+    privateAddress:
+      'Die URL muss auf eine öffentliche Adresse zeigen: private, Loopback-, Link-Local- und Metadaten-Adressen werden nicht aufgerufen',
+    unresolvable: 'Der Hostname der URL konnte nicht aufgelöst werden',
+    unreachable: 'Die URL ist nicht erreichbar',
+    tooManyRedirects: 'Die URL hat zu oft weitergeleitet',
+    badRedirect: 'Die URL hat auf eine nicht erlaubte Adresse weitergeleitet',
+    timeout: 'Die URL hat nicht rechtzeitig geantwortet',
+    tooLarge: 'Die Antwort der URL ist zu groß',
+  },
+  discoveryErrors: {
+    configNotFound:
+      'Keine OpenID-Konfiguration gefunden: /.well-known/openid-configuration der Auth-Domain hat nicht mit 200 OK geantwortet',
+    configNotJson: 'Die OpenID-Konfiguration ist kein JSON-Objekt',
+    issuerMismatch:
+      'Die OpenID-Konfiguration gehört zu einem anderen Aussteller: ihr "issuer" muss genau der Auth-Domain entsprechen',
+    jwksUriMissing: 'Die OpenID-Konfiguration hat keine gültige "jwks_uri"',
+    jwksUriRefused:
+      'Die "jwks_uri" des Ausstellers kann nicht aufgerufen werden: Sie muss eine https-URL mit öffentlicher Adresse sein',
+    jwksUnavailable: 'Der Schlüsselsatz des Ausstellers ("jwks_uri") konnte nicht geladen werden',
+    jwksInvalid: 'Der Schlüsselsatz des Ausstellers ist kein JSON Web Key Set',
+    jwksNoKeys: 'Der Schlüsselsatz des Ausstellers enthält keinen öffentlichen Signaturschlüssel, den die Plattform verwenden kann',
   },
   authErrors: {
     offline: { title: 'Keine Internetverbindung', message: 'Bitte versuchen Sie es erneut.' },

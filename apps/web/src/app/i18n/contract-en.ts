@@ -1,10 +1,12 @@
 import {
   apiErrors,
   authErrorFor,
+  discoveryErrors,
   lockErrors,
   lockMessages,
   messages,
   operationErrors,
+  outboundErrors,
   platformUserErrors,
   uiErrors,
 } from '@latchkey/contract';
@@ -22,6 +24,8 @@ export const contractEn = {
   lockMessages,
   lockErrors,
   operationErrors,
+  outboundErrors,
+  discoveryErrors,
   authErrors: {
     offline: authErrorFor(0),
     wrongCredentials: authErrorFor(401),

@@ -1,0 +1,1 @@
+ALTER TABLE "application_issuers" ADD COLUMN "jwks_uri" text;

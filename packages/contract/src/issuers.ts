@@ -1,0 +1,51 @@
+import * as z from 'zod/mini';
+import { httpUrlSchema } from './rules.js';
+
+/**
+ * Issue 19: an auth domain may come with its OpenID configuration. The platform then loads the issuer's
+ * key set (`jwks_uri`) through the outbound guard and verifies application-signed tokens against it as
+ * well as against the uploaded keys. Uploaded keys may carry an expiry (the JWK member `exp`).
+ */
+
+/** POST …/auth/issuer: `discovery: true` loads and checks `{url}/.well-known/openid-configuration` first. */
+export const addIssuerBodySchema = z.object({
+  url: httpUrlSchema,
+  discovery: z.optional(z.boolean()),
+});
+export type AddIssuerBody = z.infer<typeof addIssuerBodySchema>;
+
+/** Why an auth domain with discovery was refused (4xx, nothing stored); the outbound guard's reasons too. */
+export const discoveryErrors = {
+  configNotFound: 'No OpenID configuration was found: the auth domain’s /.well-known/openid-configuration did not answer 200 OK',
+  configNotJson: 'The OpenID configuration is not a JSON object',
+  issuerMismatch: 'The OpenID configuration is for a different issuer: its "issuer" must equal the auth domain exactly',
+  jwksUriMissing: 'The OpenID configuration has no valid "jwks_uri"',
+  jwksUriRefused: 'The issuer’s "jwks_uri" cannot be called: it must be an https URL on a public address',
+  jwksUnavailable: 'The issuer’s key set ("jwks_uri") could not be loaded',
+  jwksInvalid: 'The issuer’s key set is not a JSON Web Key Set',
+  jwksNoKeys: 'The issuer’s key set has no public signing key the platform can use',
+} as const;
+
+/** Per auth domain with discovery: where its keys come from. Keyed by the auth domain (issuer URL). */
+export const authDomainDiscoverySchema = z.record(z.string(), z.object({ jwksUri: z.string() }));
+export type AuthDomainDiscovery = z.infer<typeof authDomainDiscoverySchema>;
+
+/** Which key verified (or would have verified) a token: an uploaded key, or one from the issuer's key set. */
+export const keySourceSchema = z.object({
+  type: z.enum(['uploaded', 'issuer']),
+  kid: z.string(),
+  /** Only for `issuer`: the key set it came from. */
+  jwksUri: z.optional(z.string()),
+});
+export type KeySource = z.infer<typeof keySourceSchema>;
+
+/** The Authentication card warns this many days before an uploaded key expires. */
+export const KEY_EXPIRY_WARNING_DAYS = 14;
+
+/** 'expired' at or after `exp`; 'expiring' within the warning window; otherwise 'valid' (also: no `exp`). */
+export function keyExpiryState(exp: number | undefined, nowSeconds: number): 'valid' | 'expiring' | 'expired' {
+  if (exp === undefined) return 'valid';
+  if (exp <= nowSeconds) return 'expired';
+  if (exp - nowSeconds <= KEY_EXPIRY_WARNING_DAYS * 24 * 60 * 60) return 'expiring';
+  return 'valid';
+}
