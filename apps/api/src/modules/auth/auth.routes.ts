@@ -10,7 +10,7 @@ import {
   registerSchema,
 } from '@latchkey/contract';
 import { bearerToken } from '../../plugins/auth.js';
-import { destroySession, login, refresh, register } from './auth.service.js';
+import { destroyAllSessions, destroySession, login, refresh, register } from './auth.service.js';
 
 const errors = { 400: errorBodySchema, 401: errorBodySchema, 429: errorBodySchema };
 
@@ -65,6 +65,23 @@ export async function authRoutes(instance: FastifyInstance) {
     },
     async (request, reply) => {
       await destroySession(app, request.user.sessionId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/token/destroy/all',
+    {
+      onRequest: app.authenticate,
+      schema: {
+        tags: ['auth'],
+        summary: 'Sign out everywhere: ends every session of the signed-in user, this one included',
+        security: [{ bearer: [] }],
+        response: { 204: z.null(), 401: errorBodySchema },
+      },
+    },
+    async (request, reply) => {
+      await destroyAllSessions(app, request.user.id);
       return reply.code(204).send(null);
     },
   );

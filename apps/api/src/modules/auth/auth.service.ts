@@ -133,3 +133,17 @@ export async function refresh(app: App, token: string | null): Promise<{ authTok
 export async function destroySession(app: App, sessionId: string): Promise<void> {
   await app.db.update(sessions).set({ revokedAt: new Date() }).where(eq(sessions.id, sessionId));
 }
+
+/**
+ * Sign out everywhere: every live session of the user ends, this one included. Their refresh tokens stop
+ * working at once; their access tokens at the next request on any instance, because every request checks
+ * its session and the database's change notice drops the cached answer (lib/access-cache.ts).
+ */
+export async function destroyAllSessions(app: App, userId: string): Promise<number> {
+  const ended = await app.db
+    .update(sessions)
+    .set({ revokedAt: new Date() })
+    .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt)))
+    .returning({ id: sessions.id });
+  return ended.length;
+}

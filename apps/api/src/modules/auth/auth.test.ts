@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_V2_ACCEPT, apiErrors, messages } from '@latchkey/contract';
 import { eq } from 'drizzle-orm';
 import { users } from '../../db/schema.js';
-import { createTestApp, uniqueEmail, type TestApp } from '../../../test/helpers.js';
+import { createTestApp, eventually, uniqueEmail, type TestApp } from '../../../test/helpers.js';
 import { createInvitation } from './invitations.service.js';
 
 let t: TestApp;
@@ -108,6 +108,35 @@ describe('refresh and logout', () => {
     expect(res.statusCode).toBe(204);
     expect((await t.app.inject({ url: '/api/account', headers: bearer(s.authToken) })).statusCode).toBe(401);
     expect((await t.app.inject({ method: 'POST', url: '/api/auth/token/refresh', headers: bearer(s.refreshToken) })).statusCode).toBe(401);
+  });
+});
+
+describe('sign out everywhere', () => {
+  it('ends every session of the user, on every instance, and leaves other users signed in', async () => {
+    const email = uniqueEmail('everywhere');
+    const first = (await register({ email, password: 'abcde' })).json();
+    const second = (await login({ email, password: 'abcde' })).json();
+    const other = (await register({ email: uniqueEmail('bystander'), password: 'abcde' })).json();
+    const b = await t.secondInstance();
+    try {
+      // Both sessions are live, and instance B has them in its access cache.
+      for (const app of [t.app, b.app]) {
+        for (const s of [first, second]) expect((await app.inject({ url: '/api/account', headers: bearer(s.authToken) })).statusCode).toBe(200);
+      }
+      const res = await t.app.inject({ method: 'POST', url: '/api/auth/token/destroy/all', headers: bearer(second.authToken) });
+      expect(res.statusCode).toBe(204);
+      for (const s of [first, second]) {
+        expect((await t.app.inject({ url: '/api/account', headers: bearer(s.authToken) })).statusCode).toBe(401);
+        expect(await eventually(async () => (await b.app.inject({ url: '/api/account', headers: bearer(s.authToken) })).statusCode === 401)).toBe(true);
+        expect((await t.app.inject({ method: 'POST', url: '/api/auth/token/refresh', headers: bearer(s.refreshToken) })).statusCode).toBe(401);
+      }
+      expect((await b.app.inject({ url: '/api/account', headers: bearer(other.authToken) })).statusCode).toBe(200);
+      // Signing in again works, and needs a token: without one it is 401.
+      expect((await login({ email, password: 'abcde' })).statusCode).toBe(200);
+      expect((await t.app.inject({ method: 'POST', url: '/api/auth/token/destroy/all' })).statusCode).toBe(401);
+    } finally {
+      await b.close();
+    }
   });
 });
 

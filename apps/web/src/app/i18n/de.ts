@@ -220,4 +220,7 @@ export const de: Catalogue<typeof en> = {
     removeFailed: 'Der Eigentümer konnte nicht entfernt werden. Bitte versuchen Sie es erneut.',
     editHint: 'Mit dem Stift oben fügen Sie Eigentümer hinzu oder entfernen sie.',
   },
+  signOutEverywhere: {
+    action: 'Überall abmelden',
+  },
 };

@@ -203,4 +203,7 @@ export const en = {
     removeFailed: uiErrors.ownerRemoveFailed,
     editHint: 'Use the pen icon above to add or remove owners.',
   },
+  signOutEverywhere: {
+    action: 'Sign out everywhere',
+  },
 } as const;

@@ -1,4 +1,4 @@
-import { faCircleUser, faRightFromBracket } from '@fortawesome/free-solid-svg-icons';
+import { faCircleUser, faDoorClosed, faRightFromBracket } from '@fortawesome/free-solid-svg-icons';
 import {
   AppBar,
   Box,
@@ -98,6 +98,17 @@ export function AppToolbar() {
                 <Icon icon={faRightFromBracket} />
               </ListItemIcon>
               {t('auth.logout')}
+            </MenuItem>
+            <MenuItem
+              onClick={() => {
+                setAnchor(null);
+                void logout({ everywhere: true });
+              }}
+            >
+              <ListItemIcon>
+                <Icon icon={faDoorClosed} />
+              </ListItemIcon>
+              {t('signOutEverywhere.action')}
             </MenuItem>
           </Menu>
         </Toolbar>

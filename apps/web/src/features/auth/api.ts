@@ -38,6 +38,11 @@ export async function destroyToken(): Promise<void> {
   await request('/auth/token/destroy', { method: 'POST' });
 }
 
+/** Sign out everywhere: ends every session of the user on the server, this one included. */
+export async function destroyAllTokens(): Promise<void> {
+  await request('/auth/token/destroy/all', { method: 'POST' });
+}
+
 /** Stores a successful sign-in, then the display name from the account (best effort: the toolbar falls back to email). */
 export async function completeSignIn(auth: AuthResponse, displayName?: string): Promise<void> {
   storeSignIn(auth);
@@ -74,13 +79,16 @@ export async function acceptInvitation(email: string, code: string, password: st
   await completeSignIn(await login({ email, password }));
 }
 
-/** Spec §4 logout: end the server session (best effort), clear all browser storage, go to login. */
-export function useLogout(): () => Promise<void> {
+/**
+ * Spec §4 logout: end the server session (best effort), clear all browser storage, go to login. With
+ * `everywhere`, every session of the user ends (other browsers and devices too), not just this one.
+ */
+export function useLogout(): (options?: { everywhere?: boolean }) => Promise<void> {
   const queryClient = useQueryClient();
   const navigate = useNavigate();
-  return useCallback(async () => {
+  return useCallback(async (options?: { everywhere?: boolean }) => {
     try {
-      await destroyToken();
+      await (options?.everywhere ? destroyAllTokens() : destroyToken());
     } catch {
       // An already-dead session is still a logout.
     }
