@@ -140,8 +140,14 @@ describe('GET /platform/auth refuses, naming the failing check', () => {
   });
 
   it('wrong or missing audience', async () => {
-    await expectRefused(await signUserToken(rsa, { iss: ISS, aud: 'https://someone-else.example' }), /Wrong audience/, 'audience');
-    await expectRefused(await signUserToken(rsa, { iss: ISS, aud: null }), /no audience/, 'audience');
+    // The tester names the audience it expected (the deployment's PUBLIC_URL by default) and the one it got.
+    expect(t.app.config.platformTokens.audience).toBe('http://localhost:3000');
+    await expectRefused(
+      await signUserToken(rsa, { iss: ISS, aud: 'https://someone-else.example' }),
+      /^Wrong audience: aud must contain http:\/\/localhost:3000 \(the token has https:\/\/someone-else\.example\)$/,
+      'audience',
+    );
+    await expectRefused(await signUserToken(rsa, { iss: ISS, aud: null }), /no audience \(aud\); it must contain http:\/\/localhost:3000$/, 'audience');
     expect((await platformAuth(await signUserToken(rsa, { iss: ISS, aud: ['x', 'http://localhost:3000'] }))).statusCode).toBe(200);
   });
 

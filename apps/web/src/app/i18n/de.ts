@@ -223,4 +223,11 @@ export const de: Catalogue<typeof en> = {
   signOutEverywhere: {
     action: 'Überall abmelden',
   },
+  copyValue: {
+    copy: '{{name}} kopieren',
+  },
+  platformAudience: {
+    title: 'Zielgruppe (aud)',
+    text: 'Benutzer-Tokens, die Ihr Backend signiert, müssen diese Zielgruppe im aud-Claim tragen.',
+  },
 };

@@ -206,4 +206,11 @@ export const en = {
   signOutEverywhere: {
     action: 'Sign out everywhere',
   },
+  copyValue: {
+    copy: 'Copy {{name}}',
+  },
+  platformAudience: {
+    title: 'Audience (aud)',
+    text: 'User tokens your backend signs must carry this audience in their aud claim.',
+  },
 } as const;

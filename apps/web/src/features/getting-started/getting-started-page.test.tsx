@@ -1,5 +1,6 @@
 import type { Application } from '@latchkey/contract';
 import { screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { Navigate, Outlet } from 'react-router';
 import { storeSignIn } from '../../lib/session';
@@ -39,6 +40,14 @@ function renderPage(app: Application, platform: string) {
 const code = (name: RegExp) => screen.getByRole('region', { name }).textContent ?? '';
 
 describe('Getting Started', () => {
+  it('copies the audience with its button', async () => {
+    renderPage(base, 'javascript');
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole('button', { name: 'Copy Audience (aud)' }));
+    expect(await navigator.clipboard.readText()).toBe('https://aud.test');
+    expect((await screen.findAllByRole('status')).some((s) => s.textContent === 'Copied')).toBe(true);
+  });
+
   it('fills the Android steps with this application’s id, issuer, audience and key', async () => {
     renderPage(base, 'android');
     expect(screen.getByText('Follow the steps below to integrate the product into your Android app.')).toBeInTheDocument();

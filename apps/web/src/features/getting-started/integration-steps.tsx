@@ -5,6 +5,7 @@ import { useTranslation } from 'react-i18next';
 import { Link as RouterLink } from 'react-router';
 import { paths, type Platform } from '../../app/paths';
 import { CodeBlock } from '../../components/ui/code-block';
+import { CopyValue } from '../../components/ui/copy-value';
 import { Icon } from '../../components/ui/icon';
 import { algorithmFor, SNIPPETS, snippetValues } from './snippets';
 import { StepTitle, Value } from './guide-parts';
@@ -52,7 +53,7 @@ export function IntegrationSteps({ app, platform, audience }: Props) {
             )}
           </Value>
           <Value term={t('gettingStarted.audience')}>
-            <code>{audience}</code>
+            <CopyValue value={audience} name={t('gettingStarted.audience')} />
           </Value>
           <Value term={t('gettingStarted.key')}>
             {keys.length === 0 ? (

@@ -14,6 +14,20 @@ function setup(answer: (url: string) => Response = () => noContent()) {
   return { calls, user: userEvent.setup() };
 }
 
+describe('Authentication card audience', () => {
+  it('shows the platform audience tokens must carry, with a copy button', async () => {
+    storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
+    const config = { privacyPolicyUrl: 'https://p.test', uploadBaseUrl: 'http://up.test', cdnBaseUrl: 'http://cdn.test', docsUrl: 'https://docs.test', platformAudience: 'https://portal.acme.test' };
+    stubFetch((call) => (call.url === '/api/config' ? json(config) : json(sampleApplication)));
+    renderRoute(<AuthenticationCard app={sampleApplication} />);
+    const section = await screen.findByRole('region', { name: 'Audience (aud)' });
+    expect(section).toHaveTextContent('User tokens your backend signs must carry this audience in their aud claim.');
+    expect(within(section).getByText('https://portal.acme.test')).toBeInTheDocument();
+    await userEvent.setup().click(within(section).getByRole('button', { name: 'Copy Audience (aud)' }));
+    expect(await navigator.clipboard.readText()).toBe('https://portal.acme.test');
+  });
+});
+
 describe('Authentication card dialogs', () => {
   it('keeps Add Auth Key open with invalid JSON: the text stays and the error is under the field', async () => {
     const { calls, user } = setup();

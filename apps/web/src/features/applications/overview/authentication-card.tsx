@@ -6,8 +6,10 @@ import { useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router';
 import { TOKEN_TESTER_PARAM } from '../../../app/paths';
 import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
+import { CopyValue } from '../../../components/ui/copy-value';
 import { Icon } from '../../../components/ui/icon';
 import { useOperation } from '../../../components/ui/use-operation';
+import { usePortalConfig } from '../../../lib/config';
 import { useAuthItemAction, type AuthItemAction, type DomainKind } from '../auth-items-api';
 import { DomainDialog } from './domain-dialog';
 import { DomainList } from './domain-list';
@@ -20,6 +22,7 @@ type Removal = { type: 'remove-key'; kid: string } | { type: 'remove-domain'; ki
 export function AuthenticationCard({ app }: { app: Application }) {
   const { t } = useTranslation();
   const action = useAuthItemAction(app.applicationId);
+  const config = usePortalConfig();
   const op = useOperation();
   const [keyDialog, setKeyDialog] = useState<{ mode: 'add' } | { mode: 'edit'; key: PublicJwk } | null>(null);
   const [domainDialog, setDomainDialog] = useState<DomainKind | null>(null);
@@ -78,6 +81,17 @@ export function AuthenticationCard({ app }: { app: Application }) {
             {t('tokenTester.open')}
           </Button>
         </Box>
+        {config.data && (
+          <Box component="section" aria-labelledby="platform-audience-title" sx={{ mb: 2 }}>
+            <Typography id="platform-audience-title" variant="h3">
+              {t('platformAudience.title')}
+            </Typography>
+            <Typography color="text.secondary" sx={{ mt: 0.5 }}>
+              {t('platformAudience.text')}
+            </Typography>
+            <CopyValue value={config.data.platformAudience} name={t('platformAudience.title')} />
+          </Box>
+        )}
         <Box component="section" aria-labelledby="auth-keys-title">
           <Box sx={{ display: 'flex', alignItems: 'center', flexWrap: 'wrap', gap: 1 }}>
             <Typography id="auth-keys-title" variant="h3" sx={{ flexGrow: 1 }}>

@@ -5,6 +5,7 @@ import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useOutletContext } from 'react-router';
 import { paths } from '../../../app/paths';
 import { CodeBlock } from '../../../components/ui/code-block';
+import { CopyValue } from '../../../components/ui/copy-value';
 import { Icon } from '../../../components/ui/icon';
 import { PageLoader } from '../../../components/ui/page-loader';
 import { usePortalConfig } from '../../../lib/config';
@@ -96,7 +97,7 @@ export function UnlockGuide() {
             )}
           </Value>
           <Value term={t('gettingStarted.audience')}>
-            <code>{config.data.platformAudience}</code>
+            <CopyValue value={config.data.platformAudience} name={t('gettingStarted.audience')} />
           </Value>
           <Value term={t('gettingStarted.lock')}>
             {lock ? (
