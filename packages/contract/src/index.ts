@@ -15,3 +15,4 @@ export * from './sandbox-texts.js';
 export * from './outbound.js';
 export * from './history.js';
 export * from './issuers.js';
+export * from './test-email.js';

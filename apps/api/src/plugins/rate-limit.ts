@@ -79,7 +79,7 @@ export async function registerRateLimits(
   });
 }
 
-function refuseIfExceeded(result: LimitResult): void {
+export function refuseIfExceeded(result: LimitResult): void {
   if (result.isAllowed || !result.isExceeded) return;
   throw new AppError(429, apiErrors.tooManyAttempts, {
     'retry-after': String(Math.max(1, result.ttlInSeconds)),

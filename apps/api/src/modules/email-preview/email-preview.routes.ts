@@ -1,8 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { emailPreviewQuerySchema, errorBodySchema } from '@latchkey/contract';
+import {
+  applicationIdParamsSchema,
+  emailPreviewQuerySchema,
+  errorBodySchema,
+  TEST_EMAIL_LIMIT,
+  testEmailBodySchema,
+  testEmailResultSchema,
+} from '@latchkey/contract';
+import { refuseIfExceeded } from '../../plugins/rate-limit.js';
 import { renderPreview } from './email-preview.service.js';
+import { sendTestEmail } from './test-email.js';
 
 /**
  * Nothing in the page may run or load except images; only the portal (same origin) may frame it.
@@ -36,5 +45,29 @@ export async function emailPreviewRoutes(instance: FastifyInstance) {
         .header('cache-control', 'no-cache')
         .send(html);
     },
+  );
+
+  // Issue 19: the card's unsaved branding, as the sample email, to the signed-in owner. A few per owner
+  // and window (on top of the general limit): it sends real mail when SMTP is configured.
+  const perOwner = app.createRateLimit({
+    keyGenerator: (request) => `test-email:${request.user.id}`,
+    max: TEST_EMAIL_LIMIT.max,
+    timeWindow: TEST_EMAIL_LIMIT.windowSeconds * 1000,
+  });
+  app.post(
+    '/platform/application/:applicationId/email/test',
+    {
+      onRequest: [app.authenticate, app.requireOwner],
+      preHandler: async (request) => refuseIfExceeded(await perOwner(request)),
+      schema: {
+        tags: ['email'],
+        summary: 'Send the sample email in the given (unsaved) branding to the signed-in owner',
+        security: [{ bearer: [] }],
+        params: applicationIdParamsSchema,
+        body: testEmailBodySchema,
+        response: { 200: testEmailResultSchema, 400: errorBodySchema, 401: errorBodySchema, 404: errorBodySchema, 422: errorBodySchema, 429: errorBodySchema, 502: errorBodySchema },
+      },
+    },
+    async (request) => sendTestEmail(app, request.params.applicationId, request.user.email, request.body),
   );
 }

@@ -129,6 +129,7 @@ const exempt: Record<string, string> = {
   'POST /api/platform/application/:applicationId/logo': 'hands out an upload URL; the logo changes when logoUrl is saved (case "logo")',
   'POST /api/platform/application/directory/query': 'a directory look-up, changes nothing',
   'POST /api/platform/application/:applicationId/auth/token-check': 'tests a token, changes nothing',
+  'POST /api/platform/application/:applicationId/email/test': 'sends a test email to the owner (kept in the Outbox), changes nothing',
 };
 
 describe('change history', () => {

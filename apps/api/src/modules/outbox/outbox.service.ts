@@ -8,7 +8,7 @@ import { notFound } from '../../errors.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export type SentEmailKind = 'lock-invitation' | 'lock-share';
+export type SentEmailKind = 'lock-invitation' | 'lock-share' | 'branding-test';
 
 /**
  * Sends an application's email through the configured mailer (SMTP or the file outbox) and keeps it,

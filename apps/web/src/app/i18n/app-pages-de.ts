@@ -228,7 +228,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     to: 'An',
     subject: 'Betreff',
     sent: 'Gesendet',
-    kinds: { 'lock-invitation': 'Einladung', 'lock-share': 'Schloss geteilt' },
+    kinds: { 'lock-invitation': 'Einladung', 'lock-share': 'Schloss geteilt', 'branding-test': 'Test-E-Mail' },
     show: 'E-Mail an {{to}} anzeigen: {{subject}}',
     preview: 'E-Mail: {{subject}}',
     choose: 'Wählen Sie eine E-Mail, um sie so zu sehen, wie sie gesendet wurde.',

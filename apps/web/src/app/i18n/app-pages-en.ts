@@ -220,7 +220,7 @@ export const appPagesEn = {
     to: 'To',
     subject: 'Subject',
     sent: 'Sent',
-    kinds: { 'lock-invitation': 'Invitation', 'lock-share': 'Lock shared' },
+    kinds: { 'lock-invitation': 'Invitation', 'lock-share': 'Lock shared', 'branding-test': 'Test email' },
     show: 'Show email to {{to}}: {{subject}}',
     preview: 'Email: {{subject}}',
     choose: 'Choose an email to see it as it was sent.',

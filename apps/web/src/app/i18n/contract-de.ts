@@ -180,6 +180,10 @@ export const contractDe: Catalogue<typeof contractEn> = {
     jwksInvalid: 'Der Schlüsselsatz des Ausstellers ist kein JSON Web Key Set',
     jwksNoKeys: 'Der Schlüsselsatz des Ausstellers enthält keinen öffentlichen Signaturschlüssel, den die Plattform verwenden kann',
   },
+  testEmailErrors: {
+    noRecipient: 'Ihr Konto hat keine E-Mail-Adresse, an die die Test-E-Mail gehen könnte',
+    mailerFailed: 'Die Test-E-Mail konnte nicht gesendet werden. Bitte versuchen Sie es erneut.',
+  },
   authErrors: {
     offline: { title: 'Keine Internetverbindung', message: 'Bitte versuchen Sie es erneut.' },
     wrongCredentials: {

@@ -2,6 +2,7 @@ import {
   apiErrors,
   authErrorFor,
   discoveryErrors,
+  testEmailErrors,
   lockErrors,
   lockMessages,
   messages,
@@ -26,6 +27,7 @@ export const contractEn = {
   operationErrors,
   outboundErrors,
   discoveryErrors,
+  testEmailErrors,
   authErrors: {
     offline: authErrorFor(0),
     wrongCredentials: authErrorFor(401),
