@@ -20,7 +20,8 @@ if (config.jwt.privateKey) {
   console.error('JWT_PRIVATE_KEY is set: this deployment manages its signing key itself (see docs/deploy.md).');
   process.exit(1);
 }
-const database = await createDatabase({ url: config.database.url, dataDir: path.join(config.dataDir, 'pgdata'), poolSize: 1 });
+// Two connections: migrate() holds its advisory lock on one and runs the migrations on another.
+const database = await createDatabase({ url: config.database.url, dataDir: path.join(config.dataDir, 'pgdata'), poolSize: 2 });
 try {
   await database.migrate();
   useSecretBox(database.db, new SecretBox(config.secretsEncryptionKey));

@@ -1,7 +1,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes, randomUUID, generateKeyPairSync } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { decodeProtectedHeader } from 'jose';
+import sharp from 'sharp';
 import pg from 'pg';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,9 +14,12 @@ import { makePng } from './png.js';
 import { freePort, startService, startTcpProxy, waitReady, type ServiceProcess } from './processes.js';
 
 /**
- * Issue 6: two service processes on one PostgreSQL database, one S3-compatible bucket (s3rver) behind a
- * CDN base URL, and Redis — a journey that alternates between them. Needs the built service
- * (npm run build) and TEST_DATABASE_URL + TEST_REDIS_URL (CI has both running).
+ * Issues 6 and 18: two service processes on one PostgreSQL database, one S3-compatible bucket (s3rver)
+ * behind a CDN base URL, and Redis — a journey that alternates between them. Configured as docs/deploy.md's
+ * minimal N-instance set-up: DATABASE_URL plus the optional S3 and Redis, and no shared key or secret in
+ * the environment (no JWT_PRIVATE_KEY, UPLOAD_SIGNING_SECRET or SECRETS_ENCRYPTION_KEY): the signing keys
+ * and server secrets come from the database. Needs the built service (npm run build) and
+ * TEST_DATABASE_URL + TEST_REDIS_URL (CI has both running).
  */
 const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -24,7 +31,19 @@ let s3Dir: string;
 let proxy: Awaited<ReturnType<typeof startTcpProxy>>;
 let a: ServiceProcess;
 let b: ServiceProcess;
+let directUrl: string;
 const tmpDirs: string[] = [];
+
+async function query<T>(text: string): Promise<T[]> {
+  const c = new pg.Client({ connectionString: directUrl });
+  await c.connect();
+  try {
+    return (await c.query(text)).rows as T[];
+  } finally {
+    await c.end();
+  }
+}
+const kidOf = (jwt: string) => decodeProtectedHeader(jwt).kid;
 
 async function json(res: Response) {
   const text = await res.text();
@@ -56,7 +75,6 @@ beforeAll(async () => {
   s3 = new S3rver({ port: s3Port, address: '127.0.0.1', directory: s3Dir, silent: true, configureBuckets: [{ name: BUCKET, configs: [] }] });
   await s3.run();
 
-  const { privateKey } = generateKeyPairSync('ed25519');
   const shared = {
     STORAGE_DRIVER: 's3',
     S3_ENDPOINT: `http://127.0.0.1:${s3Port}`,
@@ -66,9 +84,8 @@ beforeAll(async () => {
     S3_FORCE_PATH_STYLE: 'true',
     CDN_BASE_URL: `http://127.0.0.1:${s3Port}/${BUCKET}`,
     REDIS_URL: redisUrl,
-    JWT_PRIVATE_KEY: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-    UPLOAD_SIGNING_SECRET: randomBytes(32).toString('hex'),
     LOGIN_RATE_LIMIT_MAX: '5',
+    RATE_LIMIT_MAX: '30',
   };
   const dataDir = () => {
     const d = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-scale-'));
@@ -78,6 +95,7 @@ beforeAll(async () => {
   const viaProxy = new URL(adminUrl);
   viaProxy.pathname = `/${dbName}`;
   const direct = new URL(viaProxy);
+  directUrl = direct.toString();
   viaProxy.host = `127.0.0.1:${proxy.port}`;
   // Both start at the same moment on an empty database: migrations must run once, safely.
   [a, b] = await Promise.all([
@@ -137,7 +155,8 @@ describe('two instances on one Postgres, one bucket and Redis', () => {
     expect(app.logoUrl).toBe(logoUrl);
     const logo = await fetch(logoUrl);
     expect(logo.status).toBe(200);
-    expect(Buffer.from(await logo.arrayBuffer()).equals(png)).toBe(true);
+    // What the CDN serves is the service's clean re-encoding of the upload (sharp), the same picture.
+    expect(await sharp(Buffer.from(await logo.arrayBuffer())).metadata()).toMatchObject({ format: 'png', width: 8, height: 8 });
 
     const refreshed = await fetch(`${b.url}/api/auth/token/refresh`, { method: 'POST', headers: { authorization: `Bearer ${session.refreshToken}` } });
     expect(refreshed.status).toBe(200);
@@ -154,6 +173,62 @@ describe('two instances on one Postgres, one bucket and Redis', () => {
     expect(status).toBe(401);
   });
 
+  it('created one key set when both started at once on the empty database, and both use it', async () => {
+    const keys = await query<{ kid: string; status: string }>('select kid, status from signing_keys');
+    expect(keys).toHaveLength(1);
+    expect(keys[0]!.status).toBe('active');
+    for (const url of [a.url, b.url]) {
+      const jwks = await json(await fetch(`${url}/.well-known/jwks.json`));
+      expect(jwks.keys.map((k: { kid: string }) => k.kid)).toEqual([keys[0]!.kid]);
+    }
+    // No key in the environment: each instance says so once, as a warning about encryption at rest.
+    expect(a.logs.some((l) => l.includes('SECRETS_ENCRYPTION_KEY is not set'))).toBe(true);
+  });
+
+  it('rotates keys while both run: old tokens keep working, new ones are signed and verified on both', async () => {
+    const email = `rotate.${randomUUID().slice(0, 8)}@example.com`;
+    expect((await post(a.url, '/auth/register', { email, password: 'correct-horse' })).status).toBe(200);
+    const before = await json(await post(a.url, '/auth/token', { email, password: 'correct-horse' }));
+    const oldKid = kidOf(before.authToken);
+
+    // The operator's CLI, against the same database; the instances are not restarted.
+    const { stdout } = await promisify(execFile)(process.execPath, ['dist/keys.js', 'rotate'], {
+      cwd: path.resolve(import.meta.dirname, '../..'),
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: directUrl, DATA_DIR: tmpDirs[0]!, LOG_LEVEL: 'warn' },
+    });
+    const newKid = /New signing key (\S+) is active/.exec(stdout)?.[1];
+    expect(newKid).toBeDefined();
+    expect(newKid).not.toBe(oldKid);
+
+    // Within SIGNING_KEYS_REFRESH_SECONDS both instances sign with the new key.
+    const deadline = Date.now() + 15_000;
+    // Fresh sign-ups (login is limited per address + email, LOGIN_RATE_LIMIT_MAX=5 here).
+    const signUp = async (url: string) => json(await post(url, '/auth/register', { email: `rotate.${randomUUID().slice(0, 8)}@example.com`, password: 'correct-horse' }));
+    const signedBy = async (url: string) => kidOf((await signUp(url)).authToken);
+    let kids = [await signedBy(a.url), await signedBy(b.url)];
+    while (kids.some((k) => k !== newKid) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500));
+      kids = [await signedBy(a.url), await signedBy(b.url)];
+    }
+    expect(kids).toEqual([newKid, newKid]);
+
+    const fromA = await signUp(a.url);
+    const fromB = await signUp(b.url);
+    for (const url of [a.url, b.url]) {
+      // New tokens from either instance verify on both …
+      expect((await get(url, '/account', fromA.authToken)).status).toBe(200);
+      expect((await get(url, '/account', fromB.authToken)).status).toBe(200);
+      // … and the token signed before the rotation is still accepted until it expires.
+      expect((await get(url, '/account', before.authToken)).status).toBe(200);
+      const jwks = await json(await fetch(`${url}/.well-known/jwks.json`));
+      expect(jwks.keys.map((k: { kid: string }) => k.kid).sort()).toEqual([oldKid, newKid].sort());
+    }
+    // The refresh token signed with the old key still refreshes, on B, into new-key tokens.
+    const refreshed = await fetch(`${b.url}/api/auth/token/refresh`, { method: 'POST', headers: { authorization: `Bearer ${before.refreshToken}` } });
+    expect(refreshed.status).toBe(200);
+    expect(kidOf((await json(refreshed)).authToken)).toBe(newKid);
+  });
+
   it('shares login rate-limit counts between the instances', async () => {
     const email = `brute.${randomUUID().slice(0, 8)}@example.com`;
     const statuses: number[] = [];
@@ -164,6 +239,21 @@ describe('two instances on one Postgres, one bucket and Redis', () => {
     }
     expect(statuses.slice(0, 5).every((s) => s === 401)).toBe(true);
     expect(statuses[5]).toBe(429);
+  });
+
+  it('shares per-user request counts between the instances, and one user at the limit leaves another untouched', async () => {
+    const signUp = async () => json(await post(a.url, '/auth/register', { email: `busy.${randomUUID().slice(0, 8)}@example.com`, password: 'correct-horse' }));
+    const [busy, calm] = [await signUp(), await signUp()];
+    const statuses: number[] = [];
+    for (let i = 0; i < 31; i++) {
+      const res = await get(i % 2 === 0 ? a.url : b.url, '/account', busy.authToken);
+      statuses.push(res.status);
+      if (res.status === 429) expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    expect(statuses.slice(0, 30).every((s) => s === 200)).toBe(true);
+    expect(statuses[30]).toBe(429);
+    expect((await get(a.url, '/account', calm.authToken)).status).toBe(200);
+    expect((await get(b.url, '/account', calm.authToken)).status).toBe(200);
   });
 
   it('answers 503 quickly while its database is unreachable and recovers by itself', async () => {
