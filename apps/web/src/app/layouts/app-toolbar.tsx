@@ -77,14 +77,11 @@ export function AppToolbar() {
             </Typography>
           </Button>
           <Menu id={menuId} anchorEl={anchor} open={anchor !== null} onClose={() => setAnchor(null)}>
-            {session.displayName && (
-              <Typography sx={{ px: 2, pt: 1, fontWeight: 600 }}>{session.displayName}</Typography>
-            )}
-            {session.email && (
-              <Typography sx={{ px: 2, pb: 1 }} color="text.secondary">
-                {session.email}
-              </Typography>
-            )}
+            {/* Who is signed in; presentational, as a menu owns only menu items (axe aria-required-children). */}
+            <Box component="li" role="presentation" sx={{ px: 2, py: 1 }}>
+              {session.displayName && <Typography sx={{ fontWeight: 600 }}>{session.displayName}</Typography>}
+              {session.email && <Typography color="text.secondary">{session.email}</Typography>}
+            </Box>
             <Divider />
             {LanguageMenuItems({ onChosen: () => setAnchor(null) })}
             <Divider />

@@ -13,7 +13,8 @@ const choose = (language: Language) => void setLanguage(language, { remember: tr
 export function LanguageMenuItems({ onChosen }: { onChosen: () => void }) {
   const { t, i18n } = useTranslation();
   return [
-    <ListSubheader key="label" sx={{ lineHeight: 2.5 }}>
+    // Presentational: a menu owns only menu items (axe aria-required-children); the label stays visible.
+    <ListSubheader key="label" role="presentation" sx={{ lineHeight: 2.5 }}>
       {t('language.label')}
     </ListSubheader>,
     ...LANGUAGES.map((language) => (
