@@ -79,10 +79,11 @@ export const routes: RouteObject[] = [
               { index: true, element: <Navigate to="overview" replace /> },
               {
                 path: 'overview',
-                lazy: () =>
+                lazy: withAppPageTexts(() =>
                   import('../features/applications/overview/overview-page').then((m) => ({
                     Component: m.OverviewPage,
                   })),
+                ),
               },
               {
                 path: 'getting-started',

@@ -301,4 +301,27 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
       secret: 'Signaturgeheimnis',
     },
   },
+  // Issue 19: Aussteller mit Discovery, Ablauf von Schlüsseln, die Schlüsselquelle des Testers, die Test-E-Mail.
+  issuerKeys: {
+    discovery: 'Signaturschlüssel aus der OpenID-Konfiguration des Ausstellers laden',
+    discoveryHelp:
+      'Die Plattform liest /.well-known/openid-configuration unter dieser URL und akzeptiert dann neben den hochgeladenen Schlüsseln auch Tokens, die mit den vom Aussteller veröffentlichten Schlüsseln (jwks_uri) signiert sind. Die URL muss https und eine öffentliche Adresse verwenden.',
+    discoveryChip: 'OpenID-Discovery',
+    jwksFrom: 'Schlüssel von {{jwksUri}}',
+    expired: 'Abgelaufen',
+    expiring: 'Läuft bald ab',
+    expiredLabel: 'Schlüssel {{kid}} ist am {{date}} abgelaufen und prüft keine Tokens mehr',
+    expiringLabel: 'Schlüssel {{kid}} läuft am {{date}} ab',
+    expiredWarning:
+      'Schlüssel {{kid}} ist am {{date}} abgelaufen: Damit signierte Tokens werden abgelehnt. Laden Sie einen neuen Schlüssel hoch.',
+    expiringWarning: 'Schlüssel {{kid}} läuft am {{date}} ab. Laden Sie rechtzeitig seinen Nachfolger hoch.',
+    sourceHeading: 'Verwendeter Schlüssel',
+    sourceUploaded: 'Der hochgeladene Schlüssel {{kid}}',
+    sourceIssuer: 'Schlüssel {{kid}} aus dem Schlüsselsatz des Ausstellers ({{jwksUri}})',
+  },
+  testEmail: {
+    send: 'Test-E-Mail senden',
+    help: 'Sendet die Vorschau, einschließlich nicht gespeicherter Änderungen, an {{email}}.',
+    sentOutbox: 'Test-E-Mail an {{to}} gesendet; sie liegt auch im Postausgang dieser Anwendung.',
+  },
 };

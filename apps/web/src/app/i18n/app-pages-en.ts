@@ -293,4 +293,26 @@ export const appPagesEn = {
       secret: 'Signing secret',
     },
   },
+  // Issue 19: issuers with discovery, key expiry, the tester's key source, the test email.
+  issuerKeys: {
+    discovery: 'Load signing keys from the issuer’s OpenID configuration',
+    discoveryHelp:
+      'The platform reads /.well-known/openid-configuration under this URL and then accepts tokens signed with the keys the issuer publishes (jwks_uri), as well as the uploaded ones. The URL must use https and a public address.',
+    discoveryChip: 'OpenID discovery',
+    jwksFrom: 'Keys from {{jwksUri}}',
+    expired: 'Expired',
+    expiring: 'Expires soon',
+    expiredLabel: 'Key {{kid}} expired on {{date}} and no longer verifies tokens',
+    expiringLabel: 'Key {{kid}} expires on {{date}}',
+    expiredWarning: 'Key {{kid}} expired on {{date}}: tokens signed with it are refused. Upload a new key.',
+    expiringWarning: 'Key {{kid}} expires on {{date}}. Upload its successor before then.',
+    sourceHeading: 'Key used',
+    sourceUploaded: 'The uploaded key {{kid}}',
+    sourceIssuer: 'Key {{kid}} from the issuer’s key set ({{jwksUri}})',
+  },
+  testEmail: {
+    send: 'Send a test email',
+    help: 'Sends the preview, including unsaved changes, to {{email}}.',
+    sentOutbox: 'Test email sent to {{to}}; it is also in this application’s Outbox.',
+  },
 } as const;

@@ -1,5 +1,6 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { Button, Dialog, DialogActions, DialogContent, DialogTitle, type PaperProps } from '@mui/material';
+import type { ReactNode } from 'react';
 import { useForm, type Resolver } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import type * as z from 'zod/mini';
@@ -20,6 +21,8 @@ interface Props {
   onCancel: () => void;
   /** Resolves to the reason it failed (shown under the field, the value kept), or to nothing once added. */
   onAdd: (value: string) => Promise<string | null | undefined | void>;
+  /** More options under the field (the auth domain's discovery switch). */
+  children?: ReactNode;
 }
 
 /**
@@ -37,7 +40,7 @@ export function SingleFieldDialog({ open, titleId, paperSx, onCancel, ...form }:
   );
 }
 
-function SingleFieldForm({ titleId, title, name, schema, label, type, onCancel, onAdd }: Omit<Props, 'open' | 'paperSx'>) {
+function SingleFieldForm({ titleId, title, name, schema, label, type, onCancel, onAdd, children }: Omit<Props, 'open' | 'paperSx'>) {
   const { t } = useTranslation();
   const form = useForm<Values>({
     resolver: zodResolver(schema as never) as unknown as Resolver<Values>,
@@ -60,6 +63,7 @@ function SingleFieldForm({ titleId, title, name, schema, label, type, onCancel, 
       <DialogTitle id={titleId}>{title}</DialogTitle>
       <DialogContent>
         <FormTextField control={form.control} name={name} label={label} type={type} required autoFocus />
+        {children}
       </DialogContent>
       <DialogActions>
         <Button onClick={onCancel}>{t('common.cancel')}</Button>

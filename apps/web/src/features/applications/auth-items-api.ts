@@ -32,8 +32,9 @@ export async function replaceAuthKey(id: string, oldKey: PublicJwk, next: Public
 export type DomainKind = 'auth' | 'cors';
 const domainPath = (id: string, kind: DomainKind) => `${base(id)}/${kind === 'auth' ? 'auth/issuer' : 'cors'}`;
 
-export const addDomain = (id: string, kind: DomainKind, url: string) =>
-  request(domainPath(id, kind), { method: 'POST', body: { url } });
+/** `discovery` (auth domains only): the platform loads the issuer's OpenID configuration and keys first. */
+export const addDomain = (id: string, kind: DomainKind, url: string, discovery = false) =>
+  request(domainPath(id, kind), { method: 'POST', body: kind === 'auth' && discovery ? { url, discovery: true } : { url } });
 export const removeDomain = (id: string, kind: DomainKind, url: string) =>
   request(domainPath(id, kind), { method: 'DELETE', body: { url } });
 
@@ -41,7 +42,7 @@ export type AuthItemAction =
   | { type: 'add-key'; key: PublicJwk }
   | { type: 'replace-key'; oldKey: PublicJwk; key: PublicJwk }
   | { type: 'remove-key'; kid: string }
-  | { type: 'add-domain'; kind: DomainKind; url: string }
+  | { type: 'add-domain'; kind: DomainKind; url: string; discovery?: boolean }
   | { type: 'remove-domain'; kind: DomainKind; url: string };
 
 async function run(id: string, action: AuthItemAction): Promise<void> {
@@ -55,7 +56,7 @@ async function run(id: string, action: AuthItemAction): Promise<void> {
       await removeAuthKey(id, action.kid);
       return;
     case 'add-domain':
-      await addDomain(id, action.kind, action.url);
+      await addDomain(id, action.kind, action.url, action.discovery);
       return;
     case 'remove-domain':
       await removeDomain(id, action.kind, action.url);

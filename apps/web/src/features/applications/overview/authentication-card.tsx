@@ -1,5 +1,5 @@
 import { faPlus, faShieldHalved, faXmark } from '@fortawesome/free-solid-svg-icons';
-import { parseJwkInput, type Application, type PublicJwk } from '@latchkey/contract';
+import { keyExpiryState, parseJwkInput, type Application, type PublicJwk } from '@latchkey/contract';
 import { Box, Button, Card, CardContent, Chip, IconButton, Typography } from '@mui/material';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
@@ -13,6 +13,7 @@ import { usePortalConfig } from '../../../lib/config';
 import { useAuthItemAction, type AuthItemAction, type DomainKind } from '../auth-items-api';
 import { DomainDialog } from './domain-dialog';
 import { DomainList } from './domain-list';
+import { KeyExpiryMark, KeyExpiryWarnings } from './key-expiry';
 import { KeyDialog } from './key-dialog';
 import { TokenTesterDialog } from './token-tester-dialog';
 
@@ -69,6 +70,10 @@ export function AuthenticationCard({ app }: { app: Application }) {
         ? t('authCard.removeCorsDomainConfirm')
         : t('authCard.removeAuthDomainConfirm');
   const keys = Object.values(app.authKeys);
+  // Read once per render: a key's mark follows the clock when the card re-renders, like the rest of the page.
+  const nowSeconds = Math.floor(Date.now() / 1000);
+  const expiry = (key: PublicJwk) => keyExpiryState(key.exp, nowSeconds);
+  const discovery = app.authDomainDiscovery ?? {};
 
   return (
     <Card component="section" aria-labelledby="card-authentication" sx={{ mb: 3 }}>
@@ -101,6 +106,7 @@ export function AuthenticationCard({ app }: { app: Application }) {
               {t('authCard.addKey')}
             </Button>
           </Box>
+          <KeyExpiryWarnings keys={keys} expiry={expiry} />
           {keys.length === 0 ? (
             <Typography color="text.secondary" sx={{ mt: 1 }}>
               {t('authCard.noKeys')}
@@ -108,13 +114,15 @@ export function AuthenticationCard({ app }: { app: Application }) {
           ) : (
             <Box component="ul" sx={{ display: 'flex', flexWrap: 'wrap', gap: 1, listStyle: 'none', p: 0, mt: 1 }}>
               {keys.map((key) => (
-                <Box component="li" key={key.kid} sx={{ display: 'inline-flex', alignItems: 'center' }}>
+                <Box component="li" key={key.kid} sx={{ display: 'inline-flex', alignItems: 'center', gap: 0.5 }}>
                   <Chip
                     label={key.kid}
                     aria-label={t('authCard.editKeyLabel', { kid: key.kid })}
                     onClick={() => setKeyDialog({ mode: 'edit', key })}
+                    color={expiry(key) === 'expired' ? 'error' : expiry(key) === 'expiring' ? 'warning' : 'default'}
                     sx={{ maxWidth: 260 }}
                   />
+                  <KeyExpiryMark jwk={key} state={expiry(key)} />
                   <IconButton size="small" aria-label={t('authCard.removeKeyLabel', { kid: key.kid })} onClick={() => setRemoval({ type: 'remove-key', kid: key.kid })}>
                     <Icon icon={faXmark} />
                   </IconButton>
@@ -129,6 +137,10 @@ export function AuthenticationCard({ app }: { app: Application }) {
           empty={t('authCard.noAuthDomains')}
           addLabel={t('authCard.addAuthDomain')}
           urls={app.authDomains}
+          secondary={(url) => {
+            const found = discovery[url];
+            return found ? `${t('issuerKeys.discoveryChip')} · ${t('issuerKeys.jwksFrom', { jwksUri: found.jwksUri })}` : null;
+          }}
           removeLabel={(url) => t('authCard.removeAuthDomainLabel', { url })}
           onAdd={() => setDomainDialog('auth')}
           onRemove={(url) => setRemoval({ type: 'remove-domain', kind: 'auth', url })}
@@ -154,7 +166,9 @@ export function AuthenticationCard({ app }: { app: Application }) {
       <DomainDialog
         kind={domainDialog}
         onCancel={() => setDomainDialog(null)}
-        onAdd={(url) => inDialog({ type: 'add-domain', kind: domainDialog ?? 'auth', url }, true, () => setDomainDialog(null))}
+        onAdd={(url, withDiscovery) =>
+          inDialog({ type: 'add-domain', kind: domainDialog ?? 'auth', url, discovery: withDiscovery }, true, () => setDomainDialog(null))
+        }
       />
       <ConfirmDialog
         open={removal !== null}

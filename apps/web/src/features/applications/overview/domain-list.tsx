@@ -8,12 +8,14 @@ interface Props {
   empty: string;
   addLabel: string;
   urls: string[];
+  /** A second line under a URL (an auth domain's discovery), or null. */
+  secondary?: (url: string) => string | null;
   removeLabel: (url: string) => string;
   onAdd: () => void;
   onRemove: (url: string) => void;
 }
 
-export function DomainList({ id, title, empty, addLabel, urls, removeLabel, onAdd, onRemove }: Props) {
+export function DomainList({ id, title, empty, addLabel, urls, secondary, removeLabel, onAdd, onRemove }: Props) {
   return (
     <Box component="section" aria-labelledby={id} sx={{ mt: 3 }}>
       <Box sx={{ display: 'flex', alignItems: 'center', flexWrap: 'wrap', gap: 1 }}>
@@ -40,7 +42,11 @@ export function DomainList({ id, title, empty, addLabel, urls, removeLabel, onAd
                 </IconButton>
               }
             >
-              <ListItemText primary={url} slotProps={{ primary: { sx: { wordBreak: 'break-all' } } }} />
+              <ListItemText
+                primary={url}
+                secondary={secondary?.(url) ?? undefined}
+                slotProps={{ primary: { sx: { wordBreak: 'break-all' } }, secondary: { sx: { wordBreak: 'break-all' } } }}
+              />
             </ListItem>
           ))}
         </List>

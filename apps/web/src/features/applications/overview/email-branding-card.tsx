@@ -13,6 +13,7 @@ import { CallToActionFields } from '../components/call-to-action-fields';
 import { EmailPreviewFrame } from '../components/email-preview-frame';
 import { StoredLogoPicker } from '../components/stored-logo-picker';
 import { EditableCard } from './editable-card';
+import { TestEmailButton } from './test-email-button';
 import { EditFormScope, useEditFormContext } from './edit-form-scope';
 
 /** Sender details, call to action and colours: the whole emailPreferences object, as one form. */
@@ -76,6 +77,7 @@ function EmailBrandingCardForm({ app }: { app: Application }) {
         {t('wizard.preview')}
       </Typography>
       <EmailPreviewFrame applicationId={app.applicationId} input={{ callToAction, primaryColour, secondaryColour }} revision={revision} />
+      <TestEmailButton applicationId={app.applicationId} />
     </>
   );
 

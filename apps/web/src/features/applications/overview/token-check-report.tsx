@@ -21,6 +21,19 @@ export function TokenCheckReportView({ report }: { report: TokenCheckReport }) {
       <Alert severity={report.valid ? 'success' : 'error'}>
         {report.valid ? t('tokenTester.valid') : t('tokenTester.invalid', { error: report.error ?? '' })}
       </Alert>
+      {report.keySource && (
+        <Typography sx={{ mt: 1.5 }} data-testid="token-key-source">
+          <Box component="span" sx={{ fontWeight: 600 }}>
+            {t('issuerKeys.sourceHeading')}
+            {': '}
+          </Box>
+          <Box component="span" sx={{ overflowWrap: 'anywhere' }}>
+            {report.keySource.type === 'issuer'
+              ? t('issuerKeys.sourceIssuer', { kid: report.keySource.kid, jwksUri: report.keySource.jwksUri ?? '' })
+              : t('issuerKeys.sourceUploaded', { kid: report.keySource.kid })}
+          </Box>
+        </Typography>
+      )}
       <Typography id={checksId} variant="h3" sx={{ mt: 2 }}>
         {t('tokenTester.checksHeading')}
       </Typography>
