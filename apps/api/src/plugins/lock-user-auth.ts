@@ -92,7 +92,7 @@ export function cachedApplicationUser(cache: AccessCache, token: string): LockUs
 }
 
 /** The `iss` claim, read without trusting it: only to pick the verifier. */
-function unverifiedIssuer(token: string): string | null {
+export function unverifiedIssuer(token: string): string | null {
   const payload = token.split('.')[1];
   if (!payload) return null;
   try {

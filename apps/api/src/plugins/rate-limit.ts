@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import type { AccessCache } from '../lib/access-cache.js';
 import { bearerToken } from './auth.js';
-import { cachedApplicationUser } from './lock-user-auth.js';
+import { cachedApplicationUser, unverifiedIssuer } from './lock-user-auth.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -34,8 +34,11 @@ export async function principalKey(app: FastifyInstance, cache: AccessCache, req
     if (known) return `u:${known.sub}`;
     const applicationUser = cachedApplicationUser(cache, token);
     if (applicationUser) return `au:${applicationUser.applicationId}:${applicationUser.id}`;
-    const verified = await app.tokens.verifyAccess(token).catch(() => null);
-    if (verified) return `u:${verified.sub}`;
+    // Only what claims to be ours is verified here (an application's token needs its keys from the database).
+    if (unverifiedIssuer(token) === app.config.jwt.issuer) {
+      const verified = await app.tokens.verifyAccess(token).catch(() => null);
+      if (verified) return `u:${verified.sub}`;
+    }
   }
   return `ip:${request.ip}`;
 }
