@@ -36,6 +36,8 @@ import { getActivity } from './modules/activity/activity.service.js';
 import { LiveEvents } from './plugins/live-events.js';
 import { outboxRoutes } from './modules/outbox/outbox.routes.js';
 import { historyRoutes } from './modules/history/history.routes.js';
+import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
+import { WebhookDispatcher } from './modules/webhooks/delivery.js';
 import { sharesRoutes } from './modules/shares/shares.routes.js';
 import { applicationsRoutes } from './modules/applications/applications.routes.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
@@ -61,6 +63,8 @@ declare module 'fastify' {
     accessCache: AccessCache;
     /** Issues and checks the certificates lock users sign their operations with. */
     platformCa: PlatformCa;
+    /** Webhook deliveries: the outbox relay and the queue's workers (modules/webhooks/delivery.ts). */
+    webhooks: WebhookDispatcher;
     /** Every route as registered: the security suite derives its authorization matrix from it. */
     routeTable: { method: string; url: string; public: boolean }[];
   }
@@ -132,11 +136,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('platformCa', await PlatformCa.load(database.db));
   app.decorate('storage', await createLogoStorage(config, database.db));
   app.decorate('mailer', createMailer(config, app.log));
+  const webhookDispatcher = new WebhookDispatcher(database, config.webhooks, app.log);
+  await webhookDispatcher.start();
+  app.decorate('webhooks', webhookDispatcher);
   app.addHook('onClose', async () => {
     app.storage.close?.();
     await app.mailer.close();
   });
   app.addHook('onClose', async () => {
+    await webhookDispatcher.stop();
     redis?.disconnect();
     app.tokens.stop();
     await accessCache.stop();
@@ -226,6 +234,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(sharesRoutes);
       await api.register(outboxRoutes);
       await api.register(historyRoutes);
+      await api.register(webhooksRoutes);
     },
     { prefix: config.apiPrefix },
   );

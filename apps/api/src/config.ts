@@ -62,6 +62,10 @@ const envSchema = z.object({
   LOGIN_RATE_LIMIT_WINDOW_SECONDS: int(60),
 
   OUTBOUND_ALLOW: z.string().default(''),
+  WEBHOOK_RETRY_DELAY_SECONDS: int(15),
+  WEBHOOK_RETRY_LIMIT: int(12),
+  WEBHOOK_TIMEOUT_SECONDS: int(10),
+  WEBHOOK_WORKER: z.enum(['true', 'false']).default('true'),
 
   PRIVACY_POLICY_URL: z.url().default('https://www.latchkey.dev/privacy'),
   DOCS_URL: z.url().default('https://developer.latchkey.dev'),
@@ -136,6 +140,17 @@ export function loadConfig(env: Env = process.env) {
     /** Hosts the outbound guard (lib/outbound.ts) lets through to private addresses and over http: dev and tests only. */
     outbound: { allowHosts: e.OUTBOUND_ALLOW.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean) },
     portal: { privacyPolicyUrl: e.PRIVACY_POLICY_URL, docsUrl: e.DOCS_URL },
+    /**
+     * Webhook deliveries (modules/webhooks): a failed attempt is retried after about delay·2^n seconds
+     * (n = 1 … limit, with jitter): 15 s and 12 retries spread them over about a day. `worker` false: this
+     * instance enqueues but does not deliver.
+     */
+    webhooks: {
+      retryDelaySeconds: e.WEBHOOK_RETRY_DELAY_SECONDS,
+      retryLimit: e.WEBHOOK_RETRY_LIMIT,
+      timeoutSeconds: e.WEBHOOK_TIMEOUT_SECONDS,
+      worker: e.WEBHOOK_WORKER === 'true',
+    },
   };
 }
 

@@ -16,3 +16,4 @@ export * from './outbound.js';
 export * from './history.js';
 export * from './issuers.js';
 export * from './test-email.js';
+export * from './webhooks.js';

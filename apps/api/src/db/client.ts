@@ -25,6 +25,11 @@ export interface Database {
    * notifications sent while it was down are not replayed, so `down` must forget what they would have said.
    */
   listen(channel: string, handlers: ListenHandlers): Promise<() => Promise<void>>;
+  /**
+   * Plain SQL outside drizzle (the job queue's own statements, pg-boss's `db` adapter). Text with no
+   * parameters may hold several statements.
+   */
+  executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
   /** NOTIFY on `channel`, outside any transaction. */
   notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
@@ -81,6 +86,11 @@ async function createPglite(dataDir: string | undefined): Promise<Database> {
       handlers.up();
       return stop;
     },
+    executeSql: async (text, values) => {
+      if (values && values.length > 0) return client.query(text, values);
+      const results = await client.exec(text);
+      return results.at(-1) ?? { rows: [] };
+    },
     notify: async (channel, payload) => {
       await client.query('select pg_notify($1, $2)', [channel, payload]);
     },
@@ -116,6 +126,7 @@ async function createPostgres(url: string, poolSize: number): Promise<Database> 
       await db.execute(sql`select 1`);
     },
     listen: (channel, handlers) => listenPostgres(url, channel, handlers),
+    executeSql: (text, values) => pool.query(text, values),
     notify: async (channel, payload) => {
       await pool.query('select pg_notify($1, $2)', [channel, payload]);
     },

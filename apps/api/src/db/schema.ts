@@ -330,3 +330,53 @@ export const applicationChanges = pgTable(
   },
   (t) => [index('application_changes_page_idx').on(t.applicationId, t.at, t.seq)],
 );
+
+/**
+ * Webhook endpoints of an application (modules/webhooks). `secret` is the signing secret (whsec_…),
+ * sealed like the other secrets (lib/secret-box.ts); it is shown once, when made.
+ */
+export const webhooks = pgTable(
+  'webhooks',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    applicationId: uuid('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    url: text('url').notNull(),
+    events: jsonb('events').$type<string[]>().notNull(),
+    secret: text('secret').notNull(),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('webhooks_application_id_idx').on(t.applicationId)],
+);
+
+/**
+ * The transactional outbox and delivery log in one: a row is written in the same transaction as the
+ * event's change (one per subscribed endpoint), handed to the job queue by the relay (`relay_after` set
+ * to null once handed over; a lease while it is being handed), and updated by each attempt. Its id is
+ * the `webhook-id` header.
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    webhookId: uuid('webhook_id')
+      .notNull()
+      .references(() => webhooks.id, { onDelete: 'cascade' }),
+    applicationId: uuid('application_id').notNull(),
+    eventType: text('event_type').notNull(),
+    payload: jsonb('payload').notNull(),
+    status: text('status', { enum: ['pending', 'retrying', 'succeeded', 'failed'] }).notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    responseStatus: integer('response_status'),
+    lastError: text('last_error'),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    relayAfter: timestamp('relay_after', { withTimezone: true }).defaultNow(),
+  },
+  (t) => [
+    index('webhook_deliveries_webhook_idx').on(t.webhookId, t.createdAt),
+    index('webhook_deliveries_relay_idx').on(t.relayAfter).where(sql`${t.relayAfter} is not null`),
+  ],
+);

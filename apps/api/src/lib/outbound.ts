@@ -124,6 +124,25 @@ function checkUrl(raw: string | URL, redirected: boolean): URL {
   return url;
 }
 
+/**
+ * Refuses, without calling it, a URL the guard would refuse to call: syntax, scheme, credentials, and
+ * every address its host resolves to (when it is registered; each call checks again where it connects).
+ */
+export async function checkOutboundUrl(raw: string): Promise<URL> {
+  const url = checkUrl(raw, false);
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (allowHosts.has(host) || ipaddr.isValid(host)) return url;
+  let found: LookupAddress[];
+  try {
+    found = await resolve(host);
+  } catch {
+    throw new OutboundError('unresolvable', host);
+  }
+  if (found.length === 0) throw new OutboundError('unresolvable', host);
+  if (found.some((a) => !isPublicAddress(a.address))) throw new OutboundError('privateAddress', host);
+  return url;
+}
+
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const NULL_BODY = new Set([101, 204, 205, 304]);
 

@@ -3,6 +3,10 @@ import { historyErrors, HISTORY_PAGE_SIZE, REDACTED, type FieldChange, type Hist
 import type { Db } from '../../db/client.js';
 import { applicationChanges } from '../../db/schema.js';
 import { badRequest } from '../../errors.js';
+import { publishEvent } from '../webhooks/outbox.js';
+
+/** Changes to the application itself (not its locks, shares or users): announced as application.updated. */
+const APPLICATION_KINDS = new Set<HistoryKind>(['details', 'urls', 'branding', 'logo', 'key', 'issuer', 'cors', 'owner']);
 
 /** Who made a change: a portal user (an owner), or a lock admin acting through a signed operation. */
 export interface ChangeActor {
@@ -56,6 +60,15 @@ export async function recordChange(tx: Db, ...entries: Change[]): Promise<void> 
     }));
   if (rows.length === 0) return;
   await tx.insert(applicationChanges).values(rows);
+  const updates = rows.filter((r) => APPLICATION_KINDS.has(r.kind));
+  const [first] = updates;
+  if (first) {
+    await publishEvent(tx, first.applicationId, 'application.updated', {
+      applicationId: first.applicationId,
+      actor: { userId: first.actorUserId, email: first.actorEmail },
+      changes: updates.map((u) => ({ kind: u.kind, subject: u.subject, changes: u.changes })),
+    });
+  }
 }
 
 type Row = typeof applicationChanges.$inferSelect;

@@ -20,6 +20,9 @@ let lockId: string;
 let appUserId: string;
 
 let extraLock = '';
+let webhookId = '';
+/** A public address literally (no DNS in tests); nothing is delivered to it here. */
+const HOOK = 'https://93.184.215.14/hooks';
 const publicJwk = () => ({ ...generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }), kid: `k-${Math.random().toString(36).slice(2, 8)}`, use: 'sig' });
 const keyToAdd = publicJwk();
 const as = (who: { token: string }) => ({ authorization: `Bearer ${who.token}` });
@@ -118,6 +121,21 @@ const cases = (): Record<string, Case[]> => ({
     { run: () => call('DELETE', `${base()}/lock/${lockId}/user/${appUserId}`), kind: 'share', field: 'role', before: 'ADMIN', after: null },
   ],
   'DELETE /api/platform/application/:applicationId/lock/:lockId': [{ run: () => call('DELETE', `${base()}/lock/${extraLock}`), kind: 'lock', field: 'name', before: 'Garage', after: null }],
+  'POST /api/platform/application/:applicationId/webhook': [
+    {
+      run: async () => (webhookId = ((await call('POST', `${base()}/webhook`, { url: HOOK, events: ['share.added'] })).json() as { id: string }).id),
+      kind: 'webhook',
+      field: 'secret',
+      before: null,
+      after: REDACTED,
+    },
+  ],
+  'POST /api/platform/application/:applicationId/webhook/:webhookId/rotate': [
+    { run: () => call('POST', `${base()}/webhook/${webhookId}/rotate`), kind: 'webhook', field: 'secret', before: REDACTED, after: REDACTED },
+  ],
+  'DELETE /api/platform/application/:applicationId/webhook/:webhookId': [
+    { run: () => call('DELETE', `${base()}/webhook/${webhookId}`), kind: 'webhook', field: 'url', before: HOOK, after: null },
+  ],
   'DELETE /api/platform/application/:applicationId/user': [
     { run: () => call('DELETE', `${base()}/user`, { userId: appUserId }), kind: 'user', field: 'users', before: 'member@example.com', after: null },
   ],
@@ -130,6 +148,7 @@ const exempt: Record<string, string> = {
   'POST /api/platform/application/directory/query': 'a directory look-up, changes nothing',
   'POST /api/platform/application/:applicationId/auth/token-check': 'tests a token, changes nothing',
   'POST /api/platform/application/:applicationId/email/test': 'sends a test email to the owner (kept in the Outbox), changes nothing',
+  'POST /api/platform/application/:applicationId/webhook/:webhookId/delivery/:deliveryId/resend': 'delivers an event again; changes no setting',
 };
 
 describe('change history', () => {

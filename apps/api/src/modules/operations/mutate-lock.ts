@@ -4,6 +4,16 @@ import type { ActivityActor } from '../activity/activity.service.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
 import type { LockAccess } from './devices.service.js';
 import type { VerifiedOperation } from './operation-token.js';
+import { publishEventsSql } from '../webhooks/outbox.js';
+
+/** Each accepted unlock announced to the application's webhooks (lock.unlocked), in the same statement. */
+const announceUnlocks = sql.raw(
+  publishEventsSql(
+    'lock.unlocked',
+    `select lock_application_id as application_id, jsonb_build_object('applicationId', lock_application_id, 'lockId', lock_id, 'lockName', lock_name,
+       'userId', user_id, 'email', email, 'duration', seconds) as data from fresh where not locked`,
+  ),
+);
 
 export type MutateLockOutcome = 'done' | 'replayed' | 'stale';
 
@@ -117,7 +127,7 @@ export class MutateLockBatcher {
           n int, use_key text, remember_until timestamptz, lock_id uuid, user_id uuid, portal boolean, application_id uuid, role text,
           starts_at timestamptz, ends_at timestamptz, time_window jsonb, requirements jsonb, duration int, locked boolean, email text, display_name text)
       ), admitted as (
-        select i.*, l.application_id as lock_application_id, coalesce(i.duration, l.unlock_time) as seconds
+        select i.*, l.application_id as lock_application_id, l.name as lock_name, coalesce(i.duration, l.unlock_time) as seconds
         from input i join locks l on l.id = i.lock_id
         where l.usage_requirements = i.requirements and (
           (i.portal and exists (select 1 from application_owners o where o.application_id = l.application_id and o.user_id = i.user_id))
@@ -139,6 +149,8 @@ export class MutateLockBatcher {
         select lock_id, lock_application_id, case when locked then 'LOCK' else 'UNLOCK' end, user_id, email, display_name,
           case when locked then null else seconds || ' s' end
         from fresh order by n returning id
+      ), announced as (
+        ${announceUnlocks} returning 1
       )
       select i.n, a.n is not null as admitted, f.n is not null as fresh
       from input i left join admitted a on a.n = i.n left join fresh f on f.n = i.n`);

@@ -6,6 +6,7 @@ import { recordActivity, type ActivityActor } from '../activity/activity.service
 import type { LockAccess } from './devices.service.js';
 import { OperationRefusal, logTypeOf, type VerifiedOperation } from './operation-token.js';
 import { diff, recordChange, type Change } from '../history/history.service.js';
+import { publishEvent } from '../webhooks/outbox.js';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
@@ -66,6 +67,17 @@ async function change(tx: Tx, { lock }: LockAccess, operation: Operation, histor
         diff(before ? { role: before.role, start: seconds(before.startsAt), end: seconds(before.endsAt) } : {}, { role: terms.role, start: start ?? null, end: end ?? null }),
       );
       await tx.insert(lockShares).values({ lockId: lock.id, userId: target.id, ...terms }).onConflictDoUpdate({ target: [lockShares.lockId, lockShares.userId], set: terms });
+      await publishEvent(tx as unknown as Db, lock.applicationId, 'share.added', {
+        applicationId: lock.applicationId,
+        lockId: lock.id,
+        lockName: lock.name,
+        userId: target.id,
+        email: target.email,
+        invited: false,
+        role: terms.role,
+        start: start ?? null,
+        end: end ?? null,
+      });
       return `${target.email ?? target.id} (${terms.role})`;
     }
     case 'REMOVE_USER': {
@@ -78,6 +90,7 @@ async function change(tx: Tx, { lock }: LockAccess, operation: Operation, histor
       for (const share of removed) {
         const who = people.find((p) => p.id === share.userId)?.email ?? share.userId;
         history('share', `${who} · ${lock.name}`, diff({ role: share.role, start: seconds(share.startsAt), end: seconds(share.endsAt) }, { role: null, start: null, end: null }));
+        await publishEvent(tx as unknown as Db, lock.applicationId, 'share.revoked', { applicationId: lock.applicationId, lockId: lock.id, lockName: lock.name, userId: share.userId, email: who });
       }
       return people.map((p) => p.email ?? p.id).join(', ');
     }

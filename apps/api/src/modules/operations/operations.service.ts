@@ -4,6 +4,7 @@ import type { Db } from '../../db/client.js';
 import { AppError, notFound } from '../../errors.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
 import { recordActivity } from '../activity/activity.service.js';
+import { publishEvent } from '../webhooks/outbox.js';
 import { getLockAccess, type LockAccess } from './devices.service.js';
 import { MutateLockBatcher } from './mutate-lock.js';
 import { applyOperation, purgeUsedOperationIds } from './operation-writes.js';
@@ -75,8 +76,24 @@ export async function executeOperation({ db, verifier, standings, unlocks }: Ope
   throw new AppError(503, apiErrors.serviceUnavailable);
 }
 
+/** Logs the refusal; a refused unlock is also announced (lock.unlock_refused), in the same transaction. */
 async function refuse(db: Db, access: LockAccess, actor: { userId: string; email: string | null; displayName: string | null }, refusal: OperationRefusal): Promise<never> {
-  await recordActivity(db, { lockId: access.lock.id, applicationId: access.lock.applicationId, type: refusal.logType, actor, rejected: true, reason: refusal.message });
+  const { lock } = access;
+  const entry = { lockId: lock.id, applicationId: lock.applicationId, type: refusal.logType, actor, rejected: true, reason: refusal.message };
+  if (refusal.logType !== 'UNLOCK') await recordActivity(db, entry);
+  else {
+    await db.transaction(async (tx) => {
+      await recordActivity(tx, entry);
+      await publishEvent(tx, lock.applicationId, 'lock.unlock_refused', {
+        applicationId: lock.applicationId,
+        lockId: lock.id,
+        lockName: lock.name,
+        userId: actor.userId,
+        email: actor.email,
+        reason: refusal.message,
+      });
+    });
+  }
   throw refusal;
 }
 

@@ -10,6 +10,7 @@ import { applicationUsers, lockShares } from '../../db/schema.js';
 import { badRequest, conflict, notFound } from '../../errors.js';
 import type { VerifiedIdentity } from '../../lib/third-party-tokens.js';
 import { recordChange, type ChangeActor } from '../history/history.service.js';
+import { publishEvent } from '../webhooks/outbox.js';
 
 type Row = typeof applicationUsers.$inferSelect;
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
@@ -61,7 +62,9 @@ export async function upsertFromToken(db: Db, identity: VerifiedIdentity): Promi
               from ${lockShares} s join ${applicationUsers} on ${applicationUsers.id} = s.user_id
               where ${pendingWithEmail(applicationId, email)} and (s.invite_expires_at is null or s.invite_expires_at > now())
               on conflict do nothing`);
-            await tx.delete(applicationUsers).where(pendingWithEmail(applicationId, email));
+            const accepted = await tx.delete(applicationUsers).where(pendingWithEmail(applicationId, email)).returning({ id: applicationUsers.id });
+            if (accepted.length > 0)
+              await publishEvent(tx, applicationId, 'invitation.accepted', { applicationId, userId: existing.id, email, sub });
           }
           return toUser(existing);
         }
@@ -75,6 +78,7 @@ export async function upsertFromToken(db: Db, identity: VerifiedIdentity): Promi
             // Lock invitations accepted in time become plain shares; expired ones stay refused
             // (shares.service invitationRefusal) until an owner reshares.
             await tx.update(lockShares).set({ inviteExpiresAt: null }).where(and(eq(lockShares.userId, claimed.id), gt(lockShares.inviteExpiresAt, now)));
+            await publishEvent(tx, applicationId, 'invitation.accepted', { applicationId, userId: claimed.id, email: claimed.email, sub });
             return toUser(claimed);
           }
         }

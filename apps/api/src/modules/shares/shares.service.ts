@@ -8,6 +8,7 @@ import type { AuthUser } from '../../plugins/auth.js';
 import { platformActor, recordActivity } from '../activity/activity.service.js';
 import { getLockRow } from '../locks/locks.service.js';
 import { diff, recordChange } from '../history/history.service.js';
+import { publishEvent } from '../webhooks/outbox.js';
 import { sendShareEmail } from './share-emails.js';
 
 type ShareRow = typeof lockShares.$inferSelect;
@@ -113,6 +114,7 @@ export async function addShare(
       .returning();
     await recordActivity(tx, { lockId, applicationId, type: 'SHARE', actor: await platformActor(tx, by), subject: user.email ?? user.id, reason: input.role });
     await recordChange(tx, { applicationId, actor: by, kind: 'share', subject: `${user.email ?? user.id} · ${lock.name}`, changes: shareChanges(existing ?? null, share!) });
+    await publishEvent(tx, applicationId, 'share.added', { applicationId, lockId, lockName: lock.name, userId: user.id, email: user.email, invited: user.status === 'pending', ...shareTerms(share!) });
     return { share: share!, user, lockName: lock.name, created: !existing };
   });
   if (user.email) {
@@ -142,5 +144,6 @@ export async function removeShare(db: Db, applicationId: string, lockId: string,
     const [user] = await tx.select({ email: applicationUsers.email }).from(applicationUsers).where(eq(applicationUsers.id, userId)).limit(1);
     await recordActivity(tx, { lockId, applicationId, type: 'REVOKE', actor: await platformActor(tx, by), subject: user?.email ?? userId });
     await recordChange(tx, { applicationId, actor: by, kind: 'share', subject: `${user?.email ?? userId} · ${lock.name}`, changes: shareChanges(removed, null) });
+    await publishEvent(tx, applicationId, 'share.revoked', { applicationId, lockId, lockName: lock.name, userId, email: user?.email ?? null });
   });
 }

@@ -1,0 +1,178 @@
+import { createHmac } from 'node:crypto';
+import { eq, inArray, sql } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
+import PgBoss from 'pg-boss';
+import { WEBHOOK_SECRET_PREFIX } from '@latchkey/contract';
+import type { Config } from '../../config.js';
+import type { Database } from '../../db/client.js';
+import { webhookDeliveries, webhooks } from '../../db/schema.js';
+import { safeFetch } from '../../lib/outbound.js';
+import { secretBoxOf } from '../../lib/server-secrets.js';
+
+export const DELIVERY_QUEUE = 'webhook-delivery';
+/** The most of a receiver's answer that is read (its body is not kept, only its status). */
+const MAX_ANSWER_BYTES = 64 * 1024;
+const RELAY_BATCH = 100;
+/** How long a relay's claim on an outbox row lasts: a relay that dies holding it is replaced after this. */
+const RELAY_LEASE_SECONDS = 30;
+
+/**
+ * Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of "{id}.{timestamp}.{body}", keyed by the
+ * base64-decoded part of the secret after `whsec_`.
+ */
+export function signPayload(secret: string, id: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.startsWith(WEBHOOK_SECRET_PREFIX) ? secret.slice(WEBHOOK_SECRET_PREFIX.length) : secret, 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+interface DeliveryJob {
+  deliveryId: string;
+}
+
+/**
+ * Delivers webhooks, on pg-boss over the service's own database (PostgreSQL, or the embedded PGlite:
+ * docs/decisions/0006-webhook-delivery-queue.md):
+ * - the relay moves owed deliveries (outbox rows, written with their change) into the queue, claiming
+ *   them with a lease first so a relay killed half-way leaves them to the next one;
+ * - workers take jobs, sign and POST through the outbound guard, record the attempt; a failed attempt is
+ *   thrown back to pg-boss, which retries it with exponential backoff (about a day in all), and a job
+ *   whose worker was killed mid-delivery expires and is retried by any instance's queue maintenance.
+ * At least once: a receiver may see a delivery again, always with the same `webhook-id`.
+ */
+export class WebhookDispatcher {
+  private boss: PgBoss | null = null;
+  private relayTimer: NodeJS.Timeout | undefined;
+  private relaying: Promise<void> | null = null;
+  private stopped = false;
+  private workerIds: string[] = [];
+
+  constructor(
+    private readonly database: Database,
+    private readonly config: Config['webhooks'],
+    private readonly log: FastifyBaseLogger,
+    private readonly relayIntervalMs = 1000,
+  ) {}
+
+  /** A job stuck active this long (its worker died) is failed and retried. */
+  private get expireInSeconds(): number {
+    return this.config.timeoutSeconds + 5;
+  }
+
+  async start(): Promise<void> {
+    const boss = new PgBoss({
+      db: { executeSql: (text, values) => this.database.executeSql(text, values) as Promise<{ rows: never[] }> },
+      schema: 'pgboss',
+      migrate: true,
+      supervise: true,
+      schedule: false,
+      // Expired jobs are found by this maintenance pass, on whichever instance runs it.
+      maintenanceIntervalSeconds: Math.min(60, this.expireInSeconds),
+    });
+    boss.on('error', (error: Error) => this.log.warn({ err: error }, 'webhook queue'));
+    await boss.start();
+    await boss.createQueue(DELIVERY_QUEUE, {
+      name: DELIVERY_QUEUE,
+      retryLimit: this.config.retryLimit,
+      retryDelay: this.config.retryDelaySeconds,
+      retryBackoff: true,
+      expireInSeconds: this.expireInSeconds,
+    });
+    this.boss = boss;
+    if (this.config.worker) {
+      // Several workers of one job each: a slow receiver holds up only its own delivery.
+      for (let i = 0; i < 4; i++) {
+        // They poll slowly (retries come due on their own time); the relay wakes them for new jobs.
+        const id = await boss.work<DeliveryJob>(DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds: 2, includeMetadata: true }, async ([job]) => {
+          if (job) await this.deliver(job.data.deliveryId, job.retryCount >= job.retryLimit);
+        });
+        this.workerIds.push(id);
+      }
+    }
+    this.scheduleRelay();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.relayTimer);
+    await this.relaying;
+    await this.boss?.stop({ graceful: true, wait: true, timeout: 5_000 });
+    this.boss = null;
+  }
+
+  /** Runs the relay now (after a change that owes deliveries, and on a timer for anything left). */
+  relayNow(): Promise<void> {
+    this.relaying ??= this.relay()
+      .catch((error: unknown) => this.log.warn({ err: error }, 'webhook relay'))
+      .finally(() => (this.relaying = null));
+    return this.relaying;
+  }
+
+  private scheduleRelay(): void {
+    if (this.stopped) return;
+    this.relayTimer = setTimeout(() => void this.relayNow().finally(() => this.scheduleRelay()), this.relayIntervalMs);
+    this.relayTimer.unref();
+  }
+
+  /** Claims owed deliveries (a lease), queues each, then marks them handed over. */
+  private async relay(): Promise<void> {
+    const boss = this.boss;
+    if (!boss) return;
+    for (;;) {
+      const claimed = await this.database.executeSql(
+        `update webhook_deliveries set relay_after = now() + make_interval(secs => $1) where id in (
+           select id from webhook_deliveries where relay_after <= now() order by relay_after limit $2 for update skip locked
+         ) returning id`,
+        [RELAY_LEASE_SECONDS, RELAY_BATCH],
+      );
+      const ids = (claimed.rows as { id: string }[]).map((r) => r.id);
+      if (ids.length === 0) return;
+      for (const deliveryId of ids) await boss.send(DELIVERY_QUEUE, { deliveryId } satisfies DeliveryJob);
+      await this.database.db.update(webhookDeliveries).set({ relayAfter: null }).where(inArray(webhookDeliveries.id, ids));
+      for (const id of this.workerIds) boss.notifyWorker(id);
+      if (ids.length < RELAY_BATCH || this.stopped) return;
+    }
+  }
+
+  /** One attempt. Throws when it failed and may be retried, so pg-boss schedules the retry. */
+  private async deliver(deliveryId: string, lastAttempt: boolean): Promise<void> {
+    const db = this.database.db;
+    const [row] = await db
+      .select({ delivery: webhookDeliveries, url: webhooks.url, secret: webhooks.secret })
+      .from(webhookDeliveries)
+      .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
+      .where(eq(webhookDeliveries.id, deliveryId))
+      .limit(1);
+    // The endpoint was deleted (its deliveries with it), or this is a repeat of a delivery that succeeded.
+    if (!row || row.delivery.status === 'succeeded') return;
+    const body = JSON.stringify(row.delivery.payload);
+    const timestamp = Math.floor(Date.now() / 1000);
+    const secret = secretBoxOf(db).open(row.secret);
+    let responseStatus: number | null = null;
+    let error: string | null = null;
+    try {
+      const response = await safeFetch(row.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'Latchkey-Webhooks/1',
+          'webhook-id': deliveryId,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signPayload(secret, deliveryId, timestamp, body),
+        },
+        body,
+        timeoutMs: this.config.timeoutSeconds * 1000,
+        maxBytes: MAX_ANSWER_BYTES,
+      });
+      responseStatus = response.status;
+    } catch (e) {
+      error = e instanceof Error ? e.message : String(e);
+    }
+    const ok = responseStatus !== null && responseStatus >= 200 && responseStatus < 300;
+    const status = ok ? 'succeeded' : lastAttempt ? 'failed' : 'retrying';
+    await db
+      .update(webhookDeliveries)
+      .set({ status, attempts: sql`${webhookDeliveries.attempts} + 1`, responseStatus, lastError: error, updatedAt: sql`now()` })
+      .where(eq(webhookDeliveries.id, deliveryId));
+    if (!ok && !lastAttempt) throw new Error(error ?? `answered ${responseStatus}`);
+  }
+}

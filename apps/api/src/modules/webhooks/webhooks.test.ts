@@ -1,0 +1,216 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { outboundErrors, REDACTED, webhookErrors, type WebhookDelivery, type WebhookPayload, type WebhookWithSecret } from '@latchkey/contract';
+import { createTestApp, eventually, type TestApp } from '../../../test/helpers.js';
+import { bearer } from '../platform-users/test-fixtures.js';
+import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type Sandbox } from '../operations/test-fixtures.js';
+import { startReceiver, verifySignature, type Answer, type Received } from './test-receiver.js';
+
+/**
+ * Issue 19: webhooks registered per application, delivered signed (Standard Webhooks), retried with
+ * exponential backoff, logged, resendable. A real HTTP receiver in the test checks every signature.
+ */
+let t: TestApp;
+let sandbox: Sandbox;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let lockId: string;
+const RETRY_DELAY_S = 1;
+const RETRY_LIMIT = 2;
+
+const base = () => `/api/platform/application/${sandbox.applicationId}`;
+const owner = () => bearer(sandbox.owner.token);
+
+async function register(events: string[], url = receiver.url): Promise<WebhookWithSecret> {
+  const res = await t.app.inject({ method: 'POST', url: `${base()}/webhook`, headers: owner(), payload: { url, events } });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json();
+}
+async function deliveries(webhookId: string): Promise<WebhookDelivery[]> {
+  const res = await t.app.inject({ url: `${base()}/webhook/${webhookId}/delivery`, headers: owner() });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json();
+}
+async function remove(webhookId: string) {
+  expect((await t.app.inject({ method: 'DELETE', url: `${base()}/webhook/${webhookId}`, headers: owner() })).statusCode).toBe(204);
+}
+const rename = (name: string) => t.app.inject({ method: 'POST', url: base(), headers: owner(), payload: { name } });
+const bodyOf = (r: Received) => JSON.parse(r.body) as WebhookPayload<Record<string, unknown>>;
+const answering = (answer: (r: Received, n: number) => Answer) => receiver.setAnswer(answer);
+
+beforeAll(async () => {
+  t = await createTestApp({
+    OUTBOUND_ALLOW: '127.0.0.1',
+    WEBHOOK_RETRY_DELAY_SECONDS: String(RETRY_DELAY_S),
+    WEBHOOK_RETRY_LIMIT: String(RETRY_LIMIT),
+    WEBHOOK_TIMEOUT_SECONDS: '2',
+  });
+  sandbox = await createSandbox(t);
+  lockId = await createLock(t, sandbox.applicationId);
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await t?.close();
+  await receiver?.close();
+});
+
+describe('registering', () => {
+  it('answers 201 with the whsec_ secret once; the list never shows it; the history redacts it', async () => {
+    const hook = await register(['application.updated']);
+    expect(hook).toMatchObject({ id: expect.any(String), url: receiver.url, events: ['application.updated'] });
+    expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const list = await t.app.inject({ url: `${base()}/webhook`, headers: owner() });
+    expect(list.json()).toEqual([{ id: hook.id, url: receiver.url, events: ['application.updated'], createdAt: expect.any(Number) }]);
+    expect(list.body).not.toContain(hook.secret.slice(6, 20));
+    const history = await t.app.inject({ url: `${base()}/history?kind=webhook`, headers: owner() });
+    expect(history.body).not.toContain(hook.secret.slice(6, 20));
+    expect(history.json().items[0].changes).toContainEqual({ field: 'secret', before: null, after: REDACTED });
+    await remove(hook.id);
+  });
+
+  it.each([
+    ['plain http to a host not allowed', 'http://example.com/hooks', 400, outboundErrors.notHttps],
+    ['a private address', 'https://10.0.0.7/hooks', 400, outboundErrors.privateAddress],
+    ['loopback by name', 'https://localhost/hooks', 400, outboundErrors.privateAddress],
+    ['cloud metadata', 'https://169.254.169.254/latest', 400, outboundErrors.privateAddress],
+    ['credentials in the URL', 'https://user:pw@example.com/hooks', 400, outboundErrors.credentials],
+    ['not a URL', 'hooks here', 400, outboundErrors.invalidUrl],
+  ])('refuses %s with a clear 4xx, storing nothing', async (_label, url, status, message) => {
+    const res = await t.app.inject({ method: 'POST', url: `${base()}/webhook`, headers: owner(), payload: { url, events: ['share.added'] } });
+    expect(res.statusCode, res.body).toBe(status);
+    expect(res.json().message).toContain(message);
+    expect((await t.app.inject({ url: `${base()}/webhook`, headers: owner() })).json()).toEqual([]);
+  });
+
+  it('refuses no events, unknown events and strangers', async () => {
+    const none = await t.app.inject({ method: 'POST', url: `${base()}/webhook`, headers: owner(), payload: { url: receiver.url, events: [] } });
+    expect(none.statusCode).toBe(400);
+    expect(none.body).toContain(webhookErrors.eventsRequired);
+    const unknown = await t.app.inject({ method: 'POST', url: `${base()}/webhook`, headers: owner(), payload: { url: receiver.url, events: ['lock.exploded'] } });
+    expect(unknown.statusCode).toBe(400);
+    const stranger = (await createSandbox(t)).owner;
+    for (const [method, url] of [['GET', `${base()}/webhook`], ['POST', `${base()}/webhook`]] as const) {
+      const res = await t.app.inject({ method, url, headers: bearer(stranger.token), ...(method === 'POST' ? { payload: { url: receiver.url, events: ['share.added'] } } : {}) });
+      expect(res.statusCode).toBe(404);
+    }
+  });
+});
+
+describe('delivering', () => {
+  it('POSTs the event signed with the secret (Standard Webhooks) and logs the answer', async () => {
+    answering(() => 200);
+    const hook = await register(['application.updated']);
+    const before = receiver.received.length;
+    expect((await rename('Signed Doors')).statusCode).toBe(204);
+    expect(await eventually(() => receiver.received.length > before, 8000)).toBe(true);
+    const got = receiver.received.at(-1)!;
+    expect(verifySignature(hook.secret, got)).toBe(true);
+    expect(verifySignature(`whsec_${Buffer.alloc(32, 1).toString('base64')}`, got)).toBe(false);
+    expect(Math.abs(Number(got.timestamp) - Date.now() / 1000)).toBeLessThan(30);
+    const body = bodyOf(got);
+    expect(body).toMatchObject({ type: 'application.updated', timestamp: expect.any(String), data: { applicationId: sandbox.applicationId } });
+    expect(JSON.stringify(body.data)).toContain('Signed Doors');
+    expect(await eventually(async () => (await deliveries(hook.id))[0]?.status === 'succeeded', 5000)).toBe(true);
+    expect((await deliveries(hook.id))[0]).toMatchObject({ id: got.id, eventType: 'application.updated', attempts: 1, responseStatus: 200, error: null });
+    await remove(hook.id);
+  });
+
+  it('retries a failed delivery with exponential backoff, always with the same webhook-id, then gives up', async () => {
+    const hook = await register(['application.updated']);
+    answering(() => 500);
+    const before = receiver.received.length;
+    await rename('Failing Doors');
+    // 1 + RETRY_LIMIT attempts, the k-th retry RETRY_DELAY·2^(k-1) to RETRY_DELAY·2^k seconds after the previous.
+    expect(await eventually(async () => (await deliveries(hook.id))[0]?.status === 'failed', 20_000)).toBe(true);
+    const attempts = receiver.received.slice(before);
+    expect(attempts).toHaveLength(1 + RETRY_LIMIT);
+    expect(new Set(attempts.map((a) => a.id)).size).toBe(1);
+    const gaps = attempts.slice(1).map((a, i) => (a.at - attempts[i]!.at) / 1000);
+    expect(gaps[0]).toBeGreaterThanOrEqual(RETRY_DELAY_S * 0.9);
+    expect(gaps[1]).toBeGreaterThanOrEqual(RETRY_DELAY_S * 2 * 0.9);
+    expect((await deliveries(hook.id))[0]).toMatchObject({ status: 'failed', attempts: 1 + RETRY_LIMIT, responseStatus: 500 });
+
+    // Resend: the same delivery again (same id, same body), and this time the receiver takes it.
+    answering(() => 204);
+    const failed = (await deliveries(hook.id))[0]!;
+    const resent = await t.app.inject({ method: 'POST', url: `${base()}/webhook/${hook.id}/delivery/${failed.id}/resend`, headers: owner() });
+    expect(resent.statusCode, resent.body).toBe(202);
+    expect(await eventually(async () => (await deliveries(hook.id))[0]?.status === 'succeeded', 8000)).toBe(true);
+    const last = receiver.received.at(-1)!;
+    expect(last.id).toBe(failed.id);
+    expect(last.body).toBe(attempts[0]!.body);
+    expect(verifySignature(hook.secret, last)).toBe(true);
+    expect((await deliveries(hook.id))[0]).toMatchObject({ attempts: 2 + RETRY_LIMIT, responseStatus: 204 });
+    await remove(hook.id);
+  });
+
+  it('a receiver that does not answer in time is a failed attempt, retried', async () => {
+    const hook = await register(['application.updated']);
+    let hung = false;
+    answering(() => (hung ? 200 : ((hung = true), 'hang')));
+    await rename('Slow Doors');
+    expect(await eventually(async () => (await deliveries(hook.id))[0]?.status === 'succeeded', 15_000)).toBe(true);
+    expect((await deliveries(hook.id))[0]!.attempts).toBe(2);
+    await remove(hook.id);
+  });
+
+  it('rotating the secret signs every later delivery with the new one only', async () => {
+    answering(() => 200);
+    const hook = await register(['application.updated']);
+    const rotated = await t.app.inject({ method: 'POST', url: `${base()}/webhook/${hook.id}/rotate`, headers: owner() });
+    expect(rotated.statusCode).toBe(200);
+    const { secret } = rotated.json() as WebhookWithSecret;
+    expect(secret).not.toBe(hook.secret);
+    const before = receiver.received.length;
+    await rename('Rotated Doors');
+    expect(await eventually(() => receiver.received.length > before, 8000)).toBe(true);
+    expect(verifySignature(secret, receiver.received.at(-1)!)).toBe(true);
+    expect(verifySignature(hook.secret, receiver.received.at(-1)!)).toBe(false);
+    await remove(hook.id);
+    expect((await t.app.inject({ url: `${base()}/webhook/${hook.id}/delivery`, headers: owner() })).statusCode).toBe(404);
+  });
+
+  it('announces shares, revokes, accepted invitations, unlocks and refused unlocks to the endpoints that asked', async () => {
+    answering(() => 200);
+    const all = await register(['share.added', 'share.revoked', 'invitation.accepted', 'lock.unlocked', 'lock.unlock_refused']);
+    const onlyUnlocks = await register(['lock.unlocked']);
+    const before = receiver.received.length;
+
+    // An owner shares with a new email (an invitation), which its user accepts by signing in.
+    const shared = await t.app.inject({ method: 'POST', url: `${base()}/lock/${lockId}/user`, headers: owner(), payload: { email: 'bob@example.com', role: 'USER' } });
+    expect(shared.statusCode, shared.body).toBe(201);
+    const bob = await certify(t, await appUserToken(sandbox, 'bob', 'bob@example.com'));
+    // Unlocked, then refused once the share is revoked.
+    const alice = await certify(t, await appUserToken(sandbox, 'alice', 'alice@example.com'));
+    await share(t, lockId, alice.userId);
+    expect((await execute(t, lockId, alice.token, signOperation(alice, lockId, { type: 'MUTATE_LOCK', locked: false }))).statusCode).toBe(204);
+    const revoked = await t.app.inject({ method: 'DELETE', url: `${base()}/lock/${lockId}/user/${bob.userId}`, headers: owner() });
+    expect(revoked.statusCode).toBe(204);
+    expect((await execute(t, lockId, bob.token, signOperation(bob, lockId, { type: 'MUTATE_LOCK', locked: false }))).statusCode).toBe(403);
+
+    expect(await eventually(() => receiver.received.length - before >= 6, 10_000)).toBe(true);
+    await new Promise((r) => setTimeout(r, 1500));
+    const got = receiver.received.slice(before).map((r) => ({ r, body: bodyOf(r) }));
+    const types = got.map((g) => g.body.type).sort();
+    expect(types).toEqual(['invitation.accepted', 'lock.unlock_refused', 'lock.unlocked', 'lock.unlocked', 'share.added', 'share.revoked']);
+    const byType = (type: string) => got.find((g) => g.body.type === type)!.body.data;
+    expect(byType('share.added')).toMatchObject({ lockId, email: 'bob@example.com', invited: true, role: 'USER' });
+    expect(byType('invitation.accepted')).toMatchObject({ applicationId: sandbox.applicationId, email: 'bob@example.com', userId: bob.userId });
+    expect(byType('lock.unlocked')).toMatchObject({ lockId, userId: alice.userId, email: 'alice@example.com', duration: expect.any(Number) });
+    expect(byType('share.revoked')).toMatchObject({ lockId, userId: bob.userId });
+    expect(byType('lock.unlock_refused')).toMatchObject({ lockId, userId: bob.userId, reason: expect.any(String) });
+    // Each one signed with the secret of the endpoint it went to.
+    const secretOf = new Map([[all.id, all.secret], [onlyUnlocks.id, onlyUnlocks.secret]]);
+    for (const { r } of got) expect([...secretOf.values()].some((s) => verifySignature(s, r))).toBe(true);
+    expect((await deliveries(onlyUnlocks.id)).map((d) => d.eventType)).toEqual(['lock.unlocked']);
+    await remove(all.id);
+    await remove(onlyUnlocks.id);
+  });
+
+  it('an event in a transaction that fails is never delivered (the outbox row rolls back with it)', async () => {
+    const hook = await register(['share.added']);
+    const res = await t.app.inject({ method: 'POST', url: `${base()}/lock/${lockId}/user`, headers: owner(), payload: { userId: '00000000-0000-4000-8000-000000000000', role: 'USER' } });
+    expect(res.statusCode).toBe(404);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await deliveries(hook.id)).toEqual([]);
+    await remove(hook.id);
+  });
+});

@@ -1,0 +1,82 @@
+import * as z from 'zod/mini';
+
+/**
+ * Webhooks (platform-api.md, "History and webhooks"): HTTPS endpoints an owner registers per application
+ * with the events they want; deliveries are signed Standard-Webhooks style and retried for about a day.
+ */
+export const WEBHOOK_EVENTS = [
+  'lock.unlocked',
+  'lock.unlock_refused',
+  'share.added',
+  'share.revoked',
+  'invitation.accepted',
+  'application.updated',
+] as const;
+export const webhookEventSchema = z.enum(WEBHOOK_EVENTS);
+export type WebhookEvent = z.infer<typeof webhookEventSchema>;
+
+export const MAX_WEBHOOKS_PER_APPLICATION = 10;
+export const WEBHOOK_URL_MAX_LENGTH = 2000;
+/** The prefix of a signing secret; the rest is the base64 key (Standard Webhooks). */
+export const WEBHOOK_SECRET_PREFIX = 'whsec_';
+export const WEBHOOK_DELIVERY_PAGE_SIZE = 100;
+
+export const webhookErrors = {
+  urlRequired: 'Enter the endpoint’s URL',
+  urlTooLong: `The URL can be at most ${WEBHOOK_URL_MAX_LENGTH} characters`,
+  eventsRequired: 'Choose at least one event',
+  unknownEvent: 'Unknown event type',
+  tooMany: `An application can have at most ${MAX_WEBHOOKS_PER_APPLICATION} webhooks`,
+  webhookNotFound: 'Webhook not found',
+  deliveryNotFound: 'Delivery not found',
+} as const;
+
+export const createWebhookSchema = z.object({
+  url: z.string({ error: webhookErrors.urlRequired }).check(z.trim(), z.minLength(1, webhookErrors.urlRequired), z.maxLength(WEBHOOK_URL_MAX_LENGTH, webhookErrors.urlTooLong)),
+  events: z
+    .array(z.enum(WEBHOOK_EVENTS, { error: webhookErrors.unknownEvent }), { error: webhookErrors.eventsRequired })
+    .check(z.minLength(1, webhookErrors.eventsRequired), z.maxLength(WEBHOOK_EVENTS.length, webhookErrors.eventsRequired)),
+});
+export type CreateWebhook = z.infer<typeof createWebhookSchema>;
+
+export const webhookSchema = z.object({
+  id: z.string(),
+  url: z.string(),
+  events: z.array(webhookEventSchema),
+  /** Epoch seconds. */
+  createdAt: z.number(),
+});
+export type Webhook = z.infer<typeof webhookSchema>;
+
+/** The answer to registering a webhook or rotating its secret: the only time the secret is shown. */
+export const webhookWithSecretSchema = z.extend(webhookSchema, { secret: z.string() });
+export type WebhookWithSecret = z.infer<typeof webhookWithSecretSchema>;
+
+export const DELIVERY_STATUSES = ['pending', 'retrying', 'succeeded', 'failed'] as const;
+export const deliveryStatusSchema = z.enum(DELIVERY_STATUSES);
+export type DeliveryStatus = z.infer<typeof deliveryStatusSchema>;
+
+export const webhookDeliverySchema = z.object({
+  /** Also the `webhook-id` header: a receiver de-duplicates on it. */
+  id: z.string(),
+  eventType: webhookEventSchema,
+  status: deliveryStatusSchema,
+  attempts: z.number(),
+  responseStatus: z.nullable(z.number()),
+  /** Why the last attempt failed without an answer (timeout, refused address …). */
+  error: z.nullable(z.string()),
+  /** When the event happened, epoch seconds. */
+  at: z.number(),
+});
+export type WebhookDelivery = z.infer<typeof webhookDeliverySchema>;
+
+export const webhookIdParamsSchema = z.object({ applicationId: z.uuid({ error: 'Not a valid application id' }), webhookId: z.string() });
+export const deliveryIdParamsSchema = z.object({ applicationId: z.uuid({ error: 'Not a valid application id' }), webhookId: z.string(), deliveryId: z.string() });
+
+/** What a delivery's body carries. */
+export interface WebhookPayload<T = unknown> {
+  type: WebhookEvent;
+  /** ISO 8601. */
+  timestamp: string;
+  data: T;
+}
