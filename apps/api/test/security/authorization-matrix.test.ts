@@ -6,6 +6,9 @@ import { injectAny } from './streams.js';
 import { hs256WithPublicKey, makeSigningKey, signWith, unsignedToken, type Claims } from './tokens.js';
 import { addIssuer, addKey, createApplication, signUserToken } from '../../src/modules/platform-users/test-fixtures.js';
 
+/** Sign-out (this session, or all of the user's): ends the owner's sessions, so it runs last. */
+const SIGN_OUT = /\/token\/destroy(\/all)?$/;
+
 /**
  * Issue 4: every route of the service's own route table × every kind of credential. A new route is
  * covered the moment it is registered; one that answers without a token must be marked `public`.
@@ -28,6 +31,12 @@ async function register(email: string) {
   const body = res.json() as { authToken: string; refreshToken: string };
   const payload = JSON.parse(Buffer.from(body.authToken.split('.')[1]!, 'base64url').toString()) as Claims;
   return { token: body.authToken, refresh: body.refreshToken, claims: { sub: payload.sub, email: payload.email, sid: payload.sid } };
+}
+
+async function signIn(email: string): Promise<string> {
+  const res = await t.app.inject({ method: 'POST', url: '/api/auth/token', payload: { email, password: 'matrix-pass' } });
+  expect(res.statusCode).toBe(200);
+  return (res.json() as { authToken: string }).authToken;
 }
 
 function fill(url: string) {
@@ -68,7 +77,7 @@ describe('authorization matrix', () => {
     const routes = t.app.routeTable.filter((r) => r.url.startsWith('/api') && !DOCS.test(r.url));
     // Destructive calls go last, so the owner's session and application survive the rest of the matrix.
     const destructive = (r: { method: string; url: string }) =>
-      r.url.endsWith('/token/destroy') ? 3 : r.method === 'DELETE' && r.url.endsWith(':applicationId') ? 2 : r.method === 'DELETE' && r.url.endsWith(':lockId') ? 1 : 0;
+      SIGN_OUT.test(r.url) ? 3 : r.method === 'DELETE' && r.url.endsWith(':applicationId') ? 2 : r.method === 'DELETE' && r.url.endsWith(':lockId') ? 1 : 0;
     const protectedRoutes = routes.filter((r) => !r.public).sort((x, y) => destructive(x) - destructive(y));
     expect(protectedRoutes.length).toBeGreaterThan(10);
     let cases = 0;
@@ -97,7 +106,8 @@ describe('authorization matrix', () => {
       if (route.url.includes(':applicationId') && asStranger.statusCode !== 404)
         failures.push(`${route.method} ${route.url} as non-owner: ${asStranger.statusCode} (expected 404)`);
 
-      const asOwner = await send(owner.token);
+      // A sign-out route ends the session it is called with: each gets a fresh sign-in of the owner.
+      const asOwner = await send(SIGN_OUT.test(route.url) ? await signIn(owner.claims.email) : owner.token);
       cases++;
       const ownerRefused =
         asOwner.statusCode === 401 || asOwner.statusCode === 403 || asOwner.statusCode >= 500 ||
@@ -118,7 +128,7 @@ describe('authorization matrix', () => {
     const partnerKey = await addKey(t, partnerApp, 'EdDSA');
     const appToken = await signUserToken(partnerKey, { iss: issuer, sub: 'matrix-user', email: 'matrix.user@example.com' });
     const lockUserRoute = (r: { method: string; url: string }) => (r.method === 'GET' && r.url === '/api/account') || r.url === '/api/auth/certificate' || r.url.startsWith('/api/device/');
-    const routes = t.app.routeTable.filter((r) => r.url.startsWith('/api') && !DOCS.test(r.url) && !r.public && !r.url.endsWith('/token/destroy'));
+    const routes = t.app.routeTable.filter((r) => r.url.startsWith('/api') && !DOCS.test(r.url) && !r.public && !SIGN_OUT.test(r.url));
     expect(routes.filter(lockUserRoute).length).toBeGreaterThanOrEqual(6);
     const failures: string[] = [];
     for (const route of routes) {

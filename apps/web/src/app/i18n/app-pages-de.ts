@@ -315,6 +315,8 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     expiredWarning:
       'Schlüssel {{kid}} ist am {{date}} abgelaufen: Damit signierte Tokens werden abgelehnt. Laden Sie einen neuen Schlüssel hoch.',
     expiringWarning: 'Schlüssel {{kid}} läuft am {{date}} ab. Laden Sie rechtzeitig seinen Nachfolger hoch.',
+    expHint:
+      'Optional: Ein Feld "exp" (Sekunden seit 1970, wie das exp eines Tokens) legt fest, ab wann der Schlüssel keine Tokens mehr prüft. Die Karte warnt 14 Tage vorher.',
     sourceHeading: 'Verwendeter Schlüssel',
     sourceUploaded: 'Der hochgeladene Schlüssel {{kid}}',
     sourceIssuer: 'Schlüssel {{kid}} aus dem Schlüsselsatz des Ausstellers ({{jwksUri}})',

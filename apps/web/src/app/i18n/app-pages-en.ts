@@ -306,6 +306,8 @@ export const appPagesEn = {
     expiringLabel: 'Key {{kid}} expires on {{date}}',
     expiredWarning: 'Key {{kid}} expired on {{date}}: tokens signed with it are refused. Upload a new key.',
     expiringWarning: 'Key {{kid}} expires on {{date}}. Upload its successor before then.',
+    expHint:
+      'Optional: an "exp" member (seconds since 1970, like a token’s exp) sets when the key stops verifying tokens. The card warns 14 days before.',
     sourceHeading: 'Key used',
     sourceUploaded: 'The uploaded key {{kid}}',
     sourceIssuer: 'Key {{kid}} from the issuer’s key set ({{jwksUri}})',

@@ -106,6 +106,18 @@ describe('Auth key expiry on the card', () => {
     expect(alerts[1]).toHaveTextContent(/^Key soon expires on .+\. Upload its successor before then\.$/);
   });
 
+  it('the key dialog explains exp, and a pasted key keeps it', async () => {
+    const { calls, user } = setup(sampleApplication);
+    await user.click(screen.getByRole('button', { name: 'Add Auth Key' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Add Auth Key' });
+    expect(dialog).toHaveTextContent('Optional: an "exp" member (seconds since 1970');
+    const exp = nowSeconds() + 90 * DAY;
+    await user.click(within(dialog).getByRole('textbox', { name: /Public key/ }));
+    await user.paste(JSON.stringify(key('with-exp', exp)));
+    await user.click(within(dialog).getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(calls.find((c) => c.method === 'POST')?.body).toMatchObject({ kid: 'with-exp', exp }));
+  });
+
   it('shows no warning when no key expires', () => {
     setup({ ...sampleApplication, authKeys: { k1: key('k1', nowSeconds() + 60 * DAY) } });
     expect(within(screen.getByRole('region', { name: 'Auth Keys' })).queryByRole('alert')).toBeNull();

@@ -1,4 +1,4 @@
-import { Button, Dialog, DialogActions, DialogContent, DialogTitle, TextField } from '@mui/material';
+import { Button, Dialog, DialogActions, DialogContent, DialogTitle, TextField, Typography } from '@mui/material';
 import { useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { localText } from '../../../lib/server-text';
@@ -60,6 +60,9 @@ export function KeyDialog({ open, title, initialText, onCancel, onSave }: Props)
             autoFocus
             slotProps={{ htmlInput: { spellCheck: false, style: { fontFamily: 'monospace', fontSize: 13 } } }}
           />
+          <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }}>
+            {t('issuerKeys.expHint')}
+          </Typography>
         </DialogContent>
         <DialogActions>
           <Button onClick={onCancel}>{t('common.cancel')}</Button>
