@@ -76,8 +76,17 @@ describe('S3 logo storage', () => {
     expect(metadata).toMatchObject({ format: 'jpeg', width: 20, height: 40 });
     expect(metadata.exif).toBeUndefined();
     expect(stored.includes(Buffer.from('SpyCam'))).toBe(false);
-    // Verifying again finds the clean object good.
+    // Verifying again (the same logoUrl saved again) finds the clean object good and leaves it as it is:
+    // no second re-encoding, so a JPEG loses nothing on every save.
     expect(await storage.verifyObject(target.objectKey)).toBe(true);
+    const again = await storage.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: target.objectKey }));
+    expect(Buffer.from(await again.Body!.transformToByteArray()).equals(stored)).toBe(true);
+    // A PUT through the same upload URL (still valid) replaces the clean object: the marker no longer
+    // matches the bytes, so they are checked and cleaned afresh.
+    expect((await put(target.uploadUrl, input, 'image/jpeg')).status).toBe(200);
+    expect(await storage.verifyObject(target.objectKey)).toBe(true);
+    const recleaned = await storage.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: target.objectKey }));
+    expect((await sharp(Buffer.from(await recleaned.Body!.transformToByteArray())).metadata()).exif).toBeUndefined();
   });
 
   it('works for JPEG too', async () => {

@@ -1,7 +1,8 @@
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { LOGO_MAX_BYTES, type LogoContentType } from '@latchkey/contract';
-import { cleanLogo } from './image.js';
+import { createHash } from 'node:crypto';
+import { cleanLogo, storedLogoType } from './image.js';
 import { newObjectKey, parseObjectKey, type LogoStorage, type UploadTarget } from './storage.js';
 
 export interface S3StorageOptions {
@@ -74,13 +75,17 @@ export class S3LogoStorage implements LogoStorage {
       }
       const object = await this.client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: objectKey, Range: `bytes=0-${LOGO_MAX_BYTES}` }));
       const bytes = object.Body ? await object.Body.transformToByteArray() : new Uint8Array();
+      const typeMatches = !object.ContentType || object.ContentType === parsed.contentType;
+      // Cleaned before (saving the same logoUrl again): the marker names these very bytes, which still
+      // decode as the key's type. Not re-encoded again, so a JPEG does not lose quality on every save.
+      if (typeMatches && object.Metadata?.[CLEAN_MARKER] === sha256(bytes) && (await storedLogoType(bytes)) === parsed.contentType) return true;
       const logo = await cleanLogo(bytes);
-      if (!logo.ok || logo.contentType !== parsed.contentType || (object.ContentType && object.ContentType !== parsed.contentType)) {
+      if (!logo.ok || logo.contentType !== parsed.contentType || !typeMatches) {
         await this.deleteObject(objectKey);
         return false;
       }
       await this.client.send(
-        new PutObjectCommand({ Bucket: this.#bucket, Key: objectKey, Body: logo.bytes, ContentType: parsed.contentType }),
+        new PutObjectCommand({ Bucket: this.#bucket, Key: objectKey, Body: logo.bytes, ContentType: parsed.contentType, Metadata: { [CLEAN_MARKER]: sha256(logo.bytes) } }),
       );
       return true;
     } catch (error) {
@@ -98,6 +103,10 @@ export class S3LogoStorage implements LogoStorage {
     this.client.destroy();
   }
 }
+
+/** Object metadata naming the SHA-256 of the clean re-encoding this service stored under the key. */
+const CLEAN_MARKER = 'latchkey-clean';
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 function isNotFound(error: unknown): boolean {
   if (error instanceof S3ServiceException) return error.$metadata.httpStatusCode === 404 || error.name === 'NotFound' || error.name === 'NoSuchKey';
