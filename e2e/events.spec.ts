@@ -30,3 +30,69 @@ test('the History tab lists every change with its before and after, filters by k
   await expect(changes.getByRole('listitem')).toHaveCount(1);
   await expect(changes.getByRole('row', { name: 'CORS domain — https://app.history.test' })).toBeVisible();
 });
+
+/**
+ * Issue 19: an owner adds a webhook (the secret shown once), sees its deliveries with status and
+ * attempts, resends one, rotates the secret and deletes the endpoint, each after a confirmation.
+ */
+test('the Webhooks page adds an endpoint, shows the secret once, logs deliveries, rotates and deletes', async ({ page, request, context }) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  const email = uniqueEmail('webhooks');
+  const { authToken } = await registerViaApi(request, email, 'Webhook Owner');
+  const appId = await createAppViaApi(request, authToken, 'Webhook Doors');
+  // A public address given literally: nothing answers it from here, so its deliveries wait for retries.
+  const url = 'https://93.184.215.14/latchkey-hooks';
+
+  await login(page, email);
+  await page.goto(`/${appId}/overview`);
+  await page.getByRole('navigation', { name: 'Application sections' }).getByRole('link', { name: 'Webhooks' }).click();
+  await expect(page.getByText(/No webhooks yet/)).toBeVisible();
+  await expectAccessible(page, 'webhooks empty');
+
+  await page.getByRole('button', { name: 'Add webhook' }).click();
+  const add = page.getByRole('dialog', { name: 'Add webhook' });
+  await add.getByRole('textbox', { name: /Endpoint URL/ }).fill('http://example.com/hooks');
+  await add.getByRole('checkbox', { name: /application\.updated/ }).check();
+  await add.getByRole('button', { name: 'Add' }).click();
+  await expect(add.getByText('The URL must start with https://')).toBeVisible();
+  await expectAccessible(page, 'add webhook dialog');
+  await add.getByRole('textbox', { name: /Endpoint URL/ }).fill(url);
+  await add.getByRole('button', { name: 'Add' }).click();
+  const secretDialog = page.getByRole('dialog', { name: 'Signing secret' });
+  const secret = (await secretDialog.locator('code').textContent())!;
+  expect(secret).toMatch(/^whsec_/);
+  await secretDialog.getByRole('button', { name: 'Copy signing secret' }).click();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+  await expectAccessible(page, 'webhook secret');
+  await secretDialog.getByRole('button', { name: 'Done' }).click();
+  await expect(page.getByText(secret)).toHaveCount(0);
+
+  // An event: the application changes; its delivery appears in the log.
+  const renamed = await request.post(`/api/platform/application/${appId}`, { headers: { authorization: `Bearer ${authToken}` }, data: { name: 'Webhook Doors 2' } });
+  expect(renamed.status()).toBe(204);
+  const log = page.getByRole('table', { name: 'Deliveries' });
+  await expect(log.getByRole('row', { name: /application\.updated/ })).toBeVisible({ timeout: 20_000 });
+  await expectAccessible(page, 'webhooks with deliveries');
+  await log.getByRole('button', { name: /Resend application\.updated/ }).click();
+  await expect(log.getByRole('row', { name: /application\.updated/ })).toBeVisible();
+
+  await page.getByRole('button', { name: `Rotate the secret of ${url}` }).click();
+  await page.getByRole('dialog', { name: 'Rotate the signing secret?' }).getByRole('button', { name: 'Rotate secret' }).click();
+  const rotated = (await page.getByRole('dialog', { name: 'Signing secret' }).locator('code').textContent())!;
+  expect(rotated).toMatch(/^whsec_/);
+  expect(rotated).not.toBe(secret);
+  await page.getByRole('dialog', { name: 'Signing secret' }).getByRole('button', { name: 'Done' }).click();
+
+  await page.getByRole('button', { name: `Delete the webhook ${url}` }).click();
+  await expectAccessible(page, 'delete webhook confirmation');
+  await page.getByRole('dialog', { name: 'Delete this webhook?' }).getByRole('button', { name: 'Delete' }).click();
+  await expect(page.getByText(/No webhooks yet/)).toBeVisible();
+  await screenshot(page, 'webhooks');
+
+  // Each of these changes is in the History, the secret never shown.
+  await page.getByRole('navigation', { name: 'Application sections' }).getByRole('link', { name: 'History' }).click();
+  await page.getByRole('combobox', { name: 'Kind of change' }).selectOption({ label: 'Webhook' });
+  await expect(page.getByRole('list', { name: 'Changes' }).getByRole('listitem')).toHaveCount(3);
+  await expect(page.getByText(secret)).toHaveCount(0);
+  await expect(page.getByRole('row', { name: 'Signing secret [redacted] [redacted]' })).toBeVisible();
+});

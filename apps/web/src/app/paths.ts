@@ -30,6 +30,7 @@ export const paths = {
   outboxEmail: (appId: string, emailId: string) => `/${encodeURIComponent(appId)}/outbox?${OUTBOX_EMAIL_PARAM}=${encodeURIComponent(emailId)}`,
   settings: (appId: string) => `/${encodeURIComponent(appId)}/settings`,
   history: (appId: string) => `/${encodeURIComponent(appId)}/history`,
+  webhooks: (appId: string) => `/${encodeURIComponent(appId)}/webhooks`,
   /** The overview with the Authentication card's token tester open (Getting Started links here). */
   tokenTester: (appId: string) => `/${encodeURIComponent(appId)}/overview?${TOKEN_TESTER_PARAM}=open`,
 } as const;

@@ -126,6 +126,12 @@ export const routes: RouteObject[] = [
                 ),
               },
               {
+                path: 'webhooks',
+                lazy: withAppPageTexts(() =>
+                  import('../features/webhooks/webhooks-page').then((m) => ({ Component: m.WebhooksPage })),
+                ),
+              },
+              {
                 path: 'history',
                 lazy: withAppPageTexts(() =>
                   import('../features/history/history-page').then((m) => ({ Component: m.HistoryPage })),

@@ -184,6 +184,15 @@ export const contractDe: Catalogue<typeof contractEn> = {
     noRecipient: 'Ihr Konto hat keine E-Mail-Adresse, an die die Test-E-Mail gehen könnte',
     mailerFailed: 'Die Test-E-Mail konnte nicht gesendet werden. Bitte versuchen Sie es erneut.',
   },
+  webhookErrors: {
+    urlRequired: 'Geben Sie die URL des Endpunkts ein',
+    urlTooLong: 'Die URL darf höchstens 2000 Zeichen lang sein',
+    eventsRequired: 'Wählen Sie mindestens ein Ereignis',
+    unknownEvent: 'Unbekannter Ereignistyp',
+    tooMany: 'Eine Anwendung kann höchstens 10 Webhooks haben',
+    webhookNotFound: 'Webhook nicht gefunden',
+    deliveryNotFound: 'Zustellung nicht gefunden',
+  },
   authErrors: {
     offline: { title: 'Keine Internetverbindung', message: 'Bitte versuchen Sie es erneut.' },
     wrongCredentials: {

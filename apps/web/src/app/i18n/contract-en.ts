@@ -10,6 +10,7 @@ import {
   outboundErrors,
   platformUserErrors,
   uiErrors,
+  webhookErrors,
 } from '@latchkey/contract';
 
 /**
@@ -28,6 +29,7 @@ export const contractEn = {
   outboundErrors,
   discoveryErrors,
   testEmailErrors,
+  webhookErrors,
   authErrors: {
     offline: authErrorFor(0),
     wrongCredentials: authErrorFor(401),

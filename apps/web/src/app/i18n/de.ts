@@ -75,6 +75,7 @@ export const de: Catalogue<typeof en> = {
     gettingStarted: 'Erste Schritte',
     partnerUsers: 'Partner-Nutzer',
     history: 'Verlauf',
+    webhooks: 'Webhooks',
     applicationTabs: 'Bereiche der Anwendung',
     notFoundTitle: 'Seite nicht gefunden',
     notFoundText: 'Die gesuchte Seite gibt es nicht.',

@@ -68,6 +68,7 @@ export const en = {
     outbox: 'Outbox',
     partnerUsers: 'Partner users',
     history: 'History',
+    webhooks: 'Webhooks',
     applicationTabs: 'Application sections',
     notFoundTitle: 'Page not found',
     notFoundText: 'The page you are looking for does not exist.',

@@ -11,7 +11,7 @@ import { ApiError, errorMessage } from '../../lib/http';
 import { setSessionValue } from '../../lib/session';
 import { paths } from '../paths';
 
-const SECTIONS = ['overview', 'locks', 'outbox', 'getting-started', 'settings', 'history'] as const;
+const SECTIONS = ['overview', 'locks', 'outbox', 'getting-started', 'settings', 'webhooks', 'history'] as const;
 type Section = (typeof SECTIONS)[number];
 
 /** Which section the URL selects (a lock's page is in Locks); a route of the shell outside them selects none. */
@@ -49,6 +49,7 @@ function SectionLinks({ appId, tab }: { appId: string; tab: ReturnType<typeof ac
     { value: 'outbox', label: t('nav.outbox'), to: paths.outbox(appId) },
     { value: 'getting-started', label: t('nav.gettingStarted'), to: paths.gettingStarted(appId) },
     { value: 'settings', label: t('nav.partnerUsers'), to: paths.settings(appId) },
+    { value: 'webhooks', label: t('nav.webhooks'), to: paths.webhooks(appId) },
     { value: 'history', label: t('nav.history'), to: paths.history(appId) },
   ] as const;
   return (

@@ -1,0 +1,80 @@
+import {
+  webhookDeliverySchema,
+  webhookSchema,
+  webhookWithSecretSchema,
+  type CreateWebhook,
+  type Webhook,
+  type WebhookDelivery,
+  type WebhookWithSecret,
+} from '@latchkey/contract';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import * as z from 'zod/mini';
+import { request } from '../../lib/http';
+
+/** Under the application's key, so its history (which records these changes) refreshes with them. */
+export const webhookKeys = {
+  list: (appId: string) => ['applications', appId, 'webhooks'] as const,
+  deliveries: (appId: string, webhookId: string) => ['applications', appId, 'webhooks', webhookId, 'deliveries'] as const,
+};
+
+const webhookPath = (appId: string) => `/platform/application/${encodeURIComponent(appId)}/webhook`;
+const onePath = (appId: string, webhookId: string) => `${webhookPath(appId)}/${encodeURIComponent(webhookId)}`;
+
+export async function listWebhooks(appId: string): Promise<Webhook[]> {
+  return z.array(webhookSchema).parse(await (await request(webhookPath(appId))).json());
+}
+export async function createWebhook(appId: string, input: CreateWebhook): Promise<WebhookWithSecret> {
+  return webhookWithSecretSchema.parse(await (await request(webhookPath(appId), { method: 'POST', body: input })).json());
+}
+export async function rotateWebhookSecret(appId: string, webhookId: string): Promise<WebhookWithSecret> {
+  return webhookWithSecretSchema.parse(await (await request(`${onePath(appId, webhookId)}/rotate`, { method: 'POST' })).json());
+}
+export async function deleteWebhook(appId: string, webhookId: string): Promise<void> {
+  await request(onePath(appId, webhookId), { method: 'DELETE' });
+}
+export async function listDeliveries(appId: string, webhookId: string): Promise<WebhookDelivery[]> {
+  return z.array(webhookDeliverySchema).parse(await (await request(`${onePath(appId, webhookId)}/delivery`)).json());
+}
+export async function resendDelivery(appId: string, webhookId: string, deliveryId: string): Promise<void> {
+  await request(`${onePath(appId, webhookId)}/delivery/${encodeURIComponent(deliveryId)}/resend`, { method: 'POST' });
+}
+
+export function useWebhooks(appId: string) {
+  return useQuery({ queryKey: webhookKeys.list(appId), queryFn: () => listWebhooks(appId) });
+}
+
+/** Deliveries change on their own (retries, a receiver coming back): looked at again every few seconds. */
+export function useDeliveries(appId: string, webhookId: string | null) {
+  return useQuery({
+    queryKey: webhookKeys.deliveries(appId, webhookId ?? ''),
+    queryFn: () => listDeliveries(appId, webhookId ?? ''),
+    enabled: webhookId !== null,
+    refetchInterval: 5_000,
+  });
+}
+
+function useInvalidate(appId: string) {
+  const queryClient = useQueryClient();
+  // The application's key: its webhooks, their deliveries and its history.
+  return () => queryClient.invalidateQueries({ queryKey: ['applications', appId] });
+}
+
+export function useCreateWebhook(appId: string) {
+  const invalidate = useInvalidate(appId);
+  return useMutation({ mutationFn: (input: CreateWebhook) => createWebhook(appId, input), onSuccess: invalidate });
+}
+export function useRotateWebhookSecret(appId: string) {
+  const invalidate = useInvalidate(appId);
+  return useMutation({ mutationFn: (webhookId: string) => rotateWebhookSecret(appId, webhookId), onSuccess: invalidate });
+}
+export function useDeleteWebhook(appId: string) {
+  const invalidate = useInvalidate(appId);
+  return useMutation({ mutationFn: (webhookId: string) => deleteWebhook(appId, webhookId), onSuccess: invalidate });
+}
+export function useResendDelivery(appId: string, webhookId: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (deliveryId: string) => resendDelivery(appId, webhookId, deliveryId),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: webhookKeys.deliveries(appId, webhookId) }),
+  });
+}

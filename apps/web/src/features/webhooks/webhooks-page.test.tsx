@@ -1,0 +1,119 @@
+import type { Webhook, WebhookDelivery } from '@latchkey/contract';
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+import { storeSignIn } from '../../lib/session';
+import { json, makeJwt, noContent, nowSeconds, renderRoute, stubFetch, type Call } from '../../test/helpers';
+import { WebhooksPage } from './webhooks-page';
+
+const AT = Date.UTC(2024, 2, 5, 12) / 1000;
+const BASE = '/api/platform/application/app-1/webhook';
+const SECRET = `whsec_${'A'.repeat(43)}=`;
+const hook: Webhook = { id: 'w-1', url: 'https://api.acme.test/hooks', events: ['lock.unlocked', 'share.added'], createdAt: AT };
+const delivery = (over: Partial<WebhookDelivery> = {}): WebhookDelivery => ({
+  id: 'd-1',
+  eventType: 'lock.unlocked',
+  status: 'failed',
+  attempts: 13,
+  responseStatus: 500,
+  error: null,
+  at: AT,
+  ...over,
+});
+
+function setup(answer: (call: Call) => Response | undefined) {
+  storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
+  const calls = stubFetch((call) => answer(call) ?? json({ code: 404, message: 'Not found' }, 404));
+  renderRoute(<WebhooksPage />, { path: '/:appId/webhooks', initial: '/app-1/webhooks' });
+  return { calls, u: userEvent.setup() };
+}
+
+describe('Webhooks', () => {
+  it('adds an endpoint with its events and shows the secret once, with copy', async () => {
+    let list: Webhook[] = [];
+    const { calls, u } = setup((call) => {
+      if (call.method === 'POST' && call.url === BASE) {
+        list = [hook];
+        return json({ ...hook, secret: SECRET }, 201);
+      }
+      if (call.url === BASE) return json(list);
+      if (call.url.endsWith('/delivery')) return json([]);
+      return undefined;
+    });
+    expect(await screen.findByText(/No webhooks yet/)).toBeInTheDocument();
+    await u.click(screen.getByRole('button', { name: 'Add webhook' }));
+    const dialog = screen.getByRole('dialog', { name: 'Add webhook' });
+    await u.click(within(dialog).getByRole('button', { name: 'Add' }));
+    expect(await within(dialog).findByText('Choose at least one event')).toBeInTheDocument();
+    await u.type(within(dialog).getByRole('textbox', { name: /Endpoint URL/ }), hook.url);
+    await u.click(within(dialog).getByRole('checkbox', { name: 'Lock unlocked (lock.unlocked)' }));
+    await u.click(within(dialog).getByRole('checkbox', { name: 'Share added (share.added)' }));
+    await u.click(within(dialog).getByRole('button', { name: 'Add' }));
+    const secret = await screen.findByRole('dialog', { name: 'Signing secret' });
+    expect(within(secret).getByText(SECRET)).toBeInTheDocument();
+    expect(within(secret).getByRole('button', { name: 'Copy signing secret' })).toBeInTheDocument();
+    expect(calls.find((c) => c.method === 'POST')!.body).toEqual({ url: hook.url, events: ['lock.unlocked', 'share.added'] });
+    await u.click(within(secret).getByRole('button', { name: 'Done' }));
+    await waitFor(() => expect(screen.queryByText(SECRET)).toBeNull());
+    expect(await screen.findByRole('cell', { name: hook.url })).toBeInTheDocument();
+  });
+
+  it('keeps the server’s refusal of the URL under the field', async () => {
+    const { u } = setup((call) => {
+      if (call.method === 'POST') return json({ code: 400, message: 'The URL must start with https://' }, 400);
+      if (call.url === BASE) return json([]);
+      return undefined;
+    });
+    await u.click(await screen.findByRole('button', { name: 'Add webhook' }));
+    const dialog = screen.getByRole('dialog', { name: 'Add webhook' });
+    await u.type(within(dialog).getByRole('textbox', { name: /Endpoint URL/ }), 'http://api.acme.test/hooks');
+    await u.click(within(dialog).getByRole('checkbox', { name: /lock\.unlocked/ }));
+    await u.click(within(dialog).getByRole('button', { name: 'Add' }));
+    expect(await within(dialog).findByText('The URL must start with https://')).toBeInTheDocument();
+  });
+
+  it('shows the delivery log with status, response and attempts, and resends', async () => {
+    const { calls, u } = setup((call) => {
+      if (call.url === BASE) return json([hook]);
+      if (call.url === `${BASE}/w-1/delivery`) return json([delivery(), delivery({ id: 'd-2', eventType: 'share.added', status: 'succeeded', attempts: 1, responseStatus: 204 })]);
+      if (call.url.endsWith('/resend')) return json(delivery({ status: 'pending' }), 202);
+      return undefined;
+    });
+    const log = await screen.findByRole('table', { name: 'Deliveries' });
+    const rows = within(log).getAllByRole('row').slice(1);
+    expect(rows.map((r) => within(r).getAllByRole('cell').slice(0, 4).map((c) => c.textContent))).toEqual([
+      ['lock.unlocked', 'Failed', '500', '13'],
+      ['share.added', 'Delivered', '204', '1'],
+    ]);
+    await u.click(within(rows[0]!).getByRole('button', { name: /Resend lock\.unlocked/ }));
+    await waitFor(() => expect(calls.some((c) => c.method === 'POST' && c.url === `${BASE}/w-1/delivery/d-1/resend`)).toBe(true));
+  });
+
+  it('rotates the secret and deletes, each after a confirmation', async () => {
+    let list = [hook];
+    const { calls, u } = setup((call) => {
+      if (call.url === `${BASE}/w-1/rotate`) return json({ ...hook, secret: SECRET });
+      if (call.method === 'DELETE') {
+        list = [];
+        return noContent();
+      }
+      if (call.url === BASE) return json(list);
+      if (call.url.endsWith('/delivery')) return json([]);
+      return undefined;
+    });
+    await u.click(await screen.findByRole('button', { name: `Rotate the secret of ${hook.url}` }));
+    await u.click(within(screen.getByRole('dialog', { name: 'Rotate the signing secret?' })).getByRole('button', { name: 'Rotate secret' }));
+    expect(within(await screen.findByRole('dialog', { name: 'Signing secret' })).getByText(SECRET)).toBeInTheDocument();
+    await u.click(screen.getByRole('button', { name: 'Done' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+
+    await u.click(screen.getByRole('button', { name: `Delete the webhook ${hook.url}` }));
+    const confirm = screen.getByRole('dialog', { name: 'Delete this webhook?' });
+    await u.click(within(confirm).getByRole('button', { name: 'Cancel' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    expect(calls.some((c) => c.method === 'DELETE')).toBe(false);
+    await u.click(screen.getByRole('button', { name: `Delete the webhook ${hook.url}` }));
+    await u.click(within(screen.getByRole('dialog', { name: 'Delete this webhook?' })).getByRole('button', { name: 'Delete' }));
+    expect(await screen.findByText(/No webhooks yet/)).toBeInTheDocument();
+  });
+});

@@ -1,0 +1,197 @@
+import type { Webhook, WebhookEvent, WebhookWithSecret } from '@latchkey/contract';
+import {
+  Alert,
+  Box,
+  Button,
+  Chip,
+  Paper,
+  Stack,
+  Table,
+  TableBody,
+  TableCell,
+  TableContainer,
+  TableHead,
+  TableRow,
+  Typography,
+} from '@mui/material';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { useParams, useSearchParams } from 'react-router';
+import { ConfirmDialog } from '../../components/ui/confirm-dialog';
+import { PageLoader } from '../../components/ui/page-loader';
+import { formatDateTime } from '../../lib/dates';
+import { errorMessage } from '../../lib/http';
+import { useDeleteWebhook, useDeliveries, useResendDelivery, useRotateWebhookSecret, useWebhooks } from './api';
+import { AddWebhookDialog, SecretDialog } from './webhook-dialogs';
+
+/** Query parameter naming the webhook whose delivery log is shown. */
+const WEBHOOK_PARAM = 'webhook';
+const eventKey = (event: WebhookEvent) => `webhooks.eventNames.${event.replace('.', '_')}` as 'webhooks.eventNames.lock_unlocked';
+
+function DeliveryLog({ appId, webhook }: { appId: string; webhook: Webhook }) {
+  const { t, i18n } = useTranslation();
+  const deliveries = useDeliveries(appId, webhook.id);
+  const resend = useResendDelivery(appId, webhook.id);
+  // Retrying and pending in the default colour: MUI's warning orange on white is below AA contrast.
+  const colour = { succeeded: 'success', failed: 'error', retrying: 'default', pending: 'default' } as const;
+  return (
+    <Box component="section" aria-labelledby="delivery-log-title" sx={{ mt: 3 }}>
+      <Typography id="delivery-log-title" variant="h2" sx={{ mb: 1, overflowWrap: 'anywhere' }}>
+        {t('webhooks.deliveriesOf', { url: webhook.url })}
+      </Typography>
+      {deliveries.isPending && <PageLoader />}
+      {deliveries.isError && <Alert severity="error">{errorMessage(deliveries.error)}</Alert>}
+      {resend.isError && <Alert severity="error">{errorMessage(resend.error)}</Alert>}
+      {deliveries.data?.length === 0 && <Typography>{t('webhooks.noDeliveries')}</Typography>}
+      {deliveries.data && deliveries.data.length > 0 && (
+        <TableContainer>
+          <Table size="small" aria-label={t('webhooks.deliveries')}>
+            <TableHead>
+              <TableRow>
+                <TableCell>{t('webhooks.event')}</TableCell>
+                <TableCell>{t('webhooks.status')}</TableCell>
+                <TableCell>{t('webhooks.response')}</TableCell>
+                <TableCell>{t('webhooks.attempts')}</TableCell>
+                <TableCell>{t('webhooks.time')}</TableCell>
+                <TableCell>{t('webhooks.actions')}</TableCell>
+              </TableRow>
+            </TableHead>
+            <TableBody>
+              {deliveries.data.map((d) => (
+                <TableRow key={d.id}>
+                  <TableCell>
+                    <code>{d.eventType}</code>
+                  </TableCell>
+                  <TableCell>
+                    <Chip size="small" color={colour[d.status]} variant="outlined" label={t(`webhooks.statuses.${d.status}`)} />
+                  </TableCell>
+                  <TableCell sx={{ overflowWrap: 'anywhere' }}>{d.responseStatus ?? d.error ?? t('history.none')}</TableCell>
+                  <TableCell>{d.attempts}</TableCell>
+                  <TableCell>{formatDateTime(d.at, i18n.language)}</TableCell>
+                  <TableCell>
+                    <Button size="small" onClick={() => resend.mutate(d.id)} disabled={resend.isPending} aria-label={t('webhooks.resendOne', { event: d.eventType, time: formatDateTime(d.at, i18n.language) })}>
+                      {t('webhooks.resend')}
+                    </Button>
+                  </TableCell>
+                </TableRow>
+              ))}
+            </TableBody>
+          </Table>
+        </TableContainer>
+      )}
+    </Box>
+  );
+}
+
+/**
+ * The application's webhooks: endpoints with the events they receive, their signing secrets (shown once,
+ * rotatable) and each one's delivery log with Resend. The chosen endpoint is in the URL.
+ */
+export function WebhooksPage() {
+  const { t, i18n } = useTranslation();
+  const { appId = '' } = useParams();
+  const [params, setParams] = useSearchParams();
+  const webhooks = useWebhooks(appId);
+  const rotate = useRotateWebhookSecret(appId);
+  const remove = useDeleteWebhook(appId);
+  const [adding, setAdding] = useState(false);
+  const [secret, setSecret] = useState<WebhookWithSecret | null>(null);
+  const [confirming, setConfirming] = useState<{ action: 'rotate' | 'delete'; webhook: Webhook } | null>(null);
+  const list = webhooks.data ?? [];
+  const chosen = list.find((w) => w.id === params.get(WEBHOOK_PARAM)) ?? list[0] ?? null;
+
+  const confirm = () => {
+    if (!confirming) return;
+    const { action, webhook } = confirming;
+    setConfirming(null);
+    if (action === 'rotate') rotate.mutate(webhook.id, { onSuccess: setSecret });
+    else remove.mutate(webhook.id);
+  };
+
+  return (
+    <Paper variant="outlined" sx={{ p: { xs: 2, sm: 3 } }}>
+      <Stack direction={{ xs: 'column', sm: 'row' }} spacing={2} sx={{ justifyContent: 'space-between', alignItems: { sm: 'center' }, mb: 1 }}>
+        <Typography variant="h1">{t('webhooks.title')}</Typography>
+        <Button variant="contained" onClick={() => setAdding(true)}>
+          {t('webhooks.add')}
+        </Button>
+      </Stack>
+      <Typography color="text.secondary" sx={{ mb: 2 }}>
+        {t('webhooks.intro')}
+      </Typography>
+      {webhooks.isPending && <PageLoader />}
+      {webhooks.isError && <Alert severity="error">{t('webhooks.loadFailed', { message: errorMessage(webhooks.error) })}</Alert>}
+      {(rotate.isError || remove.isError) && <Alert severity="error">{errorMessage(rotate.error ?? remove.error)}</Alert>}
+      {webhooks.data && list.length === 0 && <Typography>{t('webhooks.empty')}</Typography>}
+      {list.length > 0 && (
+        <TableContainer>
+          <Table aria-label={t('webhooks.title')}>
+            <TableHead>
+              <TableRow>
+                <TableCell>{t('webhooks.url')}</TableCell>
+                <TableCell>{t('webhooks.events')}</TableCell>
+                <TableCell>{t('webhooks.created')}</TableCell>
+                <TableCell>{t('webhooks.actions')}</TableCell>
+              </TableRow>
+            </TableHead>
+            <TableBody>
+              {list.map((w) => (
+                <TableRow key={w.id} selected={w.id === chosen?.id}>
+                  <TableCell sx={{ overflowWrap: 'anywhere' }}>{w.url}</TableCell>
+                  <TableCell>
+                    <Box sx={{ display: 'flex', flexWrap: 'wrap', gap: 0.5 }}>
+                      {w.events.map((e) => (
+                        <Chip key={e} size="small" variant="outlined" label={t(eventKey(e))} />
+                      ))}
+                    </Box>
+                  </TableCell>
+                  <TableCell>{formatDateTime(w.createdAt, i18n.language)}</TableCell>
+                  <TableCell>
+                    <Box sx={{ display: 'flex', flexWrap: 'wrap', gap: 1 }}>
+                      <Button
+                        size="small"
+                        aria-current={w.id === chosen?.id ? 'true' : undefined}
+                        aria-label={t('webhooks.showDeliveries', { url: w.url })}
+                        onClick={() => setParams({ [WEBHOOK_PARAM]: w.id }, { replace: true })}
+                      >
+                        {t('webhooks.deliveries')}
+                      </Button>
+                      <Button size="small" aria-label={t('webhooks.rotateOne', { url: w.url })} onClick={() => setConfirming({ action: 'rotate', webhook: w })}>
+                        {t('webhooks.rotate')}
+                      </Button>
+                      <Button size="small" color="error" aria-label={t('webhooks.deleteOne', { url: w.url })} onClick={() => setConfirming({ action: 'delete', webhook: w })}>
+                        {t('webhooks.delete')}
+                      </Button>
+                    </Box>
+                  </TableCell>
+                </TableRow>
+              ))}
+            </TableBody>
+          </Table>
+        </TableContainer>
+      )}
+      {chosen && <DeliveryLog key={chosen.id} appId={appId} webhook={chosen} />}
+      <AddWebhookDialog
+        appId={appId}
+        open={adding}
+        onCancel={() => setAdding(false)}
+        onCreated={(created) => {
+          setAdding(false);
+          setSecret(created);
+          setParams({ [WEBHOOK_PARAM]: created.id }, { replace: true });
+        }}
+      />
+      <SecretDialog webhook={secret} onClose={() => setSecret(null)} />
+      <ConfirmDialog
+        open={confirming !== null}
+        title={confirming?.action === 'rotate' ? t('webhooks.rotateTitle') : t('webhooks.deleteTitle')}
+        message={confirming?.action === 'rotate' ? t('webhooks.rotateText', { url: confirming.webhook.url }) : t('webhooks.deleteText', { url: confirming?.webhook.url ?? '' })}
+        confirmLabel={confirming?.action === 'rotate' ? t('webhooks.rotate') : t('webhooks.delete')}
+        cancelLabel={t('common.cancel')}
+        destructive={confirming?.action !== 'rotate'}
+        onConfirm={confirm}
+        onCancel={() => setConfirming(null)}
+      />
+    </Paper>
+  );
+}
