@@ -42,6 +42,8 @@ export default defineConfig({
       LOGIN_RATE_LIMIT_MAX: '1000',
       ANONYMOUS_RATE_LIMIT_MAX: '5000',
       ACCESS_TOKEN_TTL_SECONDS: '900',
+      // The journeys' own OpenID provider (issuer-discovery.spec.ts) listens on loopback.
+      OUTBOUND_ALLOW: '127.0.0.1',
     },
   },
 });

@@ -45,8 +45,11 @@ function SingleFieldForm({ titleId, title, name, schema, label, type, onCancel, 
   const form = useForm<Values>({
     resolver: zodResolver(schema as never) as unknown as Resolver<Values>,
     defaultValues: { [name]: '' },
-    // On change and on leaving a field: an empty required field says 'Required' once touched.
-    mode: 'all',
+    // On leaving the field, then on every change: an empty required field says 'Required' once touched.
+    // After a submit only a change re-validates: a server's refusal stays under the field while focus
+    // moves about (the loading dialog of a slow call hands it back), until the value is edited.
+    mode: 'onTouched',
+    reValidateMode: 'onChange',
   });
   return (
     <form
@@ -54,10 +57,18 @@ function SingleFieldForm({ titleId, title, name, schema, label, type, onCancel, 
       onSubmit={(e) => {
         // Dialogs render in a portal but bubble through the React tree: keep the submit out of a card's form.
         e.stopPropagation();
-        void form.handleSubmit(async (values) => {
-          const failure = await onAdd(values[name] ?? '');
-          if (failure) form.setError(name, { type: 'server', message: failure }, { shouldFocus: true });
-        })(e);
+        let failure: string | null | undefined | void = null;
+        void form
+          .handleSubmit(async (values) => {
+            failure = await onAdd(values[name] ?? '');
+          })(e)
+          .then(() => {
+            if (!failure) return;
+            // Set once the submit is over: a blur from here on (a slow call's loading dialog handing focus
+            // back) no longer re-validates, so the refusal stays until the value is edited.
+            form.setError(name, { type: 'server', message: failure }, { shouldFocus: true });
+            setTimeout(() => form.setFocus(name), 0);
+          });
       }}
     >
       <DialogTitle id={titleId}>{title}</DialogTitle>

@@ -62,6 +62,24 @@ describe('Add Auth Domain with OpenID discovery', () => {
     expect(screen.queryByRole('alertdialog')).toBeNull();
   });
 
+  it('a slow refusal (the loading dialog came and went) stays under the field', async () => {
+    const slow = () => new Promise<Response>((r) => setTimeout(() => r(json({ code: 422, message: discoveryErrors.configNotFound }, 422)), 400));
+    const { user } = setup(sampleApplication, (call) => (call.method === 'POST' ? slow() : json(sampleApplication)));
+    await user.click(screen.getByRole('button', { name: 'Add Auth Domain' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Add Auth Domain' });
+    await user.type(within(dialog).getByRole('textbox', { name: /Auth domain URL/ }), 'https://idp.acme.test');
+    await user.click(within(dialog).getByRole('checkbox'));
+    await user.click(within(dialog).getByRole('button', { name: 'Add' }));
+    expect(await within(dialog).findByText(discoveryErrors.configNotFound, {}, { timeout: 3000 })).toBeInTheDocument();
+    // Focus moving about (the loading dialog handing it back) does not wipe the refusal.
+    await user.tab();
+    await new Promise((r) => setTimeout(r, 400));
+    expect(within(dialog).getByText(discoveryErrors.configNotFound)).toBeInTheDocument();
+    // Editing the URL does.
+    await user.type(within(dialog).getByRole('textbox', { name: /Auth domain URL/ }), 'x');
+    expect(within(dialog).queryByText(discoveryErrors.configNotFound)).toBeNull();
+  });
+
   it('the CORS dialog has no discovery option', async () => {
     const { user } = setup(sampleApplication);
     await user.click(screen.getByRole('button', { name: 'Add CORS Domain' }));
