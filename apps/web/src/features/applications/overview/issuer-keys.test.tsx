@@ -17,7 +17,7 @@ const key = (kid: string, exp?: number): PublicJwk => ({
   ...(exp === undefined ? {} : { exp }),
 });
 
-function setup(app: Application, answer: (call: Call) => Response = (call) => (call.method === 'POST' ? noContent() : json(app))) {
+function setup(app: Application, answer: (call: Call) => Response | Promise<Response> = (call) => (call.method === 'POST' ? noContent() : json(app))) {
   storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
   const calls = stubFetch(answer);
   renderRoute(<AuthenticationCard app={app} />);
