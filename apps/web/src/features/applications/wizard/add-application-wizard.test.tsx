@@ -149,6 +149,27 @@ describe('AddApplicationWizard', () => {
     expect(calls.filter((c) => c.method === 'POST')).toHaveLength(1);
   });
 
+  it('puts a refused field’s message under it and focuses it, with no Failed dialog (email step: emailPreferences.*)', async () => {
+    const { user } = setup((call) => {
+      if (call.method === 'POST' && call.url === '/api/platform/application')
+        return new Response(null, { status: 201, headers: { Location: '/api/platform/application/app-9' } });
+      const body = call.body as { emailPreferences?: object } | undefined;
+      if (call.method === 'POST' && body?.emailPreferences)
+        return json({ code: 400, message: 'The request is not valid', errors: [{ path: 'emailPreferences.senderName', message: 'Too long for an email header' }] }, 400);
+      if (call.method === 'POST') return noContent();
+      return undefined;
+    });
+    await reachEmailInfo(user);
+    await fill(user, /Sender email/, 'keys@acme.test');
+    await fill(user, /Sender name/, 'Acme Doors');
+    await next(user);
+    expect(await screen.findByText('Too long for an email header')).toBeInTheDocument();
+    expect(box(/Sender name/)).toHaveFocus();
+    expect(box(/Sender name/)).toHaveValue('Acme Doors');
+    expect(screen.queryByRole('alertdialog', { name: 'Failed' })).toBeNull();
+    expect(screen.getByRole('heading', { name: 'Email info' })).toBeInTheDocument();
+  }, 20_000);
+
   it('keeps the colours typed on Branding through Back and Next without saving them until Finish', async () => {
     const { calls, user, view } = setupSaving();
     await reachBranding(user);

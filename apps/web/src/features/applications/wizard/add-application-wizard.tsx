@@ -68,7 +68,7 @@ function Wizard({ start }: { start: WizardStart }) {
   const blocker = useExitGuard(shouldWarnOnExit(step, added), t('wizard.beforeUnload'));
   const stepLabels = t('wizard.steps', { returnObjects: true });
 
-  async function save<S extends WizardStep>(current: S, stepValues: WizardValues[S]) {
+  async function save<S extends WizardStep>(current: S, stepValues: WizardValues[S], inPlace: (error: unknown) => boolean) {
     const next = { ...values, [current]: stepValues } as WizardValues;
     setValues(next);
     setBusy(true);
@@ -81,8 +81,8 @@ function Wizard({ start }: { start: WizardStart }) {
       if (isLastStep(current)) setAdded(true);
       else setStep((current + 1) as WizardStep);
     } catch (e) {
-      // The seed stayed silent here; the step stays and says why.
-      setFailure(errorMessage(e));
+      // The step stays and says why: under the refused fields (focus on the first), else in a dialog.
+      if (!inPlace(e)) setFailure(errorMessage(e));
     } finally {
       setBusy(false);
     }
@@ -117,10 +117,10 @@ function Wizard({ start }: { start: WizardStart }) {
       <Typography variant="h3" component="h3" sx={{ mt: 2 }}>
         {stepLabels[step]}
       </Typography>
-      {step === 0 && <StepApplicationInfo {...props} onSubmit={(v) => void save(0, v)} onBack={(d) => back(0, d)} />}
-      {step === 1 && <StepUrls {...props} onSubmit={(v) => void save(1, v)} onBack={(d) => back(1, d)} />}
-      {step === 2 && <StepEmailInfo {...props} onSubmit={(v) => void save(2, v)} onBack={(d) => back(2, d)} />}
-      {step === 3 && <StepBranding {...props} onSubmit={(v) => void save(3, v)} onBack={(d) => back(3, d)} />}
+      {step === 0 && <StepApplicationInfo {...props} onSubmit={(v, inPlace) => save(0, v, inPlace)} onBack={(d) => back(0, d)} />}
+      {step === 1 && <StepUrls {...props} onSubmit={(v, inPlace) => save(1, v, inPlace)} onBack={(d) => back(1, d)} />}
+      {step === 2 && <StepEmailInfo {...props} onSubmit={(v, inPlace) => save(2, v, inPlace)} onBack={(d) => back(2, d)} />}
+      {step === 3 && <StepBranding {...props} onSubmit={(v, inPlace) => save(3, v, inPlace)} onBack={(d) => back(3, d)} />}
 
       <LoadingDialog active={busy} />
       {/* The page behind the panel is hidden from assistive technology while it is open. */}

@@ -4,11 +4,11 @@ import { useStepForm, type StepProps } from './use-step-form';
 import { WizardFooter } from './wizard-footer';
 
 export function StepApplicationInfo(props: StepProps<0>) {
-  const { busy, onSubmit } = props;
+  const { busy } = props;
   const { t } = useTranslation();
-  const { form, back } = useStepForm(0, props);
+  const { form, back, submit } = useStepForm(0, props);
   return (
-    <form noValidate onSubmit={form.handleSubmit(onSubmit)}>
+    <form noValidate onSubmit={submit}>
       <FormTextField control={form.control} name="name" label={t('wizard.name')} required autoFocus />
       <FormTextField control={form.control} name="companyName" label={t('wizard.companyName')} required />
       <FormTextField control={form.control} name="mailingAddress" label={t('wizard.mailingAddress')} required minLines={3} />

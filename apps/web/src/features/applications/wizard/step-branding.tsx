@@ -9,16 +9,16 @@ import { StepLayout } from './step-layout';
 import { WizardFooter } from './wizard-footer';
 
 export function StepBranding(props: StepProps<3>) {
-  const { applicationId, values, busy, onSubmit } = props;
+  const { applicationId, values, busy } = props;
   const { t } = useTranslation();
-  const { form, back } = useStepForm(3, props);
+  const { form, back, submit } = useStepForm(3, props);
   const [logoUrl, primaryColour, secondaryColour] = useWatch({
     control: form.control,
     name: ['logoUrl', 'primaryColour', 'secondaryColour'],
   });
   return (
     <FormProvider {...form}>
-      <form noValidate onSubmit={form.handleSubmit(onSubmit)}>
+      <form noValidate onSubmit={submit}>
         <StepLayout
           fields={
             <>

@@ -10,15 +10,15 @@ import { StepLayout } from './step-layout';
 import { WizardFooter } from './wizard-footer';
 
 export function StepEmailInfo(props: StepProps<2>) {
-  const { applicationId, values, drafts, busy, onSubmit } = props;
+  const { applicationId, values, drafts, busy } = props;
   const { t } = useTranslation();
-  const { form, back } = useStepForm(2, props);
+  const { form, back, submit } = useStepForm(2, props);
   // Colours the user already chose on the Branding step (kept by its Back) show here too, once valid.
   const branding = wizardStepSchemas[3].safeParse(drafts[3]).data ?? values[3];
   const callToAction = useWatch({ control: form.control, name: 'callToAction' });
   return (
     <FormProvider {...form}>
-      <form noValidate onSubmit={form.handleSubmit(onSubmit)}>
+      <form noValidate onSubmit={submit}>
         <StepLayout
           fields={
             <>

@@ -4,11 +4,11 @@ import { useStepForm, type StepProps } from './use-step-form';
 import { WizardFooter } from './wizard-footer';
 
 export function StepUrls(props: StepProps<1>) {
-  const { busy, onSubmit } = props;
+  const { busy } = props;
   const { t } = useTranslation();
-  const { form, back } = useStepForm(1, props);
+  const { form, back, submit } = useStepForm(1, props);
   return (
-    <form noValidate onSubmit={form.handleSubmit(onSubmit)}>
+    <form noValidate onSubmit={submit}>
       <FormTextField control={form.control} name="privacyPolicy" label={t('wizard.privacyPolicy')} type="url" required autoFocus />
       <FormTextField control={form.control} name="supportContact" label={t('wizard.supportContact')} required />
       <FormTextField control={form.control} name="appLink" label={t('wizard.appLink')} type="url" />

@@ -2,6 +2,7 @@ import { zodResolver } from '@hookform/resolvers/zod';
 import { wizardStepSchemas } from '@latchkey/contract';
 import { useEffect, useState } from 'react';
 import { useForm, type FieldPath, type Resolver } from 'react-hook-form';
+import { showFieldErrors } from '../../../lib/field-errors';
 import type { WizardDrafts, WizardStep, WizardValues } from './wizard-steps';
 
 export interface StepProps<S extends WizardStep> {
@@ -11,7 +12,11 @@ export interface StepProps<S extends WizardStep> {
   /** What a step's form held when the user went Back from it. */
   drafts: WizardDrafts;
   busy: boolean;
-  onSubmit: (values: WizardValues[S]) => void;
+  /**
+   * Saves the step. A refusal the step can show under its fields (`inPlace` returns true once it did,
+   * focusing the first) stays on the step; anything else the wizard shows itself.
+   */
+  onSubmit: (values: WizardValues[S], inPlace: (error: unknown) => boolean) => Promise<void> | void;
   onBack: (draft: WizardValues[S]) => void;
 }
 
@@ -28,7 +33,7 @@ function changedFields(draft: object, saved: object): string[] {
  * what the user left there with Back, else from what the step last saved; `back` keeps what is typed,
  * valid or not, without saving it (saving stays with Next and Finish).
  */
-export function useStepForm<S extends WizardStep>(step: S, { values, drafts, onBack }: StepProps<S>) {
+export function useStepForm<S extends WizardStep>(step: S, { values, drafts, onBack, onSubmit }: StepProps<S>) {
   const draft = drafts[step] as WizardValues[S] | undefined;
   const form = useForm<WizardValues[S], unknown, WizardValues[S]>({
     // The contract's step schema produces exactly this step's values (trimmed strings).
@@ -46,5 +51,7 @@ export function useStepForm<S extends WizardStep>(step: S, { values, drafts, onB
 
   // A copy: the next form for this step must not share nested objects (the call to action) with this one.
   const back = () => onBack(structuredClone(form.getValues()) as WizardValues[S]);
-  return { form, back };
+  // The email steps' fields are the API's emailPreferences.*; the others are top-level.
+  const submit = form.handleSubmit((v) => onSubmit(v, (error) => showFieldErrors(form, error, 'emailPreferences.')));
+  return { form, back, submit };
 }
