@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { PASSWORD, expectAccessible, login, makePng, publicJwk, registerViaApi, screenshot, uniqueEmail } from './support';
+import { PASSWORD, createAppViaApi, expectAccessible, login, makePng, publicJwk, registerViaApi, screenshot, uniqueEmail } from './support';
 
 /**
  * The whole product as one user walks it (issue 3): register → log in → wizard → overview edits → keys
@@ -101,6 +101,11 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   const frame = await page.getByTitle('Email preview').boundingBox();
   expect(frame!.x + frame!.width).toBeLessThanOrEqual(375);
   expect(frame!.width).toBeGreaterThan(300);
+  // Every section of the shell is in sight on a phone, none hidden past the right edge.
+  for (const link of await page.getByRole('navigation', { name: 'Application sections' }).getByRole('link').all()) {
+    const box = (await link.boundingBox())!;
+    expect(box.x + box.width, await link.innerText()).toBeLessThanOrEqual(375);
+  }
   await expectAccessible(page, 'overview (phone)');
   await page.setViewportSize(desktop);
 
@@ -233,7 +238,17 @@ test('register, build an application, manage it, remove it, log out', async ({ p
 
 test('the portal in German: the switch on the splash page and in the user menu, remembered, with <html lang>', async ({ page, request }) => {
   const email = uniqueEmail('deutsch');
-  await registerViaApi(request, email);
+  const { authToken } = await registerViaApi(request, email);
+  const appId = await createAppViaApi(request, authToken, 'Haustür');
+  const finish = await request.post(`/api/platform/application/${appId}`, {
+    headers: { authorization: `Bearer ${authToken}` },
+    data: {
+      privacyPolicy: 'https://haustuer.example.com/datenschutz',
+      supportContact: 'mailto:hilfe@haustuer.example.com',
+      emailPreferences: { senderEmail: 'schluessel@haustuer.example.com', senderName: 'Haustür-Team', onlySendEssentialEmails: true, callToAction: null },
+    },
+  });
+  expect(finish.status()).toBe(204);
   await page.goto('/login');
   await page.getByRole('button', { name: 'Deutsch' }).click();
   await expect(page.getByRole('button', { name: 'Anmelden' })).toBeVisible();
@@ -246,6 +261,13 @@ test('the portal in German: the switch on the splash page and in the user menu, 
   // Remembered: a new load starts in German.
   await page.reload();
   await expect(page.getByRole('heading', { name: 'Meine Anwendungen' })).toBeVisible();
+  // An application's overview in German: the README shows it beside the English one.
+  await page.goto(`/${appId}/overview`);
+  await expect(page.getByRole('heading', { name: 'Anwendung', exact: true })).toBeVisible();
+  await expect(page.getByTitle('E-Mail-Vorschau')).toBeVisible();
+  await expectAccessible(page, 'overview (German)');
+  await screenshot(page, 'overview-de');
+  await page.goto('/start');
   // Back to English from the user menu.
   await page.getByRole('button', { name: 'Kontomenü' }).click();
   await page.getByRole('menuitem', { name: 'English' }).click();

@@ -6,6 +6,7 @@ import { Outlet, Link as RouterLink, useLocation, useParams } from 'react-router
 import { PageLoader } from '../../components/ui/page-loader';
 import { useApplication } from '../../features/applications/api';
 import { ownersQuery } from '../../features/applications/owners-api';
+import { usePrefetchLockPage } from '../../features/locks/prefetch';
 import { configQuery } from '../../lib/config';
 import { ApiError, errorMessage } from '../../lib/http';
 import { setSessionValue } from '../../lib/session';
@@ -54,7 +55,8 @@ function SectionLinks({ appId, tab }: { appId: string; tab: ReturnType<typeof ac
   ] as const;
   return (
     <Box component="nav" aria-label={t('nav.applicationTabs')} sx={{ bgcolor: 'background.paper', borderBottom: 1, borderColor: 'grey.300' }}>
-      <Container maxWidth="lg" sx={{ display: 'flex', overflowX: 'auto', px: { xs: 1, sm: 2, md: 3 } }}>
+      {/* On a phone the sections wrap onto a second row rather than hide past the right edge. */}
+      <Container maxWidth="lg" sx={{ display: 'flex', flexWrap: { xs: 'wrap', md: 'nowrap' }, overflowX: 'auto', px: { xs: 1, sm: 2, md: 3 } }}>
         {sections.map((section) => (
           <ButtonBase
             key={section.value}
@@ -106,12 +108,13 @@ function ApplicationLoadError({ error, onRetry }: { error: Error; onRetry: () =>
  */
 export function AppShellLayout() {
   const { appId = '' } = useParams();
-  const { pathname } = useLocation();
+  const { pathname, search } = useLocation();
   const app = useApplication(appId);
   // What the tabs' screens read besides the application (the overview's owners and logo limits, Getting
   // Started's docs link) starts loading alongside it rather than once those screens mount.
   usePrefetchQuery(ownersQuery(appId));
   usePrefetchQuery(configQuery);
+  usePrefetchLockPage(pathname, search);
 
   useEffect(() => {
     if (app.data) setSessionValue('appId', app.data.applicationId);

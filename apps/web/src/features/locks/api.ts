@@ -67,12 +67,16 @@ export function useLocks(appId: string) {
   return useQuery(locksQuery(appId));
 }
 
+export const lockQuery = (appId: string, lockId: string) => ({
+  queryKey: lockKeys.detail(appId, lockId),
+  queryFn: () => getLock(appId, lockId),
+});
+
 /** One lock; drawn at once from the list when the list has been loaded. */
 export function useLock(appId: string, lockId: string) {
   const queryClient = useQueryClient();
   return useQuery({
-    queryKey: lockKeys.detail(appId, lockId),
-    queryFn: () => getLock(appId, lockId),
+    ...lockQuery(appId, lockId),
     initialData: () => queryClient.getQueryData<Lock[]>(lockKeys.list(appId))?.find((l) => l.id === lockId),
   });
 }

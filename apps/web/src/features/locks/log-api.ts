@@ -25,13 +25,15 @@ export async function listLog(
 }
 
 /** Newest first, a cursor per page; the range is part of the key, so each filter pages on its own. */
+export const lockLogQuery = (appId: string, lockId: string, range: LogRange) => ({
+  queryKey: [...lockKeys.log(appId, lockId), range],
+  queryFn: ({ pageParam }: { pageParam: string | undefined }) => listLog(appId, lockId, range, pageParam),
+  initialPageParam: undefined as string | undefined,
+  getNextPageParam: (last: LockLogPage) => last.nextCursor ?? undefined,
+});
+
 export function useLockLog(appId: string, lockId: string, range: LogRange) {
-  return useInfiniteQuery({
-    queryKey: [...lockKeys.log(appId, lockId), range],
-    queryFn: ({ pageParam }) => listLog(appId, lockId, range, pageParam),
-    initialPageParam: undefined as string | undefined,
-    getNextPageParam: (last) => last.nextCursor ?? undefined,
-  });
+  return useInfiniteQuery(lockLogQuery(appId, lockId, range));
 }
 
 /**

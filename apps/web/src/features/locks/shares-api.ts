@@ -21,8 +21,13 @@ export async function revokeShare(appId: string, lockId: string, userId: string)
   await request(`${sharesPath(appId, lockId)}/${encodeURIComponent(userId)}`, { method: 'DELETE' });
 }
 
+export const sharesQuery = (appId: string, lockId: string) => ({
+  queryKey: lockKeys.shares(appId, lockId),
+  queryFn: () => listShares(appId, lockId),
+});
+
 export function useShares(appId: string, lockId: string) {
-  return useQuery({ queryKey: lockKeys.shares(appId, lockId), queryFn: () => listShares(appId, lockId) });
+  return useQuery(sharesQuery(appId, lockId));
 }
 
 export function useAddShare(appId: string, lockId: string) {

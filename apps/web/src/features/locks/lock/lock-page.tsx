@@ -1,26 +1,43 @@
 import { faArrowLeft } from '@fortawesome/free-solid-svg-icons';
 import { Alert, Box, Button, Link, Paper, Typography } from '@mui/material';
+import { useDeferredValue } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Link as RouterLink, useParams } from 'react-router';
+import { Link as RouterLink, useParams, useSearchParams } from 'react-router';
 import { paths } from '../../../app/paths';
 import { Icon } from '../../../components/ui/icon';
 import { PageLoader } from '../../../components/ui/page-loader';
 import { ApiError, errorMessage } from '../../../lib/http';
 import { useLock } from '../api';
 import { useLockEvents } from '../live-events';
+import { useLockLog } from '../log-api';
+import { useShares } from '../shares-api';
 import { LiveStatusBadge } from '../live-status';
 import { LockStateChip } from '../lock-state';
-import { ActivityCard } from './activity-card';
+import { ActivityCard, rangeFromDays } from './activity-card';
 import { SettingsCard } from './settings-card';
 import { SharesCard } from './shares-card';
 import { UnlockButton } from './unlock-button';
+
+/**
+ * Follows the live events and shows whether they arrive. Its own component: the status changing
+ * (connecting → live) redraws this badge, not the whole page with its forms and tables.
+ */
+function LiveBadge({ appId }: { appId: string }) {
+  return <LiveStatusBadge status={useLockEvents(appId)} />;
+}
 
 /** One lock: its live state and Unlock, who it is shared with, its settings, and its live activity. */
 export function LockPage() {
   const { t } = useTranslation();
   const { appId = '', lockId = '' } = useParams();
   const lock = useLock(appId, lockId);
-  const live = useLockEvents(appId);
+  // The cards under the lock's header mount in one deferred render, which React time-slices, once their
+  // shares and activity are in (the shell started loading them with the application): a query answering
+  // in the middle of that render would redo it synchronously, one long task on a slow phone.
+  const [params] = useSearchParams();
+  const sharesPending = useShares(appId, lockId).isPending;
+  const logPending = useLockLog(appId, lockId, rangeFromDays(params.get('from'), params.get('to'))).isPending;
+  const cardsReady = useDeferredValue(!sharesPending && !logPending, false);
   const back = (
     <Link
       component={RouterLink}
@@ -74,24 +91,26 @@ export function LockPage() {
             </Typography>
             <Box sx={{ display: 'flex', flexWrap: 'wrap', gap: 2, alignItems: 'center' }}>
               <LockStateChip state={lock.data.state} />
-              <LiveStatusBadge status={live} />
+              <LiveBadge appId={appId} />
             </Box>
           </Box>
           <UnlockButton lock={lock.data} />
         </Box>
       </Paper>
-      <SharesCard appId={appId} lockId={lockId} />
-      <Box
-        sx={{
-          display: 'grid',
-          gap: { xs: 2, md: 3 },
-          gridTemplateColumns: { xs: '1fr', md: 'minmax(0, 2fr) minmax(0, 3fr)' },
-          alignItems: 'start',
-        }}
-      >
-        <SettingsCard appId={appId} lock={lock.data} />
-        <ActivityCard appId={appId} lockId={lockId} />
-      </Box>
+      {cardsReady && <SharesCard appId={appId} lockId={lockId} />}
+      {cardsReady && (
+        <Box
+          sx={{
+            display: 'grid',
+            gap: { xs: 2, md: 3 },
+            gridTemplateColumns: { xs: '1fr', md: 'minmax(0, 2fr) minmax(0, 3fr)' },
+            alignItems: 'start',
+          }}
+        >
+          <SettingsCard appId={appId} lock={lock.data} />
+          <ActivityCard appId={appId} lockId={lockId} />
+        </Box>
+      )}
     </Box>
   );
 }

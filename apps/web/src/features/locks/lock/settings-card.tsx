@@ -1,8 +1,8 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { LOCATION_ACCURACIES, LOCATION_ACCURACY_LIMIT_M, type Lock } from '@latchkey/contract';
 import { Box, Button, FormControlLabel, MenuItem, Paper, Switch, Typography } from '@mui/material';
-import { useEffect } from 'react';
-import { Controller, useForm, useWatch, type Resolver } from 'react-hook-form';
+import { memo, useCallback, useEffect } from 'react';
+import { Controller, useForm, useFormState, useWatch, type Control, type Resolver } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { FormTextField } from '../../../components/ui/form-text-field';
 import { useOperation } from '../../../components/ui/use-operation';
@@ -24,7 +24,14 @@ const resolver: Resolver<SettingsFormValues> = (values, context, options) =>
     Resolver<SettingsFormValues>
   >;
 
-/** Unlock time and the map-free location rule (a point, a radius, and the accuracy tier a position needs). */
+/**
+ * Unlock time and the map-free location rule (a point, a radius, and the accuracy tier a position needs).
+ *
+ * react-hook-form re-renders the component that calls `useForm` right after it mounts (and again once its
+ * validity is known), synchronously inside the commit that mounted it. The fields and buttons are memoised
+ * children bound to the form's stable `control`, so those re-renders stop at this card's frame instead of
+ * redrawing every field in the lock page's longest task (docs/performance.md).
+ */
 export function SettingsCard({ appId, lock }: { appId: string; lock: Lock }) {
   const { t } = useTranslation();
   const update = useUpdateLock(appId);
@@ -34,14 +41,14 @@ export function SettingsCard({ appId, lock }: { appId: string; lock: Lock }) {
     defaultValues: settingsValues(lock),
     mode: 'all',
   });
-  const { isDirty, isValid, dirtyFields } = form.formState;
-  const locationEnabled = useWatch({ control: form.control, name: 'locationEnabled' });
+  const { isDirty } = form.formState;
   const { reset } = form;
 
   // A change made elsewhere (another tab, an operation) shows here unless the form is being edited.
   useEffect(() => {
     if (!isDirty) reset(settingsValues(lock));
   }, [lock, isDirty, reset]);
+  const onReset = useCallback(() => reset(settingsValues(lock)), [reset, lock]);
 
   return (
     <Paper
@@ -58,7 +65,11 @@ export function SettingsCard({ appId, lock }: { appId: string; lock: Lock }) {
         onSubmit={(e) =>
           void form.handleSubmit(async (values) => {
             const saved = await run(
-              () => update.mutateAsync({ lockId: lock.id, body: toUpdateLock(values, dirtyFields, lock) }),
+              () =>
+                update.mutateAsync({
+                  lockId: lock.id,
+                  body: toUpdateLock(values, form.formState.dirtyFields, lock),
+                }),
               // The one non-blocking notice every save gives; a refused field shows under it, focused.
               { notice: t('lockSettings.saved'), inPlace: (error) => showFieldErrors(form, error) },
             );
@@ -66,73 +77,97 @@ export function SettingsCard({ appId, lock }: { appId: string; lock: Lock }) {
           })(e)
         }
       >
-        <FormTextField
-          control={form.control}
-          name="unlockTime"
-          type="number"
-          label={t('lockSettings.unlockTime')}
-          helperText={t('lockSettings.unlockTimeHelp')}
-          slotProps={{ htmlInput: { min: 1, max: 60, step: 1, inputMode: 'numeric' } }}
-          fullWidth
-        />
-        <Typography variant="h3" component="h3" sx={{ mt: 3, mb: 1 }}>
-          {t('lockSettings.location')}
-        </Typography>
-        <Controller
-          control={form.control}
-          name="locationEnabled"
-          render={({ field }) => (
-            <FormControlLabel
-              control={<Switch checked={field.value} onChange={(_e, on) => field.onChange(on)} />}
-              label={t('lockSettings.locationEnabled')}
-            />
-          )}
-        />
-        {locationEnabled && (
-          <Box sx={{ display: 'grid', gridTemplateColumns: { xs: '1fr', sm: '1fr 1fr' }, gap: 2, mt: 2 }}>
-            <FormTextField
-              control={form.control}
-              name="latitude"
-              type="number"
-              label={t('lockSettings.latitude')}
-              slotProps={{ htmlInput: { step: 'any' } }}
-            />
-            <FormTextField
-              control={form.control}
-              name="longitude"
-              type="number"
-              label={t('lockSettings.longitude')}
-              slotProps={{ htmlInput: { step: 'any' } }}
-            />
-            <FormTextField
-              control={form.control}
-              name="radius"
-              type="number"
-              label={t('lockSettings.radius')}
-              slotProps={{ htmlInput: { min: 1, step: 1 } }}
-            />
-            <FormTextField control={form.control} name="accuracy" label={t('lockSettings.accuracy')} select>
-              {LOCATION_ACCURACIES.map((tier) => (
-                <MenuItem key={tier} value={tier}>
-                  {t('lockSettings.accuracyTier', {
-                    tier: t(`lockSettings.tiers.${tier}`),
-                    metres: LOCATION_ACCURACY_LIMIT_M[tier],
-                  })}
-                </MenuItem>
-              ))}
-            </FormTextField>
-          </Box>
-        )}
-        <Box sx={{ display: 'flex', gap: 1, justifyContent: 'flex-end', mt: 3 }}>
-          <Button disabled={!isDirty} onClick={() => reset(settingsValues(lock))}>
-            {t('lockSettings.reset')}
-          </Button>
-          <Button type="submit" variant="contained" disabled={!isDirty || !isValid}>
-            {t('common.save')}
-          </Button>
-        </Box>
+        <SettingsFields control={form.control} />
+        <SettingsActions control={form.control} onReset={onReset} />
       </form>
       {dialogs}
     </Paper>
   );
 }
+
+const SettingsFields = memo(function SettingsFields({ control }: { control: Control<SettingsFormValues> }) {
+  const { t } = useTranslation();
+  const locationEnabled = useWatch({ control, name: 'locationEnabled' });
+  return (
+    <>
+      <FormTextField
+        control={control}
+        name="unlockTime"
+        type="number"
+        label={t('lockSettings.unlockTime')}
+        helperText={t('lockSettings.unlockTimeHelp')}
+        slotProps={{ htmlInput: { min: 1, max: 60, step: 1, inputMode: 'numeric' } }}
+        fullWidth
+      />
+      <Typography variant="h3" component="h3" sx={{ mt: 3, mb: 1 }}>
+        {t('lockSettings.location')}
+      </Typography>
+      <Controller
+        control={control}
+        name="locationEnabled"
+        render={({ field }) => (
+          <FormControlLabel
+            control={<Switch checked={field.value} onChange={(_e, on) => field.onChange(on)} />}
+            label={t('lockSettings.locationEnabled')}
+          />
+        )}
+      />
+      {locationEnabled && (
+        <Box sx={{ display: 'grid', gridTemplateColumns: { xs: '1fr', sm: '1fr 1fr' }, gap: 2, mt: 2 }}>
+          <FormTextField
+            control={control}
+            name="latitude"
+            type="number"
+            label={t('lockSettings.latitude')}
+            slotProps={{ htmlInput: { step: 'any' } }}
+          />
+          <FormTextField
+            control={control}
+            name="longitude"
+            type="number"
+            label={t('lockSettings.longitude')}
+            slotProps={{ htmlInput: { step: 'any' } }}
+          />
+          <FormTextField
+            control={control}
+            name="radius"
+            type="number"
+            label={t('lockSettings.radius')}
+            slotProps={{ htmlInput: { min: 1, step: 1 } }}
+          />
+          <FormTextField control={control} name="accuracy" label={t('lockSettings.accuracy')} select>
+            {LOCATION_ACCURACIES.map((tier) => (
+              <MenuItem key={tier} value={tier}>
+                {t('lockSettings.accuracyTier', {
+                  tier: t(`lockSettings.tiers.${tier}`),
+                  metres: LOCATION_ACCURACY_LIMIT_M[tier],
+                })}
+              </MenuItem>
+            ))}
+          </FormTextField>
+        </Box>
+      )}
+    </>
+  );
+});
+
+const SettingsActions = memo(function SettingsActions({
+  control,
+  onReset,
+}: {
+  control: Control<SettingsFormValues>;
+  onReset: () => void;
+}) {
+  const { t } = useTranslation();
+  const { isDirty, isValid } = useFormState({ control });
+  return (
+    <Box sx={{ display: 'flex', gap: 1, justifyContent: 'flex-end', mt: 3 }}>
+      <Button disabled={!isDirty} onClick={onReset}>
+        {t('lockSettings.reset')}
+      </Button>
+      <Button type="submit" variant="contained" disabled={!isDirty || !isValid}>
+        {t('common.save')}
+      </Button>
+    </Box>
+  );
+});
