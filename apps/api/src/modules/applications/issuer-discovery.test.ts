@@ -120,6 +120,14 @@ describe('adding an auth domain with discovery', () => {
     const app = await getApp();
     expect(app.authDomains).toContain(issuer);
     expect(app.authDomainDiscovery).toEqual({ [issuer]: { jwksUri: `${issuer}/jwks` } });
+    // The history keeps where the keys come from, beside the auth domain.
+    const history = (await t.app.inject({ method: 'GET', url: `/api/platform/application/${appId}/history?kind=issuer`, headers: bearer(owner.token) })).json() as {
+      items: { changes: { field: string; before: unknown; after: unknown }[] }[];
+    };
+    expect(history.items[0]!.changes).toEqual([
+      { field: 'authDomains', before: null, after: issuer },
+      { field: 'authDomainDiscovery', before: null, after: { jwksUri: `${issuer}/jwks` } },
+    ]);
 
     const token = await signUserToken(issuerKey, { iss: issuer, sub: 'disc-1', email: 'disc@partner.example' });
     const auth = await platformAuth(token);

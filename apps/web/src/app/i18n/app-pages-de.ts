@@ -286,6 +286,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
       emailPreferences_callToAction: 'Handlungsaufforderung',
       authKeys: 'Auth-Schlüssel',
       authDomains: 'Auth-Domain',
+      authDomainDiscovery: 'OpenID-Discovery (Schlüsselsatz)',
       corsDomains: 'CORS-Domain',
       owners: 'Eigentümer',
       users: 'Partner-Nutzer',

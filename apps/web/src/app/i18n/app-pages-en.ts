@@ -278,6 +278,7 @@ export const appPagesEn = {
       emailPreferences_callToAction: 'Call to action',
       authKeys: 'Auth key',
       authDomains: 'Auth domain',
+      authDomainDiscovery: 'OpenID discovery (key set)',
       corsDomains: 'CORS domain',
       owners: 'Owner',
       users: 'Partner user',
