@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { PASSWORD, createAppViaApi, expectAccessible, login, makePng, publicJwk, registerViaApi, screenshot, uniqueEmail } from './support';
+import { PASSWORD, createAppViaApi, expectAccessible, login, makePng, publicJwk, registerViaApi, screenshot, uniqueEmail, expectNotice } from './support';
 
 /**
  * The whole product as one user walks it (issue 3): register → log in → wizard → overview edits → keys
@@ -76,7 +76,7 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   await expect(wizard.getByRole('textbox', { name: 'Primary colour', exact: true })).toHaveValue('#123456');
   // A logo uploaded here is stored at once, so the preview (rendered from the stored application) shows it.
   await wizard.getByLabel('Upload logo').setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: makePng(120, 40, [69, 189, 209]) });
-  await expect(page.getByRole('status')).toHaveText('Your logo has been uploaded!');
+  await expectNotice(page, 'Your logo has been uploaded!');
   await expect(wizard.frameLocator('iframe[title="Email preview"]').locator('img[src*="/cdn/logos/"]')).toBeVisible();
   await wizard.getByRole('button', { name: 'Finish' }).click();
   const success = page.getByRole('dialog', { name: 'Success' });
@@ -143,12 +143,12 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   };
   await page.getByRole('button', { name: 'Add Auth Key' }).click();
   await saveKey('Add Auth Key', 'door-key-1');
-  await expect(page.getByRole('status')).toHaveText('You successfully added an Auth Key!');
+  await expectNotice(page, 'You successfully added an Auth Key!');
   await expect(authCard.getByRole('button', { name: 'Edit key door-key-1' })).toBeVisible();
   // Editing a key replaces it.
   await authCard.getByRole('button', { name: 'Edit key door-key-1' }).click();
   await saveKey('Edit Auth Key', 'door-key-2');
-  await expect(page.getByRole('status')).toHaveText('You successfully updated the Auth Key!');
+  await expectNotice(page, 'You successfully updated the Auth Key!');
   await expect(authCard.getByRole('button', { name: 'Edit key door-key-2' })).toBeVisible();
   await expect(authCard.getByRole('button', { name: 'Edit key door-key-1' })).toHaveCount(0);
 
@@ -194,7 +194,7 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   const branding = page.getByRole('region', { name: 'Email & Branding' });
   await branding.getByRole('button', { name: 'Edit Email & Branding' }).click();
   await branding.getByLabel('Upload logo').setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: makePng(120, 40) });
-  await expect(page.getByRole('status')).toHaveText('Your logo has been uploaded!');
+  await expectNotice(page, 'Your logo has been uploaded!');
   await expect(branding.getByRole('img', { name: /logo/i })).toHaveAttribute('src', new RegExp(`/cdn/logos/${appId}/`));
   // The server renders the stored application, so the preview loads again and shows the new logo at once.
   const logoSrc = await branding.getByRole('img', { name: /logo/i }).getAttribute('src');
@@ -203,7 +203,7 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   await expect(branding.getByTitle('Email preview')).toHaveAttribute('src', /secondaryColour=%23abcdef/);
   await branding.getByRole('button', { name: 'Save' }).click();
   // The one non-blocking notice every save gives.
-  await expect(page.getByRole('status')).toHaveText('Saved');
+  await expectNotice(page, 'Saved');
   await screenshot(page, 'email-branding');
 
   // The preview document itself (axe cannot enter the sandboxed frame, so it is checked on its own URL).

@@ -73,3 +73,11 @@ export async function expectAccessible(page: Page, label: string) {
   const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   expect(bad.map((v) => `${label}: ${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`)).toEqual([]);
 }
+
+/**
+ * The one non-blocking notice a save shows (a `status` live region). Other live regions may be on the page
+ * (the audience's copy button announces "Copied"), so the notice is found by its text.
+ */
+export async function expectNotice(page: Page, text: string) {
+  await expect(page.getByRole('status').filter({ hasText: text })).toHaveText(text);
+}

@@ -1,6 +1,6 @@
 import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { expect, test } from '@playwright/test';
-import { createAppViaApi, expectAccessible, login, registerViaApi, screenshot, uniqueEmail } from './support';
+import { createAppViaApi, expectAccessible, login, registerViaApi, screenshot, uniqueEmail, expectNotice } from './support';
 
 /**
  * Issue 7 as an owner walks it: register a key and an issuer, sign a user token in the test with the
@@ -48,7 +48,7 @@ test('a key and issuer registered, a signed user token passes the tester and the
   const keyDialog = page.getByRole('dialog', { name: 'Add Auth Key' });
   await keyDialog.getByLabel('Public key (JWK)').fill(JSON.stringify(key.publicJwk));
   await keyDialog.getByRole('button', { name: 'Save' }).click();
-  await expect(page.getByRole('status')).toHaveText('You successfully added an Auth Key!');
+  await expectNotice(page, 'You successfully added an Auth Key!');
   await expect(authCard.getByRole('button', { name: `Edit key ${kid}` })).toBeVisible();
   await authCard.getByRole('button', { name: 'Add Auth Domain' }).click();
   await page.getByLabel('Auth domain URL').fill(issuer);
@@ -140,7 +140,7 @@ test('a key and issuer registered, a signed user token passes the tester and the
   await expectAccessible(page, 'add user dialog');
   await addDialog.getByLabel('User email').fill(invited);
   await addDialog.getByRole('button', { name: 'Add' }).click();
-  await expect(page.getByRole('status')).toHaveText(`${invited} has been added. They stay pending until they first sign in.`);
+  await expectNotice(page, `${invited} has been added. They stay pending until they first sign in.`);
   await expect(page.getByRole('row').filter({ hasText: invited })).toContainText('Pending');
 
   await page.getByRole('searchbox', { name: 'Search partner users' }).fill('invited');

@@ -1,6 +1,6 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { Button, Dialog, DialogActions, DialogContent, DialogTitle, type PaperProps } from '@mui/material';
-import type { ReactNode } from 'react';
+import { useRef, useState, type ReactNode } from 'react';
 import { useForm, type Resolver } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import type * as z from 'zod/mini';
@@ -42,14 +42,23 @@ export function SingleFieldDialog({ open, titleId, paperSx, onCancel, ...form }:
 
 function SingleFieldForm({ titleId, title, name, schema, label, type, onCancel, onAdd, children }: Omit<Props, 'open' | 'paperSx'>) {
   const { t } = useTranslation();
+  // The server's last refusal and the value it refused: validation keeps answering with it until the value
+  // is edited, so no re-validation (a blur, the loading dialog of a slow call handing focus back) wipes it.
+  const refusal = useRef<{ value: string; message: string } | null>(null);
+  const [resolver] = useState(() => {
+    const bySchema = zodResolver(schema as never) as unknown as Resolver<Values>;
+    const withRefusal: Resolver<Values> = (values, context, options) =>
+      refusal.current && values[name] === refusal.current.value
+        ? { values: {}, errors: { [name]: { type: 'server', message: refusal.current.message } } }
+        : bySchema(values, context, options);
+    return withRefusal;
+  });
   const form = useForm<Values>({
-    resolver: zodResolver(schema as never) as unknown as Resolver<Values>,
+    resolver,
     defaultValues: { [name]: '' },
-    // On leaving the field, then on every change: an empty required field says 'Required' once touched.
-    // After a submit only a change re-validates: a server's refusal stays under the field while focus
-    // moves about (the loading dialog of a slow call hands it back), until the value is edited.
-    mode: 'onTouched',
-    reValidateMode: 'onChange',
+    // On change and on leaving a field: an invalid value says why as it is typed, and an empty required
+    // field says 'Required' once touched.
+    mode: 'all',
   });
   return (
     <form
@@ -57,18 +66,15 @@ function SingleFieldForm({ titleId, title, name, schema, label, type, onCancel, 
       onSubmit={(e) => {
         // Dialogs render in a portal but bubble through the React tree: keep the submit out of a card's form.
         e.stopPropagation();
-        let failure: string | null | undefined | void = null;
-        void form
-          .handleSubmit(async (values) => {
-            failure = await onAdd(values[name] ?? '');
-          })(e)
-          .then(() => {
-            if (!failure) return;
-            // Set once the submit is over: a blur from here on (a slow call's loading dialog handing focus
-            // back) no longer re-validates, so the refusal stays until the value is edited.
-            form.setError(name, { type: 'server', message: failure }, { shouldFocus: true });
-            setTimeout(() => form.setFocus(name), 0);
-          });
+        void form.handleSubmit(async (values) => {
+          const value = values[name] ?? '';
+          const failure = await onAdd(value);
+          if (!failure) return;
+          refusal.current = { value, message: failure };
+          form.setError(name, { type: 'server', message: failure });
+          // After the loading dialog of a slow call has handed focus back.
+          setTimeout(() => form.setFocus(name), 0);
+        })(e);
       }}
     >
       <DialogTitle id={titleId}>{title}</DialogTitle>
