@@ -86,9 +86,17 @@ test('an auth domain with discovery verifies the issuer’s tokens; expired keys
   await keyDialog.getByLabel('Public key (JWK)').fill(JSON.stringify({ ...uploaded.export({ format: 'jwk' }), kid: 'retired', exp: now - 3600 }));
   await keyDialog.getByRole('button', { name: 'Save' }).click();
   await expect(keyDialog).toBeHidden();
+  // …and one that expires in five days: a warning ahead.
+  const { publicKey: ending } = generateKeyPairSync('ed25519');
+  await authCard.getByRole('button', { name: 'Add Auth Key' }).click();
+  await keyDialog.getByLabel('Public key (JWK)').fill(JSON.stringify({ ...ending.export({ format: 'jwk' }), kid: 'ending', exp: now + 5 * 86400 }));
+  await keyDialog.getByRole('button', { name: 'Save' }).click();
+  await expect(keyDialog).toBeHidden();
   const keys = authCard.getByRole('region', { name: 'Auth Keys' });
   await expect(keys.getByRole('listitem').filter({ hasText: 'retired' })).toContainText('Expired');
-  await expect(keys.getByRole('alert')).toContainText('Key retired expired on');
+  await expect(keys.getByRole('listitem').filter({ hasText: 'ending' })).toContainText('Expires soon');
+  await expect(keys.getByRole('alert').first()).toContainText('Key retired expired on');
+  await expect(keys.getByRole('alert').nth(1)).toContainText('Key ending expires on');
   await expectAccessible(page, 'authentication card with an expired key');
   await screenshot(page, 'authentication-lifecycle');
 

@@ -119,7 +119,7 @@ export function AuthenticationCard({ app }: { app: Application }) {
                     label={key.kid}
                     aria-label={t('authCard.editKeyLabel', { kid: key.kid })}
                     onClick={() => setKeyDialog({ mode: 'edit', key })}
-                    color={expiry(key) === 'expired' ? 'error' : expiry(key) === 'expiring' ? 'warning' : 'default'}
+                    color={expiry(key) === 'expired' ? 'error' : 'default'}
                     sx={{ maxWidth: 260 }}
                   />
                   <KeyExpiryMark jwk={key} state={expiry(key)} />

@@ -21,9 +21,12 @@ export function KeyExpiryMark({ jwk, state }: { jwk: PublicJwk; state: ExpirySta
       component="span"
       variant="body2"
       title={label}
-      sx={{ color: expired ? 'error.main' : 'warning.dark', fontWeight: 600, display: 'inline-flex', alignItems: 'center', gap: 0.5 }}
+      // Amber text on white is too faint to read (WCAG AA): the words stay dark, the icon carries the amber.
+      sx={{ color: expired ? 'error.main' : 'text.primary', fontWeight: 600, display: 'inline-flex', alignItems: 'center', gap: 0.5 }}
     >
-      <Icon icon={faTriangleExclamation} />
+      <Box component="span" sx={{ color: expired ? 'error.main' : 'warning.dark', display: 'inline-flex' }}>
+        <Icon icon={faTriangleExclamation} />
+      </Box>
       {t(expired ? 'issuerKeys.expired' : 'issuerKeys.expiring')}
     </Typography>
   );
