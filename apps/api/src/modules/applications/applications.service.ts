@@ -26,6 +26,7 @@ import { addFrontDoor } from '../locks/locks.service.js';
 import { accessTags, type AccessCache } from '../../lib/access-cache.js';
 import { ApplicationBodyCache } from './application-cache.js';
 import { recordChange, type Change, type ChangeActor } from '../history/history.service.js';
+import { historyFields, updateWithHistory } from './application-update.js';
 
 type ApplicationRow = typeof applications.$inferSelect;
 
@@ -160,23 +161,6 @@ function columnsOf(input: UpdateApplication): Partial<typeof applications.$infer
   return set;
 }
 
-/** Each column's field name on the wire and the kind of change it belongs to in the history. */
-const historyFields: Record<string, [field: string, kind: HistoryKind]> = {
-  name: ['name', 'details'],
-  companyName: ['companyName', 'details'],
-  mailingAddress: ['mailingAddress', 'details'],
-  privacyPolicy: ['privacyPolicy', 'urls'],
-  supportContact: ['supportContact', 'urls'],
-  appLink: ['appLink', 'urls'],
-  logoUrl: ['logoUrl', 'logo'],
-  senderEmail: ['emailPreferences.senderEmail', 'branding'],
-  senderName: ['emailPreferences.senderName', 'branding'],
-  primaryColour: ['emailPreferences.primaryColour', 'branding'],
-  secondaryColour: ['emailPreferences.secondaryColour', 'branding'],
-  onlySendEssentialEmails: ['emailPreferences.onlySendEssentialEmails', 'branding'],
-  callToAction: ['emailPreferences.callToAction', 'branding'],
-};
-
 /** The history entries of a write of `set` over `before` (empty for a new application): one per kind. */
 function historyOf(applicationId: string, actor: ChangeActor, before: Partial<ApplicationRow>, set: Partial<typeof applications.$inferInsert>): Change[] {
   const byKind = new Map<HistoryKind, Change>();
@@ -209,22 +193,14 @@ export async function createApplication(app: FastifyInstance, user: ChangeActor 
 
 /**
  * Partial update. Only the given columns are written, so owners editing different fields at the same
- * time never overwrite each other; the row is locked for the transaction so the history's "before" is
- * exactly what this write replaced. An update with nothing to change changes nothing.
+ * time never overwrite each other; the history entry and the application.updated event are written by
+ * the same statement (application-update.ts). An update with nothing to change changes nothing.
  */
 export async function updateApplication(app: FastifyInstance, applicationId: string, input: UpdateApplication, by: ChangeActor): Promise<void> {
   const set = columnsOf(input);
   if (Object.keys(set).length === 0) return;
   if (set.logoUrl) await checkLogoUrl(app.storage, applicationId, set.logoUrl);
-  await app.db.transaction(async (tx) => {
-    const [before] = await tx.select().from(applications).where(eq(applications.id, applicationId)).for('update');
-    if (!before) throw notFound(apiErrors.applicationNotFound);
-    await tx
-      .update(applications)
-      .set({ ...set, version: sql`${applications.version} + 1`, updatedAt: sql`now()` })
-      .where(eq(applications.id, applicationId));
-    await recordChange(tx, ...historyOf(applicationId, by, before, set));
-  });
+  if (!(await updateWithHistory(app.db, applicationId, set, by))) throw notFound(apiErrors.applicationNotFound);
 }
 
 export async function deleteApplication(db: Db, applicationId: string): Promise<void> {

@@ -126,7 +126,8 @@ export class WebhookDispatcher {
       );
       const ids = (claimed.rows as { id: string }[]).map((r) => r.id);
       if (ids.length === 0) return;
-      for (const deliveryId of ids) await boss.send(DELIVERY_QUEUE, { deliveryId } satisfies DeliveryJob);
+      // One statement for the batch; each job takes the queue's retry and expiry settings.
+      await boss.insert(ids.map((deliveryId) => ({ name: DELIVERY_QUEUE, data: { deliveryId } satisfies DeliveryJob })));
       await this.database.db.update(webhookDeliveries).set({ relayAfter: null }).where(inArray(webhookDeliveries.id, ids));
       for (const id of this.workerIds) boss.notifyWorker(id);
       if (ids.length < RELAY_BATCH || this.stopped) return;

@@ -19,6 +19,9 @@ export async function publishEvent<T>(tx: Db, applicationId: string, type: Webho
     where ${webhooks.applicationId} = ${applicationId} and ${webhooks.events} ? ${type}`);
 }
 
+/** An event's `timestamp` as SQL: the statement's time, ISO 8601 in UTC with milliseconds. */
+export const eventTimestampSql = sql.raw(`to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
+
 /**
  * The same as SQL, for statements that write many changes at once (the batched unlocks in
  * operations/mutate-lock.ts): inserts one delivery per (row of `source`, subscribed endpoint). `source`
