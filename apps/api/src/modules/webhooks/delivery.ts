@@ -15,6 +15,9 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 const RELAY_BATCH = 100;
 /** How long a relay's claim on an outbox row lasts: a relay that dies holding it is replaced after this. */
 const RELAY_LEASE_SECONDS = 30;
+/** Finished deliveries are kept in the log this long, then pruned (checked every PRUNE_EVERY_MS). */
+export const DELIVERY_RETENTION_DAYS = 30;
+const PRUNE_EVERY_MS = 10 * 60_000;
 
 /**
  * Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of "{id}.{timestamp}.{body}", keyed by the
@@ -45,6 +48,7 @@ export class WebhookDispatcher {
   private relaying: Promise<void> | null = null;
   private stopped = false;
   private workerIds: string[] = [];
+  private pruneTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly database: Database,
@@ -89,11 +93,30 @@ export class WebhookDispatcher {
       }
     }
     this.scheduleRelay();
+    this.pruneTimer = setInterval(() => void this.pruneDeliveries().catch((error: unknown) => this.log.warn({ err: error }, 'webhook log pruning')), PRUNE_EVERY_MS);
+    this.pruneTimer.unref();
+  }
+
+  /**
+   * Deletes finished deliveries (succeeded or failed, handed over) older than the retention, a bounded
+   * batch at a time; answers how many went. Owed and retrying ones are never pruned.
+   */
+  async pruneDeliveries(): Promise<number> {
+    const gone = await this.database.executeSql(
+      `delete from webhook_deliveries where id in (
+         select id from webhook_deliveries
+         where created_at < now() - make_interval(days => $1) and relay_after is null and status in ('succeeded', 'failed')
+         limit 1000
+       ) returning id`,
+      [DELIVERY_RETENTION_DAYS],
+    );
+    return gone.rows.length;
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.relayTimer);
+    clearInterval(this.pruneTimer);
     await this.relaying;
     await this.boss?.stop({ graceful: true, wait: true, timeout: 5_000 });
     this.boss = null;

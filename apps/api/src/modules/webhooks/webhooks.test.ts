@@ -4,6 +4,7 @@ import { createTestApp, eventually, type TestApp } from '../../../test/helpers.j
 import { bearer } from '../platform-users/test-fixtures.js';
 import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type Sandbox } from '../operations/test-fixtures.js';
 import { startReceiver, verifySignature, type Answer, type Received } from './test-receiver.js';
+import { DELIVERY_RETENTION_DAYS } from './delivery.js';
 
 /**
  * Issue 19: webhooks registered per application, delivered signed (Standard Webhooks), retried with
@@ -203,6 +204,26 @@ describe('delivering', () => {
     expect((await deliveries(onlyUnlocks.id)).map((d) => d.eventType)).toEqual(['lock.unlocked']);
     await remove(all.id);
     await remove(onlyUnlocks.id);
+  });
+
+  it('prunes finished deliveries past the retention, never owed or retrying ones', async () => {
+    const hook = await register(['share.added']);
+    const old = `now() - interval '${DELIVERY_RETENTION_DAYS + 1} days'`;
+    const insert = (status: string, createdAt: string, relayAfter: string) =>
+      t.database.executeSql(
+        `insert into webhook_deliveries (webhook_id, application_id, event_type, payload, status, created_at, relay_after)
+         values ($1, $2, 'share.added', '{}'::jsonb, '${status}', ${createdAt}, ${relayAfter}) returning id`,
+        [hook.id, sandbox.applicationId],
+      );
+    const done = await insert('succeeded', old, 'null');
+    const failed = await insert('failed', old, 'null');
+    await insert('retrying', old, 'null');
+    await insert('succeeded', 'now()', 'null');
+    expect(await t.app.webhooks.pruneDeliveries()).toBe(2);
+    const left = (await deliveries(hook.id)).map((d) => d.id);
+    expect(left).toHaveLength(2);
+    for (const gone of [done, failed]) expect(left).not.toContain((gone.rows[0] as { id: string }).id);
+    await remove(hook.id);
   });
 
   it('an event in a transaction that fails is never delivered (the outbox row rolls back with it)', async () => {
