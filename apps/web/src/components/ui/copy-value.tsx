@@ -3,7 +3,7 @@ import { Box, IconButton, Tooltip } from '@mui/material';
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Icon } from './icon';
-import { visuallyHidden } from './visually-hidden';
+import { showSaved } from './saved-notice';
 
 interface Props {
   value: string;
@@ -32,14 +32,20 @@ export function CopyValue({ value, name }: Props) {
           size="small"
           aria-label={label}
           // Clipboard access can be refused (permissions, insecure origin); selecting by hand still works.
-          onClick={() => navigator.clipboard?.writeText(value).then(() => setCopied(true), () => undefined)}
+          onClick={() =>
+            navigator.clipboard?.writeText(value).then(
+              () => {
+                setCopied(true);
+                // Announced through the page's one notice (a status region), not a region of its own.
+                showSaved(t('common.copied'));
+              },
+              () => undefined,
+            )
+          }
         >
           <Icon icon={copied ? faCheck : faCopy} />
         </IconButton>
       </Tooltip>
-      <Box component="span" role="status" sx={visuallyHidden}>
-        {copied ? t('common.copied') : ''}
-      </Box>
     </Box>
   );
 }

@@ -1,5 +1,5 @@
 import type { Application } from '@latchkey/contract';
-import { screen, within } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { Navigate, Outlet } from 'react-router';
@@ -45,7 +45,8 @@ describe('Getting Started', () => {
     const user = userEvent.setup();
     await user.click(await screen.findByRole('button', { name: 'Copy Audience (aud)' }));
     expect(await navigator.clipboard.readText()).toBe('https://aud.test');
-    expect((await screen.findAllByRole('status')).some((s) => s.textContent === 'Copied')).toBe(true);
+    // Announced through the page's notice (the code blocks have status regions of their own).
+    await waitFor(() => expect(screen.getAllByRole('status').some((s) => s.textContent?.includes('Copied'))).toBe(true));
   });
 
   it('fills the Android steps with this application’s id, issuer, audience and key', async () => {

@@ -20,11 +20,13 @@ describe('Authentication card audience', () => {
     const config = { privacyPolicyUrl: 'https://p.test', uploadBaseUrl: 'http://up.test', cdnBaseUrl: 'http://cdn.test', docsUrl: 'https://docs.test', platformAudience: 'https://portal.acme.test' };
     stubFetch((call) => (call.url === '/api/config' ? json(config) : json(sampleApplication)));
     renderRoute(<AuthenticationCard app={sampleApplication} />);
-    const section = await screen.findByRole('region', { name: 'Audience (aud)' });
+    const section = await screen.findByRole('region', { name: 'Audience (aud)' }, { timeout: 5000 });
     expect(section).toHaveTextContent('User tokens your backend signs must carry this audience in their aud claim.');
     expect(within(section).getByText('https://portal.acme.test')).toBeInTheDocument();
     await userEvent.setup().click(within(section).getByRole('button', { name: 'Copy Audience (aud)' }));
     expect(await navigator.clipboard.readText()).toBe('https://portal.acme.test');
+    // The card adds no status region of its own: the page's one notice says it (and 'saved' notices stay unique).
+    expect(await screen.findByRole('status')).toHaveTextContent('Copied');
   });
 });
 
