@@ -1,7 +1,8 @@
-import { discoveryErrors, TOKEN_CHECK_IDS, TOKEN_CHECK_LABELS, type Application, type PublicJwk, type TokenCheckReport } from '@latchkey/contract';
+import { discoveryErrors, outboundErrors, TOKEN_CHECK_IDS, TOKEN_CHECK_LABELS, type Application, type PublicJwk, type TokenCheckReport } from '@latchkey/contract';
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
+import { setLanguage } from '../../../app/i18n';
 import { storeSignIn } from '../../../lib/session';
 import { json, makeJwt, noContent, nowSeconds, renderRoute, sampleApplication, stubFetch, type Call } from '../../../test/helpers';
 import { AuthenticationCard } from './authentication-card';
@@ -78,6 +79,17 @@ describe('Add Auth Domain with OpenID discovery', () => {
     // Editing the URL does.
     await user.type(within(dialog).getByRole('textbox', { name: /Auth domain URL/ }), 'x');
     expect(within(dialog).queryByText(discoveryErrors.configNotFound)).toBeNull();
+  });
+
+  it('in German: the option, and a refusal in the contract’s German', async () => {
+    await setLanguage('de');
+    const { user } = setup(sampleApplication, (call) => (call.method === 'POST' ? json({ code: 400, message: outboundErrors.privateAddress }, 400) : json(sampleApplication)));
+    await user.click(screen.getByRole('button', { name: 'Auth-Domain hinzufügen' }));
+    const dialog = await screen.findByRole('dialog');
+    await user.type(within(dialog).getByRole('textbox'), 'https://10.0.0.1');
+    await user.click(within(dialog).getByRole('checkbox', { name: 'Signaturschlüssel aus der OpenID-Konfiguration des Ausstellers laden' }));
+    await user.click(within(dialog).getByRole('button', { name: 'Hinzufügen' }));
+    expect(await within(dialog).findByText(/^Die URL muss auf eine öffentliche Adresse zeigen/)).toBeInTheDocument();
   });
 
   it('the CORS dialog has no discovery option', async () => {
