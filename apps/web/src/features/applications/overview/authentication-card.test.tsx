@@ -55,6 +55,21 @@ describe('Authentication card dialogs', () => {
     expect(await screen.findByRole('status')).toHaveTextContent('You successfully added an Auth Key!');
   });
 
+  it('says what is wrong with a domain as it is typed, and Required once an empty field is left', async () => {
+    const { user } = setup();
+    await user.click(screen.getByRole('button', { name: 'Add CORS Domain' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Add CORS Domain' });
+    const field = within(dialog).getByRole('textbox', { name: /CORS domain URL/ });
+    await user.type(field, 'http://insecure.example.com');
+    // Still in the field: the reason the Add button is disabled is already under it.
+    expect(await within(dialog).findByText('Not a valid SECURE url (make sure to add https://)')).toBeInTheDocument();
+    expect(field).toHaveFocus();
+    expect(within(dialog).getByRole('button', { name: 'Add' })).toBeDisabled();
+    await user.clear(field);
+    await user.tab(); // leave the emptied field
+    expect(await within(dialog).findByText('Required')).toBeInTheDocument();
+  });
+
   it('keeps Add CORS Domain open with the server’s refusal under the field', async () => {
     const { user } = setup(() => json({ code: 409, message: 'This CORS domain is already registered on this application' }, 409));
     await user.click(screen.getByRole('button', { name: 'Add CORS Domain' }));
