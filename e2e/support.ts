@@ -47,6 +47,8 @@ export async function screenshot(page: Page, name: string, { fullPage = true } =
   if (!process.env.SCREENSHOTS) return;
   fs.mkdirSync(shotsDir, { recursive: true });
   const file = path.join(shotsDir, `${name}.png`);
+  // A save's notice still showing would sit over the middle of the picture: let it go first (4 s at most).
+  await page.locator('.MuiSnackbar-root').waitFor({ state: 'detached', timeout: 10_000 }).catch(() => {});
   const frames = fullPage ? await page.locator('iframe').all() : [];
   if (frames.length === 0) return void (await page.screenshot({ path: file, fullPage }));
   // Chromium's full-page capture leaves out-of-process frames (the sandboxed email preview) blank, and a
