@@ -137,6 +137,9 @@ test('from sign-up to a Front Door unlocked by a token the developer’s own bac
   await expect(email1.getByText('Sandbox Doors').first()).toBeVisible();
   await expect(email1.getByRole('heading', { name: 'You have a new key' })).toBeVisible();
   await expect(email1.locator('body')).toContainText('Front Door');
+  // The frame is as tall as the email, with no empty grey under it.
+  const emailHeight = await email1.locator('body').evaluate((b) => b.getBoundingClientRect().height);
+  await expect.poll(async () => (await page.locator('iframe[title^="Email:"]').boundingBox())!.height).toBeLessThanOrEqual(Math.ceil(emailHeight) + 1);
   await expectAccessible(page, 'outbox');
   await screenshot(page, 'outbox');
 

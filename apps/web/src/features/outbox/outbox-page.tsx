@@ -11,6 +11,7 @@ import {
   Paper,
   Typography,
 } from '@mui/material';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useParams, useSearchParams } from 'react-router';
 import { OUTBOX_EMAIL_PARAM } from '../../app/paths';
@@ -29,10 +30,15 @@ function useKindLabel() {
   };
 }
 
-/** One sent email as it was rendered, in a frame with no scripts and no access to the portal. */
+/**
+ * One sent email as it was rendered, in a frame where no script runs (no `allow-scripts`, and the portal's
+ * CSP forbids inline script besides). `allow-same-origin` only lets this page read the email's height, so
+ * the frame is as tall as the email (at most 882 px) with no empty grey under it.
+ */
 function EmailFrame({ appId, email }: { appId: string; email: SentEmail }) {
   const { t } = useTranslation();
   const html = useOutboxHtml(appId, email.id);
+  const [height, setHeight] = useState(EMAIL_PREVIEW_HEIGHT_PX);
   if (html.isPending) return <PageLoader />;
   if (html.isError) return <Alert severity="error">{errorMessage(html.error)}</Alert>;
   return (
@@ -52,11 +58,16 @@ function EmailFrame({ appId, email }: { appId: string; email: SentEmail }) {
       <Box
         component="iframe"
         title={t('outbox.preview', { subject: email.subject })}
-        sandbox=""
+        sandbox="allow-same-origin"
         srcDoc={html.data}
         width={EMAIL_PREVIEW_WIDTH_PX}
-        height={EMAIL_PREVIEW_HEIGHT_PX}
-        sx={{ display: 'block', border: 0, width: EMAIL_PREVIEW_WIDTH_PX, height: EMAIL_PREVIEW_HEIGHT_PX }}
+        height={height}
+        onLoad={(e: React.SyntheticEvent<HTMLIFrameElement>) => {
+          // The body's own box: the root's scrollHeight is never less than the frame it fills.
+          const body = e.currentTarget.contentDocument?.body;
+          if (body) setHeight(Math.min(EMAIL_PREVIEW_HEIGHT_PX, Math.ceil(body.getBoundingClientRect().height)));
+        }}
+        sx={{ display: 'block', border: 0, width: EMAIL_PREVIEW_WIDTH_PX, height }}
       />
     </Box>
   );
