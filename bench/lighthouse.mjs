@@ -6,6 +6,7 @@
 //                                                  mobile and prints the table against the budget
 //   node bench/lighthouse.mjs <base> <email> <password> <appId> [lockId]   the same against a running service
 //
+// LH_RUNS (default 3) audits per page; the table shows the median run and the range of scores.
 // bench/run.mjs calls runLighthouse() for desktop and mobile. The budget (issue 20): mobile, Lighthouse's
 // default throttling, performance ≥ 95 and accessibility 100 on every page.
 import fs from 'node:fs';
@@ -31,12 +32,14 @@ export const PAGES = [
   { name: 'locks', path: (s) => `/${s.appId}/locks` },
   { name: 'lock (shares, activity)', path: (s) => `/${s.appId}/locks/${s.lockId}` },
   { name: 'outbox', path: (s) => `/${s.appId}/outbox` },
+  { name: 'webhooks', path: (s) => `/${s.appId}/webhooks` },
+  { name: 'history', path: (s) => `/${s.appId}/history` },
 ];
 
 export const BUDGET = { performance: 95, accessibility: 100 };
 export const meetsBudget = (r) => r.performance >= BUDGET.performance && r.accessibility >= BUDGET.accessibility;
 
-export async function runLighthouse({ base, email, password, appId, lockId, formFactors = ['mobile'], pages = PAGES }) {
+export async function runLighthouse({ base, email, password, appId, lockId, formFactors = ['mobile'], pages = PAGES, runs = Number(process.env.LH_RUNS ?? 3) }) {
   const port = await freePort();
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-lh-'));
   // A persistent context is the browser's default context, so Lighthouse's tabs share its storage.
@@ -46,8 +49,7 @@ export async function runLighthouse({ base, email, password, appId, lockId, form
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', `--remote-debugging-port=${port}`],
   });
   const results = [];
-  const audit = async (page, formFactor) => {
-    const route = page.path({ appId, lockId });
+  const auditOnce = async (route, formFactor) => {
     const flags = { port, output: 'json', logLevel: 'error', onlyCategories: ['performance', 'accessibility'], disableStorageReset: true };
     // A run Lighthouse could not finish has a null score (e.g. NO_FCP on a cold browser): that is no
     // measurement, not a 0. Try once more, then report the error instead of a number.
@@ -64,10 +66,7 @@ export async function runLighthouse({ base, email, password, appId, lockId, form
       .map((ref) => lhr.audits[ref.id])
       .filter((a) => a && a.score !== null && a.score < 1)
       .map((a) => a.id);
-    results.push({
-      page: page.name,
-      route,
-      formFactor,
+    return {
       performance: score(c.performance.score),
       accessibility: score(c.accessibility.score),
       fcp: ms('first-contentful-paint'),
@@ -75,9 +74,35 @@ export async function runLighthouse({ base, email, password, appId, lockId, form
       tbt: ms('total-blocking-time'),
       cls: Math.round((lhr.audits['cumulative-layout-shift']?.numericValue ?? 0) * 1000) / 1000,
       a11yFailures: failing.join(' '),
+    };
+  };
+  /**
+   * `runs` audits of the page, the one with the median performance score reported (its metrics with it)
+   * and the range beside it: on a shared host one audit moves by 10+ points from one minute to the next.
+   */
+  const audit = async (page, formFactor) => {
+    const route = page.path({ appId, lockId });
+    const all = [];
+    for (let i = 0; i < runs; i++) all.push(await auditOnce(route, formFactor));
+    const numeric = all.filter((r) => typeof r.performance === 'number').sort((a, b) => a.performance - b.performance);
+    const median = numeric[Math.floor((numeric.length - 1) / 2)] ?? all[0];
+    const scores = numeric.map((r) => r.performance);
+    results.push({
+      page: page.name,
+      route,
+      formFactor,
+      ...median,
+      // Accessibility does not depend on the host: the worst run is reported.
+      accessibility: Math.min(...all.map((r) => (typeof r.accessibility === 'number' ? r.accessibility : 0))),
+      range: scores.length > 1 ? `${scores[0]}–${scores.at(-1)}` : '',
     });
   };
   try {
+    // One load of the sign-in page first, unmeasured: the first audit of a fresh browser otherwise also
+    // measures the browser starting up (its first paint 1 s later than on any later load of the page).
+    const warm = context.pages()[0] ?? (await context.newPage());
+    await warm.goto(`${base}/login`);
+    await warm.getByRole('button', { name: /login/i }).waitFor();
     for (const page of pages.filter((p) => p.signedIn === false)) for (const ff of formFactors) await audit(page, ff);
     const tab = context.pages()[0] ?? (await context.newPage());
     await tab.goto(`${base}/login`);
@@ -109,11 +134,11 @@ export async function seedFinishedOwner(base) {
 }
 
 function printTable(results) {
-  const header = '| page | route | performance | accessibility | FCP ms | LCP ms | TBT ms | CLS | verdict |';
+  const header = '| page | route | performance (median; range) | accessibility | FCP ms | LCP ms | TBT ms | CLS | verdict |';
   console.log([header, '|---|---|---|---|---|---|---|---|---|'].join('\n'));
   for (const r of results) {
     const verdict = meetsBudget(r) ? 'met' : `**NOT met**${r.a11yFailures ? ` (a11y: ${r.a11yFailures})` : ''}`;
-    console.log(`| ${r.page} | ${r.route.replace(/[0-9a-f-]{36}/, ':appId').replace(/[0-9a-f-]{36}/, ':lockId')} | ${r.performance} | ${r.accessibility} | ${r.fcp} | ${r.lcp} | ${r.tbt} | ${r.cls} | ${verdict} |`);
+    console.log(`| ${r.page} | ${r.route.replace(/[0-9a-f-]{36}/, ':appId').replace(/[0-9a-f-]{36}/, ':lockId')} | ${r.performance}${r.range ? ` (${r.range})` : ''} | ${r.accessibility} | ${r.fcp} | ${r.lcp} | ${r.tbt} | ${r.cls} | ${verdict} |`);
   }
   const under = results.filter((r) => !meetsBudget(r));
   console.log(`\n${results.length - under.length}/${results.length} pages meet performance ≥ ${BUDGET.performance} and accessibility ${BUDGET.accessibility} (mobile).`);
