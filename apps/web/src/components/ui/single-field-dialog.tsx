@@ -1,7 +1,7 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { Button, Dialog, DialogActions, DialogContent, DialogTitle, type PaperProps } from '@mui/material';
 import { useRef, useState, type ReactNode } from 'react';
-import { useForm, type Resolver } from 'react-hook-form';
+import { useForm, useWatch, type Resolver } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import type * as z from 'zod/mini';
 import { FormTextField } from './form-text-field';
@@ -60,12 +60,16 @@ function SingleFieldForm({ titleId, title, name, schema, label, type, onCancel, 
     // field says 'Required' once touched.
     mode: 'all',
   });
+  // A refused value may be sent again (the refusal may have been a timeout): Add stays enabled for it.
+  const value = useWatch({ control: form.control, name });
+  const refusedNow = refusal.current !== null && value === refusal.current.value;
   return (
     <form
       noValidate
       onSubmit={(e) => {
         // Dialogs render in a portal but bubble through the React tree: keep the submit out of a card's form.
         e.stopPropagation();
+        refusal.current = null;
         void form.handleSubmit(async (values) => {
           const value = values[name] ?? '';
           const failure = await onAdd(value);
@@ -84,7 +88,7 @@ function SingleFieldForm({ titleId, title, name, schema, label, type, onCancel, 
       </DialogContent>
       <DialogActions>
         <Button onClick={onCancel}>{t('common.cancel')}</Button>
-        <Button type="submit" variant="contained" disabled={!form.formState.isValid || form.formState.isSubmitting}>
+        <Button type="submit" variant="contained" disabled={(!form.formState.isValid && !refusedNow) || form.formState.isSubmitting}>
           {t('common.add')}
         </Button>
       </DialogActions>

@@ -65,7 +65,7 @@ describe('Add Auth Domain with OpenID discovery', () => {
 
   it('a slow refusal (the loading dialog came and went) stays under the field', async () => {
     const slow = () => new Promise<Response>((r) => setTimeout(() => r(json({ code: 422, message: discoveryErrors.configNotFound }, 422)), 400));
-    const { user } = setup(sampleApplication, (call) => (call.method === 'POST' ? slow() : json(sampleApplication)));
+    const { calls, user } = setup(sampleApplication, (call) => (call.method === 'POST' ? slow() : json(sampleApplication)));
     await user.click(screen.getByRole('button', { name: 'Add Auth Domain' }));
     const dialog = await screen.findByRole('dialog', { name: 'Add Auth Domain' });
     await user.type(within(dialog).getByRole('textbox', { name: /Auth domain URL/ }), 'https://idp.acme.test');
@@ -76,8 +76,16 @@ describe('Add Auth Domain with OpenID discovery', () => {
     await user.tab();
     await new Promise((r) => setTimeout(r, 400));
     expect(within(dialog).getByText(discoveryErrors.configNotFound)).toBeInTheDocument();
+    // The same value may be sent again (the refusal may have been passing): Add asks the server once more.
+    const posts = () => calls.filter((c) => c.method === 'POST').length;
+    expect(posts()).toBe(1);
+    await user.click(within(dialog).getByRole('button', { name: 'Add' }));
+    await waitFor(() => expect(posts()).toBe(2));
+    // Once the second answer is in (the loading dialog gone), the refusal is still there.
+    expect(await within(dialog).findByText(discoveryErrors.configNotFound, {}, { timeout: 3000 })).toBeInTheDocument();
+    const field = await within(dialog).findByRole('textbox', { name: /Auth domain URL/ }, { timeout: 3000 });
     // Editing the URL does.
-    await user.type(within(dialog).getByRole('textbox', { name: /Auth domain URL/ }), 'x');
+    await user.type(field, 'x');
     expect(within(dialog).queryByText(discoveryErrors.configNotFound)).toBeNull();
   });
 
