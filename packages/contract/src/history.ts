@@ -69,3 +69,12 @@ export const historyQuerySchema = z.object({
   ),
 });
 export type HistoryQuery = z.infer<typeof historyQuerySchema>;
+
+/**
+ * Everyone who appears in an application's history (`GET …/history/actors`), most recent first: the
+ * choices of the actor filter, former owners included. `userId` or else `email` is what `?actor=` takes.
+ */
+export const historyActorSchema = z.object({ userId: z.nullable(z.string()), email: z.nullable(z.string()) });
+export type HistoryActor = z.infer<typeof historyActorSchema>;
+/** At most this many actors are listed (the most recent). */
+export const HISTORY_MAX_ACTORS = 200;

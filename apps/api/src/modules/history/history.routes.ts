@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { applicationIdParamsSchema, errorBodySchema, historyPageSchema, historyQuerySchema } from '@latchkey/contract';
-import { listHistory } from './history.service.js';
+import { z } from 'zod';
+import { applicationIdParamsSchema, errorBodySchema, historyActorSchema, historyPageSchema, historyQuerySchema } from '@latchkey/contract';
+import { listActors, listHistory } from './history.service.js';
 
 const E = errorBodySchema;
 
@@ -15,5 +16,13 @@ export async function historyRoutes(instance: FastifyInstance) {
       schema: { tags: ['history'], security: [{ bearer: [] }], params: applicationIdParamsSchema, querystring: historyQuerySchema, response: { 200: historyPageSchema, 400: E, 401: E, 404: E } },
     },
     async (request) => listHistory(app.db, request.params.applicationId, request.query),
+  );
+  app.get(
+    '/platform/application/:applicationId/history/actors',
+    {
+      onRequest: [app.authenticate, app.requireOwner],
+      schema: { tags: ['history'], security: [{ bearer: [] }], params: applicationIdParamsSchema, response: { 200: z.array(historyActorSchema), 401: E, 404: E } },
+    },
+    async (request) => listActors(app.db, request.params.applicationId),
   );
 }

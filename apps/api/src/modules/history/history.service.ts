@@ -1,5 +1,5 @@
 import { and, desc, eq, or, sql } from 'drizzle-orm';
-import { historyErrors, HISTORY_PAGE_SIZE, REDACTED, type FieldChange, type HistoryEntry, type HistoryKind, type HistoryPage, type HistoryQuery } from '@latchkey/contract';
+import { historyErrors, HISTORY_MAX_ACTORS, HISTORY_PAGE_SIZE, REDACTED, type FieldChange, type HistoryActor, type HistoryEntry, type HistoryKind, type HistoryPage, type HistoryQuery } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { applicationChanges } from '../../db/schema.js';
 import { badRequest } from '../../errors.js';
@@ -129,4 +129,28 @@ export async function listHistory(db: Db, applicationId: string, query: HistoryQ
     items: page.map((r) => toEntry(r.row)),
     nextCursor: rows.length > pageSize && last ? Buffer.from(JSON.stringify([last.cursorTime, last.row.seq])).toString('base64url') : null,
   };
+}
+
+/**
+ * Everyone who appears in the application's history, most recent first, one entry per user (by user id,
+ * else by email; the email is the one of their latest entry). Former owners too: the actor filter's
+ * choices. Entries with neither an id nor an email (the platform's own) cannot be filtered on: left out.
+ */
+export async function listActors(db: Db, applicationId: string): Promise<HistoryActor[]> {
+  const rows = await db
+    .select({ userId: applicationChanges.actorUserId, email: applicationChanges.actorEmail, last: sql<string>`max(${applicationChanges.at})` })
+    .from(applicationChanges)
+    .where(and(eq(applicationChanges.applicationId, applicationId), sql`(${applicationChanges.actorUserId} is not null or ${applicationChanges.actorEmail} is not null)`))
+    .groupBy(applicationChanges.actorUserId, applicationChanges.actorEmail)
+    .orderBy(sql`max(${applicationChanges.at}) desc`);
+  const seen = new Set<string>();
+  const actors: HistoryActor[] = [];
+  for (const row of rows) {
+    const key = row.userId ?? `email:${row.email!.toLowerCase()}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    actors.push({ userId: row.userId, email: row.email });
+    if (actors.length === HISTORY_MAX_ACTORS) break;
+  }
+  return actors;
 }

@@ -274,4 +274,26 @@ describe('change history', () => {
     expect(last.statusCode).toBe(409);
     expect((await history()).items.length).toBe(before + 2);
   });
+
+  it('lists everyone in the history as actor choices, a removed owner too; owners only', async () => {
+    // `second` changed the support contact as an owner and was removed as owner above.
+    const owners = (await t.app.inject({ url: `${base()}/owner`, headers: as(owner) })).json() as { userId: string }[];
+    expect(owners.map((o) => o.userId)).not.toContain(second.userId);
+    await t.database.db.transaction(async (tx) =>
+      recordChange(tx, { applicationId: appId, actor: { id: null, email: null }, kind: 'details', changes: [{ field: 'name', before: 'x', after: 'y' }] }),
+    );
+    const res = await t.app.inject({ url: `${base()}/history/actors`, headers: as(owner) });
+    expect(res.statusCode, res.body).toBe(200);
+    // Most recent first, one entry per user, the platform's own entry (no id, no email) left out.
+    expect(res.json()).toEqual([
+      { userId: owner.userId, email: owner.email },
+      { userId: second.userId, email: second.email },
+    ]);
+    const bySecond = (await history(`?actor=${second.userId}`)).items;
+    expect(bySecond.map((e) => e.kind)).toEqual(['urls']);
+
+    expect((await t.app.inject({ url: `${base()}/history/actors`, headers: as(stranger) })).statusCode).toBe(404);
+    expect((await t.app.inject({ url: `${base()}/history/actors`, headers: as(second) })).statusCode).toBe(404);
+    expect((await t.app.inject({ url: `${base()}/history/actors` })).statusCode).toBe(401);
+  });
 });

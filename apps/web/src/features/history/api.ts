@@ -1,10 +1,11 @@
-import { historyPageSchema, type HistoryKind, type HistoryPage } from '@latchkey/contract';
-import { useInfiniteQuery } from '@tanstack/react-query';
+import { historyActorSchema, historyPageSchema, type HistoryActor, type HistoryKind, type HistoryPage } from '@latchkey/contract';
+import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import * as z from 'zod/mini';
 import { request } from '../../lib/http';
 
 export interface HistoryFilter {
   kind?: HistoryKind;
-  /** An owner's user id. */
+  /** A user id, or an email for an actor without one. */
   actor?: string;
 }
 
@@ -12,6 +13,7 @@ export interface HistoryFilter {
 export const historyKeys = {
   all: (appId: string) => ['applications', appId, 'history'] as const,
   list: (appId: string, filter: HistoryFilter) => ['applications', appId, 'history', filter] as const,
+  actors: (appId: string) => ['applications', appId, 'history', 'actors'] as const,
 };
 
 export async function listHistory(appId: string, filter: HistoryFilter, cursor?: string): Promise<HistoryPage> {
@@ -33,4 +35,14 @@ export function useHistory(appId: string, filter: HistoryFilter) {
     getNextPageParam: (last) => last.nextCursor ?? undefined,
     refetchOnWindowFocus: 'always',
   });
+}
+
+export async function listHistoryActors(appId: string): Promise<HistoryActor[]> {
+  const res = await request(`/platform/application/${encodeURIComponent(appId)}/history/actors`);
+  return z.array(historyActorSchema).parse(await res.json());
+}
+
+/** Everyone who appears in the history (former owners too): the actor filter's choices. */
+export function useHistoryActors(appId: string) {
+  return useQuery({ queryKey: historyKeys.actors(appId), queryFn: () => listHistoryActors(appId), refetchOnWindowFocus: 'always' });
 }

@@ -21,16 +21,17 @@ const entry = (n: number, over: Partial<HistoryEntry> = {}): HistoryEntry => ({
 });
 
 const query = (call: Call) => new URL(call.url, 'http://x').searchParams;
-const lists = (calls: Call[]) => calls.filter((c) => c.url.startsWith(HISTORY));
+const lists = (calls: Call[]) => calls.filter((c) => c.url.startsWith(HISTORY) && !c.url.startsWith(`${HISTORY}/actors`));
 
-function setup(answer: (call: Call) => Response | undefined, initial = '/app-1/history') {
+const OWNERS = [
+  { userId: 'user-1', email: 'owner@acme.test' },
+  { userId: 'user-2', email: 'other@acme.test' },
+];
+
+function setup(answer: (call: Call) => Response | undefined, actors: unknown[] = OWNERS, initial = '/app-1/history') {
   storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
   const calls = stubFetch((call) => {
-    if (call.url.endsWith('/owner'))
-      return json([
-        { userId: 'user-1', email: 'owner@acme.test', displayName: null, orphan: false, foreign: false },
-        { userId: 'user-2', email: 'other@acme.test', displayName: null, orphan: false, foreign: false },
-      ]);
+    if (call.url.endsWith('/history/actors')) return json(actors);
     return answer(call) ?? json({ code: 404, message: 'Not found' }, 404);
   });
   const utils = renderRoute(<HistoryPage />, { path: '/:appId/history', initial });
@@ -98,5 +99,23 @@ describe('History', () => {
     fail = false;
     await u.click(screen.getByRole('button', { name: 'Try again' }));
     expect(await screen.findByText('Name 1')).toBeInTheDocument();
+  });
+
+  it('offers everyone in the history as actor, a former owner and an actor known by email only too', async () => {
+    const { calls, u, router } = setup(
+      () => json({ items: [entry(1)], nextCursor: null }),
+      [
+        { userId: 'user-9', email: 'former@acme.test' },
+        { userId: null, email: 'admin@lock.test' },
+      ],
+    );
+    const select = await screen.findByRole('combobox', { name: 'Changed by' });
+    await waitFor(() => expect(within(select).getAllByRole('option').map((o) => o.textContent)).toEqual(['Anyone', 'former@acme.test', 'admin@lock.test']));
+    await u.selectOptions(select, 'former@acme.test');
+    await waitFor(() => expect(query(lists(calls).at(-1)!).get('actor')).toBe('user-9'));
+    expect(router.state.location.search).toBe('?actor=user-9');
+    await u.selectOptions(select, 'admin@lock.test');
+    await waitFor(() => expect(query(lists(calls).at(-1)!).get('actor')).toBe('admin@lock.test'));
+    expect(calls.some((c) => c.url.endsWith('/owner'))).toBe(false);
   });
 });

@@ -17,10 +17,9 @@ import {
 import { useTranslation } from 'react-i18next';
 import { useParams, useSearchParams } from 'react-router';
 import { PageLoader } from '../../components/ui/page-loader';
-import { useOwners } from '../applications/owners-api';
 import { formatDateTime } from '../../lib/dates';
 import { errorMessage } from '../../lib/http';
-import { useHistory, type HistoryFilter } from './api';
+import { useHistory, useHistoryActors, type HistoryFilter } from './api';
 
 const isKind = (value: string | null): value is HistoryKind => HISTORY_KINDS.includes(value as HistoryKind);
 
@@ -115,7 +114,10 @@ export function HistoryPage() {
     ...(params.get('actor') ? { actor: params.get('actor')! } : {}),
   };
   const history = useHistory(appId, filter);
-  const owners = useOwners(appId);
+  const actors = (useHistoryActors(appId).data ?? []).flatMap((a) => {
+    const value = a.userId ?? a.email;
+    return value ? [{ value, label: a.email ?? a.userId ?? value }] : [];
+  });
   const entries = history.data?.pages.flatMap((p) => p.items) ?? [];
 
   const setFilter = (name: 'kind' | 'actor', value: string) => {
@@ -160,12 +162,12 @@ export function HistoryPage() {
           sx={{ minWidth: 260 }}
         >
           <option value="">{t('history.allActors')}</option>
-          {(owners.data ?? []).map((o) => (
-            <option key={o.userId} value={o.userId}>
-              {o.email}
+          {actors.map((a) => (
+            <option key={a.value} value={a.value}>
+              {a.label}
             </option>
           ))}
-          {filter.actor && !owners.data?.some((o) => o.userId === filter.actor) && <option value={filter.actor}>{filter.actor}</option>}
+          {filter.actor && !actors.some((a) => a.value === filter.actor) && <option value={filter.actor}>{filter.actor}</option>}
         </TextField>
       </Stack>
       {history.isPending && <PageLoader />}
