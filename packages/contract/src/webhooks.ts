@@ -29,6 +29,7 @@ export const webhookErrors = {
   tooMany: `An application can have at most ${MAX_WEBHOOKS_PER_APPLICATION} webhooks`,
   webhookNotFound: 'Webhook not found',
   deliveryNotFound: 'Delivery not found',
+  invalidCursor: 'This page link is not valid; load the deliveries again from the start',
 } as const;
 
 export const createWebhookSchema = z.object({
@@ -79,4 +80,19 @@ export interface WebhookPayload<T = unknown> {
   /** ISO 8601. */
   timestamp: string;
   data: T;
+}
+
+/**
+ * `GET …/webhook/{webhookId}/delivery?cursor`: the body stays the documented array (newest first,
+ * `WEBHOOK_DELIVERY_PAGE_SIZE` at most); when there are older ones the answer carries
+ * `Link: <…/delivery?cursor=…>; rel="next"` (RFC 8288), the next page's URL. The cursor is opaque.
+ */
+export const deliveryQuerySchema = z.object({ cursor: z.optional(z.string().check(z.maxLength(200, webhookErrors.invalidCursor))) });
+export type DeliveryQuery = z.infer<typeof deliveryQuerySchema>;
+
+/** The next page's cursor from a delivery list's `Link` header; null on the last page. */
+export function nextDeliveryCursor(link: string | null | undefined): string | null {
+  const next = link?.split(',').find((part) => /;\s*rel="?next"?/.test(part));
+  const url = next?.match(/<([^>]*)>/)?.[1];
+  return url ? new URL(url, 'http://x').searchParams.get('cursor') : null;
 }

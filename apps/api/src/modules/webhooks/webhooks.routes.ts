@@ -5,6 +5,7 @@ import {
   applicationIdParamsSchema,
   createWebhookSchema,
   deliveryIdParamsSchema,
+  deliveryQuerySchema,
   errorBodySchema,
   webhookDeliverySchema,
   webhookIdParamsSchema,
@@ -45,10 +46,15 @@ export async function webhooksRoutes(instance: FastifyInstance) {
     async (request) => rotateSecret(app.db, request.params.applicationId, request.params.webhookId, request.user),
   );
 
+  // The documented array, newest first; older pages through the `Link: <…?cursor=…>; rel="next"` header.
   app.get(
     `${one}/delivery`,
-    { ...owner, schema: { tags, security, params: webhookIdParamsSchema, response: { 200: z.array(webhookDeliverySchema), 401: E, 404: E } } },
-    async (request) => listDeliveries(app.db, request.params.applicationId, request.params.webhookId),
+    { ...owner, schema: { tags, security, params: webhookIdParamsSchema, querystring: deliveryQuerySchema, response: { 200: z.array(webhookDeliverySchema), 400: E, 401: E, 404: E } } },
+    async (request, reply) => {
+      const { items, nextCursor } = await listDeliveries(app.db, request.params.applicationId, request.params.webhookId, request.query.cursor);
+      if (nextCursor) reply.header('link', `<${request.url.split('?')[0]}?cursor=${nextCursor}>; rel="next"`);
+      return items;
+    },
   );
 
   app.post(

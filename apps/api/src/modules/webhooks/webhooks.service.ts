@@ -14,7 +14,7 @@ import {
 } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { webhookDeliveries, webhooks } from '../../db/schema.js';
-import { conflict, notFound } from '../../errors.js';
+import { badRequest, conflict, notFound } from '../../errors.js';
 import { checkOutboundUrl } from '../../lib/outbound.js';
 import { secretBoxOf } from '../../lib/server-secrets.js';
 import { recordChange, type ChangeActor } from '../history/history.service.js';
@@ -109,16 +109,49 @@ const toDelivery = (d: DeliveryRow): WebhookDelivery => ({
   at: d.createdAt.getTime() / 1000,
 });
 
-/** The endpoint's most recent deliveries, newest first. */
-export async function listDeliveries(db: Db, applicationId: string, webhookId: string): Promise<WebhookDelivery[]> {
+/** Opaque cursor: base64url of [createdAt to the microsecond, id] of the page's last delivery. */
+const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+const cursorTime = sql<string>`to_char(${webhookDeliveries.createdAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+function decodeCursor(cursor: string): [string, string] {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(value) && value.length === 2 && CURSOR_TIME.test(String(value[0])) && UUID.test(String(value[1]))) return [value[0] as string, value[1] as string];
+  } catch {
+    // not base64url JSON: the same 400 below
+  }
+  throw badRequest(webhookErrors.invalidCursor);
+}
+
+/**
+ * The endpoint's deliveries, newest first, a page at a time (keyset over createdAt, id); `nextCursor`
+ * is null on the last page.
+ */
+export async function listDeliveries(
+  db: Db,
+  applicationId: string,
+  webhookId: string,
+  cursor?: string,
+): Promise<{ items: WebhookDelivery[]; nextCursor: string | null }> {
+  const after = cursor ? decodeCursor(cursor) : null;
   await getRow(db, applicationId, webhookId);
   const rows = await db
-    .select()
+    .select({ row: webhookDeliveries, cursorTime })
     .from(webhookDeliveries)
-    .where(eq(webhookDeliveries.webhookId, webhookId))
+    .where(
+      and(
+        eq(webhookDeliveries.webhookId, webhookId),
+        after ? sql`(${webhookDeliveries.createdAt}, ${webhookDeliveries.id}) < (${after[0]}::timestamptz, ${after[1]}::uuid)` : undefined,
+      ),
+    )
     .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
-    .limit(WEBHOOK_DELIVERY_PAGE_SIZE);
-  return rows.map(toDelivery);
+    .limit(WEBHOOK_DELIVERY_PAGE_SIZE + 1);
+  const page = rows.slice(0, WEBHOOK_DELIVERY_PAGE_SIZE);
+  const last = page.at(-1);
+  return {
+    items: page.map((r) => toDelivery(r.row)),
+    nextCursor: rows.length > WEBHOOK_DELIVERY_PAGE_SIZE && last ? Buffer.from(JSON.stringify([last.cursorTime, last.row.id])).toString('base64url') : null,
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { outboundErrors, REDACTED, webhookErrors, type WebhookDelivery, type WebhookPayload, type WebhookWithSecret } from '@latchkey/contract';
+import { nextDeliveryCursor, outboundErrors, REDACTED, WEBHOOK_DELIVERY_PAGE_SIZE, webhookErrors, type WebhookDelivery, type WebhookPayload, type WebhookWithSecret } from '@latchkey/contract';
 import { createTestApp, eventually, type TestApp } from '../../../test/helpers.js';
 import { bearer } from '../platform-users/test-fixtures.js';
 import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type Sandbox } from '../operations/test-fixtures.js';
@@ -232,6 +232,48 @@ describe('delivering', () => {
     expect(res.statusCode).toBe(404);
     await new Promise((r) => setTimeout(r, 1500));
     expect(await deliveries(hook.id)).toEqual([]);
+    await remove(hook.id);
+  });
+
+  it('pages the delivery log: the documented array, older pages through Link rel="next", none lost or repeated', async () => {
+    const hook = await register(['share.added']);
+    // 230 finished deliveries, three to a timestamp (ties broken by id), none owed to the relay.
+    const total = 2 * WEBHOOK_DELIVERY_PAGE_SIZE + 30;
+    await t.database.executeSql(
+      `insert into webhook_deliveries (webhook_id, application_id, event_type, payload, status, attempts, response_status, created_at, relay_after)
+       select $1, $2, 'share.added', '{}'::jsonb, 'succeeded', 1, 200, date_trunc('second', now()) - (i / 3) * interval '1 second', null
+       from generate_series(1, ${total}) i`,
+      [hook.id, sandbox.applicationId],
+    );
+    const expected = (
+      await t.database.executeSql(`select id from webhook_deliveries where webhook_id = $1 order by created_at desc, id desc`, [hook.id])
+    ).rows.map((r) => (r as { id: string }).id);
+    expect(expected).toHaveLength(total);
+
+    const seen: string[] = [];
+    let url: string | null = `${base()}/webhook/${hook.id}/delivery`;
+    let pages = 0;
+    while (url) {
+      const res = await t.app.inject({ url, headers: owner() });
+      expect(res.statusCode, res.body).toBe(200);
+      const page = res.json() as WebhookDelivery[];
+      expect(Array.isArray(page)).toBe(true);
+      expect(page.length).toBeLessThanOrEqual(WEBHOOK_DELIVERY_PAGE_SIZE);
+      seen.push(...page.map((d) => d.id));
+      const link = res.headers.link as string | undefined;
+      const cursor = nextDeliveryCursor(link);
+      if (cursor) expect(link).toBe(`<${base()}/webhook/${hook.id}/delivery?cursor=${cursor}>; rel="next"`);
+      url = link ? link.slice(1, link.indexOf('>')) : null;
+      pages++;
+    }
+    expect(pages).toBe(3);
+    expect(seen).toEqual(expected);
+
+    for (const cursor of ['garbage', Buffer.from('[1,2]').toString('base64url'), Buffer.from('["2026-01-01T00:00:00.000000Z","x"]').toString('base64url'), 'x'.repeat(201)]) {
+      const bad = await t.app.inject({ url: `${base()}/webhook/${hook.id}/delivery?cursor=${cursor}`, headers: owner() });
+      expect(bad.statusCode, cursor).toBe(400);
+      expect(bad.json()).toMatchObject({ code: 400, message: expect.stringContaining(webhookErrors.invalidCursor) });
+    }
     await remove(hook.id);
   });
 });

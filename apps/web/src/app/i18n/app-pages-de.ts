@@ -355,6 +355,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     showDeliveries: 'Zustellungen an {{url}} anzeigen',
     deliveriesOf: 'Zustellungen an {{url}}',
     noDeliveries: 'Noch nichts zugestellt.',
+    loadMoreDeliveries: 'Mehr laden',
     event: 'Ereignis',
     status: 'Status',
     response: 'Antwort',

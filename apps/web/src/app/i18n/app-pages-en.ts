@@ -346,6 +346,7 @@ export const appPagesEn = {
     showDeliveries: 'Show deliveries to {{url}}',
     deliveriesOf: 'Deliveries to {{url}}',
     noDeliveries: 'Nothing delivered yet.',
+    loadMoreDeliveries: 'Load more',
     event: 'Event',
     status: 'Status',
     response: 'Response',

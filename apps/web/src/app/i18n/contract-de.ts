@@ -192,6 +192,7 @@ export const contractDe: Catalogue<typeof contractEn> = {
     tooMany: 'Eine Anwendung kann höchstens 10 Webhooks haben',
     webhookNotFound: 'Webhook nicht gefunden',
     deliveryNotFound: 'Zustellung nicht gefunden',
+    invalidCursor: 'Dieser Seitenlink ist ungültig; laden Sie die Zustellungen bitte von vorn',
   },
   authErrors: {
     offline: { title: 'Keine Internetverbindung', message: 'Bitte versuchen Sie es erneut.' },

@@ -1,4 +1,5 @@
 import {
+  nextDeliveryCursor,
   webhookDeliverySchema,
   webhookSchema,
   webhookWithSecretSchema,
@@ -7,7 +8,7 @@ import {
   type WebhookDelivery,
   type WebhookWithSecret,
 } from '@latchkey/contract';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import * as z from 'zod/mini';
 import { request } from '../../lib/http';
 
@@ -32,8 +33,10 @@ export async function rotateWebhookSecret(appId: string, webhookId: string): Pro
 export async function deleteWebhook(appId: string, webhookId: string): Promise<void> {
   await request(onePath(appId, webhookId), { method: 'DELETE' });
 }
-export async function listDeliveries(appId: string, webhookId: string): Promise<WebhookDelivery[]> {
-  return z.array(webhookDeliverySchema).parse(await (await request(`${onePath(appId, webhookId)}/delivery`)).json());
+/** A page of the delivery log, newest first; `nextCursor` comes from the answer's Link rel="next". */
+export async function listDeliveries(appId: string, webhookId: string, cursor?: string): Promise<{ items: WebhookDelivery[]; nextCursor: string | null }> {
+  const res = await request(`${onePath(appId, webhookId)}/delivery${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`);
+  return { items: z.array(webhookDeliverySchema).parse(await res.json()), nextCursor: nextDeliveryCursor(res.headers.get('link')) };
 }
 export async function resendDelivery(appId: string, webhookId: string, deliveryId: string): Promise<void> {
   await request(`${onePath(appId, webhookId)}/delivery/${encodeURIComponent(deliveryId)}/resend`, { method: 'POST' });
@@ -43,11 +46,17 @@ export function useWebhooks(appId: string) {
   return useQuery({ queryKey: webhookKeys.list(appId), queryFn: () => listWebhooks(appId) });
 }
 
-/** Deliveries change on their own (retries, a receiver coming back): looked at again every few seconds. */
+/**
+ * Deliveries change on their own (retries, a receiver coming back): looked at again every few seconds,
+ * the pages loaded so far each from the cursor of the one before it as fetched again (TanStack Query
+ * refetches an infinite query's pages in order), so none overlap.
+ */
 export function useDeliveries(appId: string, webhookId: string | null) {
-  return useQuery({
+  return useInfiniteQuery({
     queryKey: webhookKeys.deliveries(appId, webhookId ?? ''),
-    queryFn: () => listDeliveries(appId, webhookId ?? ''),
+    queryFn: ({ pageParam }) => listDeliveries(appId, webhookId ?? '', pageParam),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (last) => last.nextCursor ?? undefined,
     enabled: webhookId !== null,
     refetchInterval: 5_000,
   });

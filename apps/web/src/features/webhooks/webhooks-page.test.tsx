@@ -89,6 +89,24 @@ describe('Webhooks', () => {
     await waitFor(() => expect(calls.some((c) => c.method === 'POST' && c.url === `${BASE}/w-1/delivery/d-1/resend`)).toBe(true));
   });
 
+  it('pages the delivery log with Load more, following the Link rel="next" cursor', async () => {
+    const { calls, u } = setup((call) => {
+      if (call.url === BASE) return json([hook]);
+      if (call.url === `${BASE}/w-1/delivery`)
+        return json([delivery(), delivery({ id: 'd-2', status: 'succeeded', responseStatus: 204 })], 200, { Link: `<${BASE}/w-1/delivery?cursor=c%2D2>; rel="next"` });
+      if (call.url === `${BASE}/w-1/delivery?cursor=c-2`) return json([delivery({ id: 'd-3', eventType: 'share.added', status: 'succeeded', responseStatus: 202 })]);
+      return undefined;
+    });
+    const log = await screen.findByRole('table', { name: 'Deliveries' });
+    expect(within(log).getAllByRole('row')).toHaveLength(3);
+    await u.click(screen.getByRole('button', { name: 'Load more' }));
+    await waitFor(() => expect(within(log).getAllByRole('row')).toHaveLength(4));
+    expect(within(within(log).getAllByRole('row')[3]!).getByText('202')).toBeInTheDocument();
+    expect(calls.filter((c) => c.url.includes('/delivery')).map((c) => c.url)).toEqual([`${BASE}/w-1/delivery`, `${BASE}/w-1/delivery?cursor=c-2`]);
+    // The last page has no Link: nothing more to load.
+    expect(screen.queryByRole('button', { name: 'Load more' })).toBeNull();
+  });
+
   it('rotates the secret and deletes, each after a confirmation', async () => {
     let list = [hook];
     const { calls, u } = setup((call) => {

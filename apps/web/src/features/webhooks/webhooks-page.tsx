@@ -32,6 +32,7 @@ function DeliveryLog({ appId, webhook }: { appId: string; webhook: Webhook }) {
   const { t, i18n } = useTranslation();
   const deliveries = useDeliveries(appId, webhook.id);
   const resend = useResendDelivery(appId, webhook.id);
+  const items = deliveries.data?.pages.flatMap((p) => p.items) ?? [];
   // Retrying and pending in the default colour: MUI's warning orange on white is below AA contrast.
   const colour = { succeeded: 'success', failed: 'error', retrying: 'default', pending: 'default' } as const;
   return (
@@ -42,8 +43,8 @@ function DeliveryLog({ appId, webhook }: { appId: string; webhook: Webhook }) {
       {deliveries.isPending && <PageLoader />}
       {deliveries.isError && <Alert severity="error">{errorMessage(deliveries.error)}</Alert>}
       {resend.isError && <Alert severity="error">{errorMessage(resend.error)}</Alert>}
-      {deliveries.data?.length === 0 && <Typography>{t('webhooks.noDeliveries')}</Typography>}
-      {deliveries.data && deliveries.data.length > 0 && (
+      {deliveries.data && items.length === 0 && <Typography>{t('webhooks.noDeliveries')}</Typography>}
+      {items.length > 0 && (
         <TableContainer>
           <Table size="small" aria-label={t('webhooks.deliveries')}>
             <TableHead>
@@ -57,7 +58,7 @@ function DeliveryLog({ appId, webhook }: { appId: string; webhook: Webhook }) {
               </TableRow>
             </TableHead>
             <TableBody>
-              {deliveries.data.map((d) => (
+              {items.map((d) => (
                 <TableRow key={d.id}>
                   <TableCell>
                     <code>{d.eventType}</code>
@@ -78,6 +79,11 @@ function DeliveryLog({ appId, webhook }: { appId: string; webhook: Webhook }) {
             </TableBody>
           </Table>
         </TableContainer>
+      )}
+      {deliveries.hasNextPage && (
+        <Button sx={{ mt: 2 }} variant="outlined" onClick={() => void deliveries.fetchNextPage()} disabled={deliveries.isFetchingNextPage}>
+          {t('webhooks.loadMoreDeliveries')}
+        </Button>
       )}
     </Box>
   );
