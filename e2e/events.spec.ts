@@ -29,6 +29,21 @@ test('the History tab lists every change with its before and after, filters by k
   await expect(page).toHaveURL(/\?kind=cors$/);
   await expect(changes.getByRole('listitem')).toHaveCount(1);
   await expect(changes.getByRole('row', { name: 'CORS domain — https://app.history.test' })).toBeVisible();
+
+  // A former owner's changes can still be picked by who made them.
+  const formerEmail = uniqueEmail('former');
+  const former = await registerViaApi(request, formerEmail, 'Former Owner');
+  const formerId = (JSON.parse(Buffer.from(former.authToken.split('.')[1]!, 'base64url').toString()) as { sub: string }).sub;
+  expect((await request.post(`/api/platform/application/${appId}/owner`, { headers: auth, data: { userId: formerId } })).status()).toBe(204);
+  const byFormer = { authorization: `Bearer ${former.authToken}` };
+  expect((await request.post(`/api/platform/application/${appId}`, { headers: byFormer, data: { companyName: 'Former Co' } })).status()).toBe(204);
+  expect((await request.delete(`/api/platform/application/${appId}/owner`, { headers: auth, data: { userId: formerId } })).status()).toBe(204);
+  await page.getByRole('combobox', { name: 'Kind of change' }).selectOption({ label: 'All changes' });
+  await page.reload();
+  await page.getByRole('combobox', { name: 'Changed by' }).selectOption({ label: formerEmail });
+  await expect(page).toHaveURL(new RegExp(`\\?actor=${formerId}$`));
+  await expect(changes.getByRole('listitem')).toHaveCount(1);
+  await expect(changes.getByText(`by ${formerEmail}`)).toBeVisible();
 });
 
 /**
@@ -63,6 +78,8 @@ test('the Webhooks page adds an endpoint, shows the secret once, logs deliveries
   expect(secret).toMatch(/^whsec_/);
   await secretDialog.getByRole('button', { name: 'Copy signing secret' }).click();
   expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+  // The 'Copied' tooltip fades in: checked once it is fully shown (mid-fade its text is half transparent).
+  await expect(page.getByRole('tooltip')).toHaveCSS('opacity', '1');
   await expectAccessible(page, 'webhook secret');
   await secretDialog.getByRole('button', { name: 'Done' }).click();
   await expect(page.getByText(secret)).toHaveCount(0);
