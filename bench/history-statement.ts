@@ -31,8 +31,11 @@ async function measure(kind: 'pglite' | 'postgres') {
   const variants: Record<string, () => Promise<unknown>> = {
     'plain UPDATE (before issue 19)': () =>
       db.update(applications).set({ name: `Bench ${++n}`, version: sql`${applications.version} + 1`, updatedAt: sql`now()` }).where(eq(applications.id, appId)),
-    'history + event insert (full form)': () => updateWithHistory(db, appId, { name: `Bench ${++n}` }, by),
-    'history, guarded, no event insert (hinted form)': () => updateWithHistory(db, appId, { name: `Bench ${++n}` }, by, hints),
+    'history + event insert (full form, self-join)': () => updateWithHistory(db, appId, { name: `Bench ${++n}` }, by),
+    'history, guarded, no event insert (hinted form)': () => updateWithHistory(db, appId, { name: `Bench ${++n}` }, by, { hints }),
+    ...(kind === 'pglite'
+      ? { 'hinted form, RETURNING old (PG 18)': () => updateWithHistory(db, appId, { name: `Bench ${++n}` }, by, { hints, returningOld: true }) }
+      : {}),
   };
   const names = Object.keys(variants);
   const p50s = new Map<string, number[]>(names.map((k) => [k, []]));

@@ -58,16 +58,26 @@ export class AnnouncementHints {
  * guarded by `not exists` a subscribed webhook, evaluated in the statement's own snapshot as the full
  * form's insert would be: if one exists the statement updates nothing, and the full form follows.
  */
-export async function updateWithHistory(db: Db, applicationId: string, set: Columns, by: ChangeActor, hints?: AnnouncementHints): Promise<boolean> {
+export async function updateWithHistory(db: Db, applicationId: string, set: Columns, by: ChangeActor, options: UpdateOptions = {}): Promise<boolean> {
+  const { hints } = options;
   if (hints && !hints.has(applicationId)) {
-    const { found } = await runUpdate(db, applicationId, set, by, 'unless-subscribed');
+    const { found } = await runUpdate(db, applicationId, set, by, 'unless-subscribed', options);
     if (found) return true;
     // No such application, or a webhook is subscribed after all.
     hints.set(applicationId, true);
   }
-  const { found, recorded, announced } = await runUpdate(db, applicationId, set, by, 'announce');
+  const { found, recorded, announced } = await runUpdate(db, applicationId, set, by, 'announce', options);
   if (found && recorded) hints?.set(applicationId, announced > 0);
   return found;
+}
+
+export interface UpdateOptions {
+  hints?: AnnouncementHints;
+  /**
+   * The server has RETURNING old.* (PostgreSQL 18, so PGlite): the old values come from the UPDATE
+   * itself, with no locked self-join to read them (about 0.1 ms less a statement, docs/performance.md).
+   */
+  returningOld?: boolean;
 }
 
 async function runUpdate(
@@ -76,6 +86,7 @@ async function runUpdate(
   set: Columns,
   by: ChangeActor,
   form: 'announce' | 'unless-subscribed',
+  { returningOld = false }: UpdateOptions,
 ): Promise<{ found: boolean; recorded: number; announced: number }> {
   const keys = Object.keys(set).filter((k) => historyFields[k]);
   const assignments = sql.join(
@@ -88,7 +99,7 @@ async function runUpdate(
   // Old and new value of each given column, side by side (b0, n0, b1, n1 …), and per kind of change a
   // JSON array of the columns whose value changed (empty when none did: that kind records nothing).
   const returning = sql.join(
-    keys.map((k, i) => sql`old.${column(k)} as ${sql.identifier(`b${i}`)}, a.${column(k)} as ${sql.identifier(`n${i}`)}`),
+    keys.map((k, i) => sql`old.${column(k)} as ${sql.identifier(`b${i}`)}, ${returningOld ? sql`new` : sql`a`}.${column(k)} as ${sql.identifier(`n${i}`)}`),
     sql`, `,
   );
   const kinds = [...new Set(keys.map((k) => historyFields[k]![1]))];
@@ -103,8 +114,6 @@ async function runUpdate(
     }),
     sql`, `,
   );
-  // The old row is read in the UPDATE's own FROM, locked: a CTE reading it beside the UPDATE would find
-  // the row already changed by this statement and skip it.
   const subscribed = sql`select 1 from webhooks w where w.application_id = ${applicationId} and w.events ? 'application.updated'`;
   const announced =
     form === 'announce'
@@ -118,13 +127,16 @@ async function runUpdate(
       returning 1
     )`
       : sql``;
-  // The old row is read in the UPDATE's own FROM, locked: a CTE reading it beside the UPDATE would find
-  // the row already changed by this statement and skip it.
+  // Before PostgreSQL 18 the old row is read in the UPDATE's own FROM, locked: a CTE reading it beside
+  // the UPDATE would find the row already changed by this statement and skip it.
+  const target = returningOld
+    ? sql`where a.id = ${applicationId}`
+    : sql`from (select * from ${applications} where id = ${applicationId} for update) old
+      where a.id = old.id`;
   const result = await db.execute(sql`
     with upd as (
       update ${applications} a set ${assignments}, version = a.version + 1, updated_at = now()
-      from (select * from ${applications} where id = ${applicationId} for update) old
-      where a.id = old.id${form === 'unless-subscribed' ? sql` and not exists (${subscribed})` : sql``}
+      ${target}${form === 'unless-subscribed' ? sql` and not exists (${subscribed})` : sql``}
       returning ${returning}
     ), diff as (
       select k.kind, k.changes from upd, lateral (values ${perKind}) as k(kind, changes) where k.changes <> '[]'::jsonb

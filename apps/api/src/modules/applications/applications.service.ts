@@ -200,7 +200,7 @@ export async function updateApplication(app: FastifyInstance, applicationId: str
   const set = columnsOf(input);
   if (Object.keys(set).length === 0) return;
   if (set.logoUrl) await checkLogoUrl(app.storage, applicationId, set.logoUrl);
-  if (!(await updateWithHistory(app.db, applicationId, set, by, app.announcementHints))) throw notFound(apiErrors.applicationNotFound);
+  if (!(await updateWithHistory(app.db, applicationId, set, by, { hints: app.announcementHints, returningOld: app.database.kind === 'pglite' }))) throw notFound(apiErrors.applicationNotFound);
 }
 
 export async function deleteApplication(db: Db, applicationId: string): Promise<void> {

@@ -296,4 +296,30 @@ describe('change history', () => {
     expect((await t.app.inject({ url: `${base()}/history/actors`, headers: as(second) })).statusCode).toBe(404);
     expect((await t.app.inject({ url: `${base()}/history/actors` })).statusCode).toBe(401);
   });
+
+  it('concurrent updates of one field form one chain: each entry’s before is the after of the one before it', async () => {
+    await call('POST', base(), { name: 'Chain 0' });
+    const names = Array.from({ length: 12 }, (_, i) => `Chain ${i + 1}`);
+    const statuses = await Promise.all(names.map((name) => t.app.inject({ method: 'POST', url: base(), headers: as(owner), payload: { name } }).then((r) => r.statusCode)));
+    expect(statuses.every((s) => s === 204)).toBe(true);
+    const renames = (await history('?kind=details&pageSize=200')).items
+      .map((e) => e.changes.find((c) => c.field === 'name'))
+      .filter((c): c is NonNullable<typeof c> => !!c && String(c.after).startsWith('Chain '))
+      .reverse();
+    expect(renames).toHaveLength(13);
+    // Entries are timed at their statement's start, not its commit, so the chain is followed by its links:
+    // from Chain 0 each after is the before of exactly one entry, and the last after is the name now.
+    const byBefore = new Map(renames.map((c) => [c.before, c]));
+    expect(byBefore.size, 'two entries with the same before').toBe(13);
+    let current = 'Chain 0';
+    const seen = new Set([current]);
+    for (let next = byBefore.get(current); next; next = byBefore.get(current)) {
+      current = String(next.after);
+      expect(seen.has(current), JSON.stringify(renames)).toBe(false);
+      seen.add(current);
+    }
+    expect(seen.size).toBe(13);
+    const app = (await t.app.inject({ url: base(), headers: as(owner) })).json() as { name: string };
+    expect(app.name).toBe(current);
+  });
 });
