@@ -149,6 +149,18 @@ describe('AddApplicationWizard', () => {
     expect(calls.filter((c) => c.method === 'POST')).toHaveLength(1);
   });
 
+  it('enables Next on Email info as soon as the step is valid, while the last field still has focus', async () => {
+    const { user } = setupSaving();
+    await reachEmailInfo(user);
+    await user.click(box(/Sender email/));
+    await user.keyboard('keys@acme.test');
+    await user.click(box(/Sender name/));
+    await user.keyboard('Acme Doors');
+    // No blur yet: the first click on Next must not be lost to it.
+    expect(box(/Sender name/)).toHaveFocus();
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Next' })).toBeEnabled());
+  }, 20_000);
+
   it('puts a refused field’s message under it and focuses it, with no Failed dialog (email step: emailPreferences.*)', async () => {
     const { user } = setup((call) => {
       if (call.method === 'POST' && call.url === '/api/platform/application')
