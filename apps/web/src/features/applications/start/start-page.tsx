@@ -1,5 +1,6 @@
 import { faPlus } from '@fortawesome/free-solid-svg-icons';
 import { Alert, Box, Card, CardActionArea, Container, Drawer, Typography } from '@mui/material';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Outlet, Link as RouterLink, useMatch, useNavigate } from 'react-router';
 import { paths } from '../../../app/paths';
@@ -20,6 +21,9 @@ export function StartPage() {
   const { t } = useTranslation();
   const navigate = useNavigate();
   const wizardOpen = useMatch(paths.addApplication) !== null;
+  // Landing on /start/new, the panel is open from the first paint: its backdrop then skips the fade-in,
+  // whose start forces a layout of the whole page while it loads (docs/performance.md).
+  const [openOnArrival] = useState(wizardOpen);
   const apps = useApplications();
 
   return (
@@ -64,7 +68,10 @@ export function StartPage() {
         anchor="right"
         open={wizardOpen}
         onClose={() => void navigate(paths.start)}
-        slotProps={{ paper: { 'aria-labelledby': 'wizard-title', sx: { width: { xs: '100%', md: 720, lg: 960, xl: 1200 } } } }}
+        slotProps={{
+          paper: { 'aria-labelledby': 'wizard-title', sx: { width: { xs: '100%', md: 720, lg: 960, xl: 1200 } } },
+          backdrop: { appear: !openOnArrival },
+        }}
       >
         {wizardOpen && <Outlet />}
       </Drawer>

@@ -1,7 +1,7 @@
 import { faXmark } from '@fortawesome/free-solid-svg-icons';
 import { Alert, Box, IconButton, Step, StepLabel, Stepper, Typography } from '@mui/material';
 import { useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useDeferredValue, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useNavigate, useSearchParams } from 'react-router';
 import { paths, RESUME_PARAM } from '../../../app/paths';
@@ -44,9 +44,13 @@ const fresh: WizardStart = { step: 0, values: initialWizardValues, applicationId
  * `?resume=<id>` it continues an application whose setup was left unfinished, at its first missing step.
  */
 export function AddApplicationWizard() {
+  // The steps mount in a deferred render, which React time-slices, after the panel itself: on a slow
+  // phone the panel and its first step in one render were one long task (docs/performance.md).
+  const ready = useDeferredValue(true, false);
   const [params] = useSearchParams();
   const resumeId = params.get(RESUME_PARAM);
   const resumed = useApplication(resumeId ?? undefined);
+  if (!ready) return null;
   if (!resumeId) return <Wizard start={fresh} />;
   if (resumed.isPending) return <PageLoader />;
   if (!resumed.data) return <Box sx={{ p: 3 }}><Alert severity="error">{errorMessage(resumed.error)}</Alert></Box>;
