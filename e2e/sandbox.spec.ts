@@ -142,6 +142,14 @@ test('from sign-up to a Front Door unlocked by a token the developer’s own bac
   await expect.poll(async () => (await page.locator('iframe[title^="Email:"]').boundingBox())!.height).toBeLessThanOrEqual(Math.ceil(emailHeight) + 1);
   await expectAccessible(page, 'outbox');
   await screenshot(page, 'outbox');
+  // On a phone the 624 px email is scaled to the width there is, like the overview's preview, not scrolled sideways.
+  const desktop = page.viewportSize()!;
+  await page.setViewportSize({ width: 375, height: 844 });
+  const phoneFrame = page.locator('iframe[title^="Email:"]');
+  await expect.poll(async () => { const box = (await phoneFrame.boundingBox())!; return box.x + box.width; }).toBeLessThanOrEqual(375);
+  expect((await phoneFrame.boundingBox())!.width).toBeGreaterThan(300);
+  await expectAccessible(page, 'outbox (phone)');
+  await page.setViewportSize(desktop);
 
   // Revoking takes effect at once: the script is refused now.
   await page.goBack();

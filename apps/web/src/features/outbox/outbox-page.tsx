@@ -1,4 +1,4 @@
-import { EMAIL_PREVIEW_HEIGHT_PX, EMAIL_PREVIEW_WIDTH_PX, type SentEmail } from '@latchkey/contract';
+import type { SentEmail } from '@latchkey/contract';
 import {
   Alert,
   Box,
@@ -11,11 +11,11 @@ import {
   Paper,
   Typography,
 } from '@mui/material';
-import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useParams, useSearchParams } from 'react-router';
 import { OUTBOX_EMAIL_PARAM } from '../../app/paths';
 import { PageLoader } from '../../components/ui/page-loader';
+import { ScaledEmailFrame } from '../../components/ui/scaled-email-frame';
 import { formatDateTimeSeconds } from '../../lib/dates';
 import { errorMessage } from '../../lib/http';
 import { useOutbox, useOutboxHtml } from './api';
@@ -31,46 +31,15 @@ function useKindLabel() {
 }
 
 /**
- * One sent email as it was rendered, in a frame where no script runs (no `allow-scripts`, and the portal's
- * CSP forbids inline script besides). `allow-same-origin` only lets this page read the email's height, so
- * the frame is as tall as the email (at most 882 px) with no empty grey under it.
+ * One sent email as it was rendered, in the scaled email frame the previews use (no `allow-scripts`, and
+ * the portal's CSP forbids inline script besides): on a phone it is scaled to the width there is.
  */
 function EmailFrame({ appId, email }: { appId: string; email: SentEmail }) {
   const { t } = useTranslation();
   const html = useOutboxHtml(appId, email.id);
-  const [height, setHeight] = useState(EMAIL_PREVIEW_HEIGHT_PX);
   if (html.isPending) return <PageLoader />;
   if (html.isError) return <Alert severity="error">{errorMessage(html.error)}</Alert>;
-  return (
-    <Box
-      role="region"
-      aria-label={t('outbox.preview', { subject: email.subject })}
-      tabIndex={0}
-      sx={{
-        width: 'fit-content',
-        maxWidth: '100%',
-        overflowX: 'auto',
-        border: 1,
-        borderColor: 'grey.300',
-        borderRadius: 1,
-      }}
-    >
-      <Box
-        component="iframe"
-        title={t('outbox.preview', { subject: email.subject })}
-        sandbox="allow-same-origin"
-        srcDoc={html.data}
-        width={EMAIL_PREVIEW_WIDTH_PX}
-        height={height}
-        onLoad={(e: React.SyntheticEvent<HTMLIFrameElement>) => {
-          // The body's own box: the root's scrollHeight is never less than the frame it fills.
-          const body = e.currentTarget.contentDocument?.body;
-          if (body) setHeight(Math.min(EMAIL_PREVIEW_HEIGHT_PX, Math.ceil(body.getBoundingClientRect().height)));
-        }}
-        sx={{ display: 'block', border: 0, width: EMAIL_PREVIEW_WIDTH_PX, height }}
-      />
-    </Box>
-  );
+  return <ScaledEmailFrame title={t('outbox.preview', { subject: email.subject })} srcDoc={html.data} />;
 }
 
 /** The sandbox Outbox: every email the platform sent for this application; the chosen one is in the URL. */

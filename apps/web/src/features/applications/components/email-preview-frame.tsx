@@ -1,63 +1,16 @@
-import { EMAIL_PREVIEW_HEIGHT_PX, EMAIL_PREVIEW_WIDTH_PX } from '@latchkey/contract';
-import { Box } from '@mui/material';
-import { useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { ScaledEmailFrame } from '../../../components/ui/scaled-email-frame';
 import { useDebouncedValue } from '../../../lib/use-debounced-value';
 import { emailPreviewSrc, type PreviewInput } from './email-preview-query';
 
-/** The share of its 624 px the frame gets where the space is narrower (a phone): 1 when it fits. */
-function useFitScale(box: React.RefObject<HTMLElement | null>): number {
-  const [scale, setScale] = useState(1);
-  useEffect(() => {
-    const element = box.current;
-    // Every browser has it; jsdom (the unit tests) does not, and there the frame keeps its full size.
-    if (!element || typeof ResizeObserver === 'undefined') return;
-    // A ResizeObserver reports after layout, so measuring costs no forced layout (docs/performance.md).
-    const observer = new ResizeObserver(([entry]) => {
-      const width = entry?.contentRect.width ?? EMAIL_PREVIEW_WIDTH_PX;
-      setScale(Math.min(1, width / EMAIL_PREVIEW_WIDTH_PX));
-    });
-    observer.observe(element);
-    return () => observer.disconnect();
-  }, [box]);
-  return scale;
-}
-
 /**
- * Live email preview that follows the form as the user types, debounced to spare the server. The email
- * is laid out at its real 624 px and scaled down to the space there is, keeping its proportions; the
- * frame is as tall as the email (at most 882 px), so no empty grey hangs below it.
- *
- * The frame is sandboxed without scripts; `allow-same-origin` only lets this page read the email's
- * height (the preview's CSP forbids every script in it). The server renders the stored application, so
- * the caller passes a `revision` that changes whenever that application does: the frame then reloads.
+ * Live email preview that follows the form as the user types, debounced to spare the server, in the
+ * scaled email frame of components/ui (the preview's CSP forbids every script in it besides). The server
+ * renders the stored application, so the caller passes a `revision` that changes whenever that
+ * application does: the frame then reloads.
  */
 export function EmailPreviewFrame({ applicationId, input, revision }: { applicationId: string; input: PreviewInput; revision?: string }) {
   const { t, i18n } = useTranslation();
   const src = useDebouncedValue(emailPreviewSrc(applicationId, { ...input, lang: i18n.language }), 400);
-  const box = useRef<HTMLDivElement>(null);
-  const scale = useFitScale(box);
-  const [height, setHeight] = useState(EMAIL_PREVIEW_HEIGHT_PX);
-  return (
-    <Box ref={box} role="region" aria-label={t('wizard.preview')} sx={{ width: '100%', maxWidth: EMAIL_PREVIEW_WIDTH_PX }}>
-      <Box sx={{ height: height * scale, overflow: 'hidden', border: 1, borderColor: 'grey.300', borderRadius: 1 }}>
-        <Box
-          component="iframe"
-          key={revision}
-          title={t('wizard.preview')}
-          sandbox="allow-same-origin"
-          loading="lazy"
-          src={src}
-          width={EMAIL_PREVIEW_WIDTH_PX}
-          height={height}
-          onLoad={(e: React.SyntheticEvent<HTMLIFrameElement>) => {
-            // The body's own box: the root's scrollHeight is never less than the frame it fills.
-            const body = e.currentTarget.contentDocument?.body;
-            if (body) setHeight(Math.min(EMAIL_PREVIEW_HEIGHT_PX, Math.ceil(body.getBoundingClientRect().height)));
-          }}
-          sx={{ display: 'block', border: 0, width: EMAIL_PREVIEW_WIDTH_PX, height, transform: `scale(${scale})`, transformOrigin: '0 0' }}
-        />
-      </Box>
-    </Box>
-  );
+  return <ScaledEmailFrame title={t('wizard.preview')} src={src} lazy frameKey={revision} />;
 }
