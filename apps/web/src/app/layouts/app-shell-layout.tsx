@@ -6,6 +6,7 @@ import { Outlet, Link as RouterLink, useLocation, useParams } from 'react-router
 import { PageLoader } from '../../components/ui/page-loader';
 import { useApplication } from '../../features/applications/api';
 import { ownersQuery } from '../../features/applications/owners-api';
+import { usePrefetchHistoryPage } from '../../features/history/prefetch';
 import { usePrefetchLockPage } from '../../features/locks/prefetch';
 import { configQuery } from '../../lib/config';
 import { ApiError, errorMessage } from '../../lib/http';
@@ -115,6 +116,7 @@ export function AppShellLayout() {
   usePrefetchQuery(ownersQuery(appId));
   usePrefetchQuery(configQuery);
   usePrefetchLockPage(pathname, search);
+  usePrefetchHistoryPage(pathname, search);
 
   useEffect(() => {
     if (app.data) setSessionValue('appId', app.data.applicationId);

@@ -1,5 +1,5 @@
-import { historyActorSchema, historyPageSchema, type HistoryActor, type HistoryKind, type HistoryPage } from '@latchkey/contract';
-import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import { HISTORY_KINDS, historyActorSchema, historyPageSchema, type HistoryActor, type HistoryKind, type HistoryPage } from '@latchkey/contract';
+import { infiniteQueryOptions, queryOptions, useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import * as z from 'zod/mini';
 import { request } from '../../lib/http';
 
@@ -7,6 +7,15 @@ export interface HistoryFilter {
   kind?: HistoryKind;
   /** A user id, or an email for an actor without one. */
   actor?: string;
+}
+
+const isKind = (value: string | null): value is HistoryKind => HISTORY_KINDS.includes(value as HistoryKind);
+
+/** The filter a History address asks for (`?kind=&actor=`); an unknown kind is no filter. */
+export function filterFromParams(params: URLSearchParams): HistoryFilter {
+  const kind = params.get('kind');
+  const actor = params.get('actor');
+  return { ...(isKind(kind) ? { kind } : {}), ...(actor ? { actor } : {}) };
 }
 
 /** Under the application's key, so a change made anywhere in the portal (which invalidates it) shows here. */
@@ -27,14 +36,17 @@ export async function listHistory(appId: string, filter: HistoryFilter, cursor?:
 }
 
 /** Newest first, a cursor per page; each filter pages on its own. */
-export function useHistory(appId: string, filter: HistoryFilter) {
-  return useInfiniteQuery({
+export const historyQuery = (appId: string, filter: HistoryFilter) =>
+  infiniteQueryOptions({
     queryKey: historyKeys.list(appId, filter),
     queryFn: ({ pageParam }) => listHistory(appId, filter, pageParam),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.nextCursor ?? undefined,
     refetchOnWindowFocus: 'always',
   });
+
+export function useHistory(appId: string, filter: HistoryFilter) {
+  return useInfiniteQuery(historyQuery(appId, filter));
 }
 
 export async function listHistoryActors(appId: string): Promise<HistoryActor[]> {
@@ -43,6 +55,9 @@ export async function listHistoryActors(appId: string): Promise<HistoryActor[]> 
 }
 
 /** Everyone who appears in the history (former owners too): the actor filter's choices. */
+export const historyActorsQuery = (appId: string) =>
+  queryOptions({ queryKey: historyKeys.actors(appId), queryFn: () => listHistoryActors(appId), refetchOnWindowFocus: 'always' });
+
 export function useHistoryActors(appId: string) {
-  return useQuery({ queryKey: historyKeys.actors(appId), queryFn: () => listHistoryActors(appId), refetchOnWindowFocus: 'always' });
+  return useQuery(historyActorsQuery(appId));
 }

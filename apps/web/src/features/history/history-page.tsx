@@ -1,4 +1,4 @@
-import { HISTORY_KINDS, type FieldChange, type HistoryEntry, type HistoryKind } from '@latchkey/contract';
+import { HISTORY_KINDS, type FieldChange, type HistoryEntry } from '@latchkey/contract';
 import {
   Alert,
   Box,
@@ -14,14 +14,13 @@ import {
   TextField,
   Typography,
 } from '@mui/material';
+import { useDeferredValue } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useParams, useSearchParams } from 'react-router';
 import { PageLoader } from '../../components/ui/page-loader';
 import { formatDateTime } from '../../lib/dates';
 import { errorMessage } from '../../lib/http';
-import { useHistory, useHistoryActors, type HistoryFilter } from './api';
-
-const isKind = (value: string | null): value is HistoryKind => HISTORY_KINDS.includes(value as HistoryKind);
+import { filterFromParams, useHistory, useHistoryActors } from './api';
 
 /** A field's name in words where the table knows it ("emailPreferences.primaryColour" → "Primary colour"). */
 function useFieldLabel() {
@@ -108,13 +107,14 @@ export function HistoryPage() {
   const { t } = useTranslation();
   const { appId = '' } = useParams();
   const [params, setParams] = useSearchParams();
-  const kind = params.get('kind');
-  const filter: HistoryFilter = {
-    ...(isKind(kind) ? { kind } : {}),
-    ...(params.get('actor') ? { actor: params.get('actor')! } : {}),
-  };
+  const filter = filterFromParams(params);
   const history = useHistory(appId, filter);
-  const actors = (useHistoryActors(appId).data ?? []).flatMap((a) => {
+  const actorsQuery = useHistoryActors(appId);
+  // The entries mount in one deferred render, which React time-slices, once the entries and the actor
+  // choices are both in (the shell started loading them with the application): an answer arriving in the
+  // middle of that render would redo it synchronously, one long task on a slow phone (as on the lock page).
+  const listReady = useDeferredValue(history.data !== undefined && !actorsQuery.isPending, false);
+  const actors = (actorsQuery.data ?? []).flatMap((a) => {
     const value = a.userId ?? a.email;
     return value ? [{ value, label: a.email ?? a.userId ?? value }] : [];
   });
@@ -170,7 +170,7 @@ export function HistoryPage() {
           {filter.actor && !actors.some((a) => a.value === filter.actor) && <option value={filter.actor}>{filter.actor}</option>}
         </TextField>
       </Stack>
-      {history.isPending && <PageLoader />}
+      {!history.isError && !listReady && <PageLoader />}
       {history.isError && (
         <Alert
           severity="error"
@@ -183,15 +183,15 @@ export function HistoryPage() {
           {t('history.loadFailed', { message: errorMessage(history.error) })}
         </Alert>
       )}
-      {history.data && entries.length === 0 && <Typography>{t('history.empty')}</Typography>}
-      {entries.length > 0 && (
+      {listReady && entries.length === 0 && <Typography>{t('history.empty')}</Typography>}
+      {listReady && entries.length > 0 && (
         <Stack component="ol" spacing={2} aria-label={t('history.entries')} sx={{ p: 0, m: 0 }}>
           {entries.map((entry) => (
             <Entry key={entry.id} entry={entry} />
           ))}
         </Stack>
       )}
-      {history.hasNextPage && (
+      {listReady && history.hasNextPage && (
         <Button sx={{ mt: 2 }} variant="outlined" onClick={() => void history.fetchNextPage()} disabled={history.isFetchingNextPage}>
           {t('history.loadMore')}
         </Button>

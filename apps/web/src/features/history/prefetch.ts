@@ -1,0 +1,19 @@
+import { useQueryClient } from '@tanstack/react-query';
+import { useEffect } from 'react';
+import { matchPath } from 'react-router';
+import { filterFromParams, historyActorsQuery, historyQuery } from './api';
+
+/**
+ * On the History page, its entries and actor choices start loading with the application, from the shell,
+ * instead of once the page's code has arrived: the page then draws once, with both (docs/performance.md,
+ * Lighthouse on every page).
+ */
+export function usePrefetchHistoryPage(pathname: string, search: string) {
+  const queryClient = useQueryClient();
+  const appId = matchPath('/:appId/history', pathname)?.params.appId;
+  useEffect(() => {
+    if (!appId) return;
+    void queryClient.prefetchInfiniteQuery(historyQuery(appId, filterFromParams(new URLSearchParams(search))));
+    void queryClient.prefetchQuery(historyActorsQuery(appId));
+  }, [queryClient, appId, search]);
+}
