@@ -8,8 +8,8 @@ import {
 } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { lockActivity, users } from '../../db/schema.js';
-import { badRequest } from '../../errors.js';
 import type { AuthUser } from '../../plugins/auth.js';
+import { cursorTimeOf, decodeCursor, encodeCursor } from '../../lib/keyset-cursor.js';
 
 type Row = typeof lockActivity.$inferSelect;
 type LogType = Row['type'];
@@ -85,23 +85,7 @@ export async function getActivity(db: Db, entryId: string): Promise<LockLogEntry
  * The cursor is opaque to clients: base64url of [at to the microsecond, seq] of the page's last entry.
  * A JS Date keeps milliseconds only, so the time is read from the database as text, to the microsecond.
  */
-const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-const cursorTime = sql<string>`to_char(${lockActivity.at} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-
-function encodeCursor(time: string, seq: number): string {
-  return Buffer.from(JSON.stringify([time, seq])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): [string, number] {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 2 && CURSOR_TIME.test(String(value[0])) && Number.isSafeInteger(value[1]) && (value[1] as number) > 0)
-      return [value[0] as string, value[1] as number];
-  } catch {
-    // fall through: not base64url JSON
-  }
-  throw badRequest(lockMessages.invalidCursor);
-}
+const cursorTime = cursorTimeOf(lockActivity.at);
 
 /**
  * A lock's log, newest first, keyset-paged over (at, seq) with optional inclusive time bounds (epoch
@@ -114,7 +98,7 @@ export async function listActivity(db: Db, lockId: string, query: LockLogQuery):
   if (query.start !== undefined) conditions.push(gte(lockActivity.at, new Date(query.start * 1000)));
   if (query.end !== undefined) conditions.push(lte(lockActivity.at, new Date(query.end * 1000)));
   if (query.cursor) {
-    const [time, seq] = decodeCursor(query.cursor);
+    const [time, seq] = decodeCursor(query.cursor, 'seq', lockMessages.invalidCursor);
     conditions.push(sql`(${lockActivity.at}, ${lockActivity.seq}) < (${time}::timestamptz, ${seq}::bigint)`);
   }
   const rows = await db

@@ -2,8 +2,8 @@ import { and, desc, eq, or, sql } from 'drizzle-orm';
 import { historyErrors, HISTORY_MAX_ACTORS, HISTORY_PAGE_SIZE, REDACTED, type FieldChange, type HistoryActor, type HistoryEntry, type HistoryKind, type HistoryPage, type HistoryQuery } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { applicationChanges } from '../../db/schema.js';
-import { badRequest } from '../../errors.js';
 import { publishEvent } from '../webhooks/outbox.js';
+import { cursorTimeOf, decodeCursor, encodeCursor } from '../../lib/keyset-cursor.js';
 
 /** Changes to the application itself (not its locks, shares or users): announced as application.updated. */
 const APPLICATION_KINDS = new Set<HistoryKind>(['details', 'urls', 'branding', 'logo', 'key', 'issuer', 'cors', 'owner']);
@@ -85,20 +85,8 @@ function toEntry(row: Row): HistoryEntry {
 }
 
 /** Opaque cursor: base64url of [at to the microsecond, seq] of the page's last entry (as the lock log's). */
-const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-const cursorTime = sql<string>`to_char(${applicationChanges.at} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+const cursorTime = cursorTimeOf(applicationChanges.at);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function decodeCursor(cursor: string): [string, number] {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 2 && CURSOR_TIME.test(String(value[0])) && Number.isSafeInteger(value[1]) && (value[1] as number) > 0)
-      return [value[0] as string, value[1] as number];
-  } catch {
-    // not base64url JSON: the same 400 below
-  }
-  throw badRequest(historyErrors.invalidCursor);
-}
 
 /** An application's history, newest first, keyset-paged over (at, seq); filters by kind and actor. */
 export async function listHistory(db: Db, applicationId: string, query: HistoryQuery): Promise<HistoryPage> {
@@ -114,7 +102,7 @@ export async function listHistory(db: Db, applicationId: string, query: HistoryQ
     );
   }
   if (query.cursor) {
-    const [time, seq] = decodeCursor(query.cursor);
+    const [time, seq] = decodeCursor(query.cursor, 'seq', historyErrors.invalidCursor);
     conditions.push(sql`(${applicationChanges.at}, ${applicationChanges.seq}) < (${time}::timestamptz, ${seq}::bigint)`);
   }
   const rows = await db
@@ -127,7 +115,7 @@ export async function listHistory(db: Db, applicationId: string, query: HistoryQ
   const last = page.at(-1);
   return {
     items: page.map((r) => toEntry(r.row)),
-    nextCursor: rows.length > pageSize && last ? Buffer.from(JSON.stringify([last.cursorTime, last.row.seq])).toString('base64url') : null,
+    nextCursor: rows.length > pageSize && last ? encodeCursor(last.cursorTime, last.row.seq) : null,
   };
 }
 

@@ -7,10 +7,11 @@ import {
 } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { applicationUsers, lockShares } from '../../db/schema.js';
-import { badRequest, conflict, notFound } from '../../errors.js';
+import { conflict, notFound } from '../../errors.js';
 import type { VerifiedIdentity } from '../../lib/third-party-tokens.js';
 import { recordChange, type ChangeActor } from '../history/history.service.js';
 import { publishEvent } from '../webhooks/outbox.js';
+import { cursorTimeOf, decodeCursor, encodeCursor } from '../../lib/keyset-cursor.js';
 
 type Row = typeof applicationUsers.$inferSelect;
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
@@ -103,30 +104,13 @@ const pendingWithEmail = (applicationId: string, email: string) =>
   and(eq(applicationUsers.applicationId, applicationId), isNull(applicationUsers.sub), sql`lower(${applicationUsers.email}) = ${email}`);
 
 /** The cursor is opaque to clients: base64url of [created_at to the microsecond, id]. */
-const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const cursorTime = sql<string>`to_char(${applicationUsers.createdAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-
-export function encodeCursor(time: string, id: string): string {
-  return Buffer.from(JSON.stringify([time, id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 2 && CURSOR_TIME.test(String(value[0])) && UUID.test(String(value[1])))
-      return [value[0] as string, value[1] as string];
-  } catch {
-    // fall through
-  }
-  throw badRequest(platformUserErrors.invalidCursor);
-}
+const cursorTime = cursorTimeOf(applicationUsers.createdAt);
 
 /** Keyset paging in (created_at, id) order: stable while users are added or removed between pages. */
 export async function listUsers(db: Db, applicationId: string, query: ApplicationUserListQuery): Promise<ApplicationUserList> {
   const conditions = [eq(applicationUsers.applicationId, applicationId)];
   if (query.cursor) {
-    const [time, id] = decodeCursor(query.cursor);
+    const [time, id] = decodeCursor(query.cursor, 'uuid', platformUserErrors.invalidCursor);
     conditions.push(sql`(${applicationUsers.createdAt}, ${applicationUsers.id}) > (${time}::timestamptz, ${id}::uuid)`);
   }
   if (query.search) {

@@ -14,10 +14,11 @@ import {
 } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { webhookDeliveries, webhooks } from '../../db/schema.js';
-import { badRequest, conflict, notFound } from '../../errors.js';
+import { conflict, notFound } from '../../errors.js';
 import { checkOutboundUrl } from '../../lib/outbound.js';
 import { secretBoxOf } from '../../lib/server-secrets.js';
 import { recordChange, type ChangeActor } from '../history/history.service.js';
+import { cursorTimeOf, decodeCursor, encodeCursor } from '../../lib/keyset-cursor.js';
 
 type Row = typeof webhooks.$inferSelect;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -110,18 +111,7 @@ const toDelivery = (d: DeliveryRow): WebhookDelivery => ({
 });
 
 /** Opaque cursor: base64url of [createdAt to the microsecond, id] of the page's last delivery. */
-const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-const cursorTime = sql<string>`to_char(${webhookDeliveries.createdAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 2 && CURSOR_TIME.test(String(value[0])) && UUID.test(String(value[1]))) return [value[0] as string, value[1] as string];
-  } catch {
-    // not base64url JSON: the same 400 below
-  }
-  throw badRequest(webhookErrors.invalidCursor);
-}
+const cursorTime = cursorTimeOf(webhookDeliveries.createdAt);
 
 /**
  * The endpoint's deliveries, newest first, a page at a time (keyset over createdAt, id); `nextCursor`
@@ -133,7 +123,7 @@ export async function listDeliveries(
   webhookId: string,
   cursor?: string,
 ): Promise<{ items: WebhookDelivery[]; nextCursor: string | null }> {
-  const after = cursor ? decodeCursor(cursor) : null;
+  const after = cursor ? decodeCursor(cursor, 'uuid', webhookErrors.invalidCursor) : null;
   await getRow(db, applicationId, webhookId);
   const rows = await db
     .select({ row: webhookDeliveries, cursorTime })
@@ -150,7 +140,7 @@ export async function listDeliveries(
   const last = page.at(-1);
   return {
     items: page.map((r) => toDelivery(r.row)),
-    nextCursor: rows.length > WEBHOOK_DELIVERY_PAGE_SIZE && last ? Buffer.from(JSON.stringify([last.cursorTime, last.row.id])).toString('base64url') : null,
+    nextCursor: rows.length > WEBHOOK_DELIVERY_PAGE_SIZE && last ? encodeCursor(last.cursorTime, last.row.id) : null,
   };
 }
 

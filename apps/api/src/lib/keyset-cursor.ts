@@ -1,0 +1,36 @@
+import { sql, type AnyColumn } from 'drizzle-orm';
+import { badRequest } from '../errors.js';
+
+/**
+ * The opaque cursors of keyset-paged lists (a lock's log, the history, partner users, webhook deliveries):
+ * base64url of `[the last row's time to the microsecond, its tie-breaker]`, the tie-breaker being a `seq`
+ * (a positive integer) or a row id (a UUID). A cursor that is not one is a 400 with the list's own message.
+ */
+const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The column's time as the cursor carries it: UTC, to the microsecond (a JS Date would lose those). */
+export const cursorTimeOf = (column: AnyColumn) =>
+  sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+export function encodeCursor(time: string, tieBreaker: number | string): string {
+  return Buffer.from(JSON.stringify([time, tieBreaker])).toString('base64url');
+}
+
+const isSeq = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;
+const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
+
+export function decodeCursor(cursor: string, tieBreaker: 'seq', refusal: string): [string, number];
+export function decodeCursor(cursor: string, tieBreaker: 'uuid', refusal: string): [string, string];
+export function decodeCursor(cursor: string, tieBreaker: 'seq' | 'uuid', refusal: string): [string, number | string] {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(value) && value.length === 2 && CURSOR_TIME.test(String(value[0]))) {
+      const [time, last] = value as [string, unknown];
+      if (tieBreaker === 'seq' ? isSeq(last) : isUuid(last)) return [time, last as number | string];
+    }
+  } catch {
+    // not base64url JSON: the same 400 below
+  }
+  throw badRequest(refusal);
+}
