@@ -42,6 +42,22 @@ interface DeliveryJob {
  *   whose worker was killed mid-delivery expires and is retried by any instance's queue maintenance.
  * At least once: a receiver may see a delivery again, always with the same `webhook-id`.
  */
+/**
+ * Instances starting at once on an empty database all create the queue, and PostgreSQL may end one of
+ * them as a deadlock victim (40P01; seen in the scale-out test, which then lost that instance). Creating
+ * the queue is safe to repeat (pg-boss inserts it ON CONFLICT DO NOTHING), so the victim tries again.
+ */
+async function retryOnDeadlock<T>(work: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= attempts || (error as { code?: unknown }).code !== '40P01') throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt + Math.random() * 50));
+    }
+  }
+}
+
 export class WebhookDispatcher {
   private boss: PgBoss | null = null;
   private relayTimer: NodeJS.Timeout | undefined;
@@ -74,13 +90,15 @@ export class WebhookDispatcher {
     });
     boss.on('error', (error: Error) => this.log.warn({ err: error }, 'webhook queue'));
     await boss.start();
-    await boss.createQueue(DELIVERY_QUEUE, {
-      name: DELIVERY_QUEUE,
-      retryLimit: this.config.retryLimit,
-      retryDelay: this.config.retryDelaySeconds,
-      retryBackoff: true,
-      expireInSeconds: this.expireInSeconds,
-    });
+    await retryOnDeadlock(() =>
+      boss.createQueue(DELIVERY_QUEUE, {
+        name: DELIVERY_QUEUE,
+        retryLimit: this.config.retryLimit,
+        retryDelay: this.config.retryDelaySeconds,
+        retryBackoff: true,
+        expireInSeconds: this.expireInSeconds,
+      }),
+    );
     this.boss = boss;
     if (this.config.worker) {
       // Several workers of one job each: a slow receiver holds up only its own delivery.
