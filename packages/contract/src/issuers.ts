@@ -24,6 +24,10 @@ export const discoveryErrors = {
   jwksUnavailable: 'The issuer’s key set ("jwks_uri") could not be loaded',
   jwksInvalid: 'The issuer’s key set is not a JSON Web Key Set',
   jwksNoKeys: 'The issuer’s key set has no public signing key the platform can use',
+  /** Re-reading an added domain's configuration failed in a way none of the above names. */
+  configUnavailable: 'The OpenID configuration could not be loaded',
+  /** Re-reading has failed since the last good read, and that read is older than the longest a configuration is kept (24 h). */
+  configExpired: 'The issuer’s OpenID configuration has not been usable for more than 24 hours',
 } as const;
 
 /** Per auth domain with discovery: where its keys come from. Keyed by the auth domain (issuer URL). */
@@ -34,8 +38,13 @@ export type AuthDomainDiscovery = z.infer<typeof authDomainDiscoverySchema>;
 export const keySourceSchema = z.object({
   type: z.enum(['uploaded', 'issuer']),
   kid: z.string(),
-  /** Only for `issuer`: the key set it came from. */
+  /** Only for `issuer`: the key set it came from, as the issuer's OpenID configuration names it. */
   jwksUri: z.optional(z.string()),
+  /**
+   * Only for `issuer`, and only when the configuration could not be read again just now: why. The key set
+   * is then the last good configuration's, which is used for up to 24 h after it was read.
+   */
+  configProblem: z.optional(z.string()),
 });
 export type KeySource = z.infer<typeof keySourceSchema>;
 

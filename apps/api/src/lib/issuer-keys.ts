@@ -1,13 +1,13 @@
 import { LRUCache } from 'lru-cache';
-import { discoveryErrors, outboundErrors, publicJwkSchema, type PublicJwk } from '@latchkey/contract';
+import { discoveryErrors, publicJwkSchema, type PublicJwk } from '@latchkey/contract';
 import { AppError } from '../errors.js';
 import { OutboundError, safeFetch } from './outbound.js';
 
 /**
- * Issue 19: auth domains added with discovery. Their OpenID configuration is read once, when the owner
- * adds them (and checked: the issuer must be the auth domain, `jwks_uri` must be callable); their key set
- * is read through the outbound guard whenever a token needs a kid that no uploaded key has, and kept for
- * as long as the key set's own Cache-Control says, within bounds.
+ * Issue 19: auth domains added with discovery. Their key set (`jwks_uri`) is read through the outbound
+ * guard whenever a token needs a kid that no uploaded key has, and kept for as long as the key set's own
+ * Cache-Control says, within bounds. Which `jwks_uri` that is, the issuer's OpenID configuration says:
+ * `issuer-discovery.ts` reads it when the owner adds the domain and again whenever it expires.
  */
 
 /** A key set is kept at least this long, whatever its headers say (no-store included): issuers are not hammered. */
@@ -36,9 +36,10 @@ export function jwksTtlSeconds(cacheControl: string | null): number {
   return Math.min(JWKS_MAX_TTL_SECONDS, Math.max(JWKS_MIN_TTL_SECONDS, seconds));
 }
 
-const fail = (status: 400 | 422, message: string) => new AppError(status, message);
+export const fail = (status: 400 | 422, message: string) => new AppError(status, message);
 
-async function getJson(url: string): Promise<{ status: number; json: unknown; cacheControl: string | null }> {
+/** GET a discovery document (configuration or key set) through the guard; the body only when it answered 200. */
+export async function getJson(url: string): Promise<{ status: number; json: unknown; cacheControl: string | null }> {
   const response = await safeFetch(url, { timeoutMs: discoveryLimits.timeoutMs, maxBytes: discoveryLimits.maxBytes, headers: { accept: 'application/json' } });
   let json: unknown = undefined;
   if (response.status === 200) {
@@ -51,7 +52,7 @@ async function getJson(url: string): Promise<{ status: number; json: unknown; ca
   return { status: response.status, json, cacheControl: response.headers.get('cache-control') };
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The usable public signing keys of a JWKS document; null when it is not one. */
 export function signingKeysOf(document: unknown): PublicJwk[] | null {
@@ -86,32 +87,6 @@ export async function loadKeySet(jwksUri: string): Promise<KeySetLoad> {
   if (!keys) throw fail(422, discoveryErrors.jwksInvalid);
   if (keys.length === 0) throw fail(422, discoveryErrors.jwksNoKeys);
   return { keys, ttlSeconds: jwksTtlSeconds(answer.cacheControl) };
-}
-
-/**
- * What POST …/auth/issuer with `discovery: true` checks before anything is stored (OpenID Connect
- * Discovery 1.0 §4): the configuration answers 200 with a JSON object, its `issuer` is the auth domain
- * byte for byte (tokens' `iss` is compared the same way), and its `jwks_uri` loads as a key set with at
- * least one usable signing key.
- */
-export async function discoverIssuer(issuer: string): Promise<{ jwksUri: string; keySet: KeySetLoad }> {
-  const configUrl = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
-  let answer;
-  try {
-    answer = await getJson(configUrl);
-  } catch (error) {
-    // The URL the owner typed: the guard's own reason says what is wrong with it.
-    if (error instanceof OutboundError) throw fail(error.statusCode === 400 ? 400 : 422, outboundErrors[error.reason]);
-    throw error;
-  }
-  if (answer.status !== 200) throw fail(422, discoveryErrors.configNotFound);
-  const config = answer.json;
-  if (!isObject(config)) throw fail(422, discoveryErrors.configNotJson);
-  if (config.issuer !== issuer) throw fail(422, discoveryErrors.issuerMismatch);
-  const jwksUri = config.jwks_uri;
-  if (typeof jwksUri !== 'string' || !URL.canParse(jwksUri)) throw fail(422, discoveryErrors.jwksUriMissing);
-  const keySet = await loadKeySet(jwksUri);
-  return { jwksUri, keySet };
 }
 
 interface CachedKeySet {
@@ -177,6 +152,13 @@ export class IssuerKeys {
     return key ?? null;
   }
 
+  /** Loads the set at jwksUri unless it is cached (a moved key set proves itself this way); throws like find. */
+  async check(jwksUri: string): Promise<void> {
+    const failed = this.failures.get(jwksUri);
+    if (failed) throw new AppError(422, failed);
+    await this.fetch(jwksUri, false);
+  }
+
   private async fetch(jwksUri: string, forceRefresh: boolean): Promise<CachedKeySet> {
     try {
       const set = await this.sets.fetch(jwksUri, { forceRefresh });
@@ -201,5 +183,8 @@ export class IssuerKeys {
   }
 }
 
+/** The discovery caches' clock (milliseconds, monotonic). Tests move it forward instead of waiting. */
+export const discoveryClock = { skewMs: 0, now: (): number => performance.now() + discoveryClock.skewMs };
+
 /** The process's one cache; token verification and discovery share it. */
-export const issuerKeys = new IssuerKeys();
+export const issuerKeys = new IssuerKeys({ clock: () => discoveryClock.now() });

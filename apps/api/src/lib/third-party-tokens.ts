@@ -14,6 +14,7 @@ import {
 } from '@latchkey/contract';
 import type { Db } from '../db/client.js';
 import { applicationIssuers, applicationKeys } from '../db/schema.js';
+import { issuerConfigs, type DiscoveryLog } from './issuer-discovery.js';
 import { issuerKeys } from './issuer-keys.js';
 
 /**
@@ -32,6 +33,8 @@ export interface VerifyOptions {
   applicationId?: string;
   /** Epoch seconds; tests may pin it. */
   now?: number;
+  /** Where an issuer's unusable OpenID configuration is reported (the request's logger). */
+  log?: DiscoveryLog;
 }
 
 export interface VerifiedIdentity {
@@ -125,14 +128,14 @@ export async function verifyApplicationToken(db: Db, token: string, options: Ver
 
   // 2. Issuer → application (exact match; an issuer belongs to one application only).
   let applicationId: string | null = null;
-  let jwksUri: string | null = null;
+  let discovery: { jwksUri: string; checkedAt: Date } | null = null;
   const iss = claims.iss;
   const scope = options.applicationId ? 'on this application' : 'by any application';
   if (typeof iss !== 'string' || iss.length === 0) fail('issuer', 'The token has no issuer (iss)');
   else if (!storable(iss, MAX_ISSUER_LENGTH)) fail('issuer', `Issuer ${JSON.stringify(iss.slice(0, 100))} is not registered ${scope}`);
   else {
     const [row] = await db
-      .select({ applicationId: applicationIssuers.applicationId, jwksUri: applicationIssuers.jwksUri })
+      .select({ applicationId: applicationIssuers.applicationId, jwksUri: applicationIssuers.jwksUri, createdAt: applicationIssuers.createdAt })
       .from(applicationIssuers)
       .where(eq(applicationIssuers.url, iss))
       .limit(1);
@@ -140,8 +143,9 @@ export async function verifyApplicationToken(db: Db, token: string, options: Ver
       fail('issuer', `Issuer ${iss} is not registered ${scope} (auth domains must match exactly)`);
     else {
       applicationId = row.applicationId;
-      jwksUri = row.jwksUri;
-      pass('issuer', `Issuer ${iss} is registered${jwksUri ? ` (keys also from its key set ${jwksUri})` : ''}`);
+      // Added with discovery: the jwks_uri checked then, and when (see IssuerConfigs.jwksUriFor).
+      discovery = row.jwksUri ? { jwksUri: row.jwksUri, checkedAt: row.createdAt } : null;
+      pass('issuer', `Issuer ${iss} is registered${discovery ? ' (keys also from its OpenID configuration)' : ''}`);
     }
   }
 
@@ -161,25 +165,30 @@ export async function verifyApplicationToken(db: Db, token: string, options: Ver
       .limit(1);
     const expired = row && keyExpiryState(row.jwk.exp, now) === 'expired' ? row.jwk : null;
     let issuerProblem: string | null = null;
+    // The issuer's key set as its OpenID configuration names it now; configProblem: the last good one's, and why.
+    let jwksUri: string | null = null;
+    let configProblem: string | null = null;
     if (row && !expired) {
       jwk = row.jwk;
       keySource = { type: 'uploaded', kid };
-    } else if (jwksUri) {
+    } else if (discovery) {
       try {
+        ({ jwksUri, problem: configProblem } = await issuerConfigs.jwksUriFor(iss as string, discovery, options.log));
         const found = await issuerKeys.find(jwksUri, kid);
         if (found && keyExpiryState(found.exp, now) !== 'expired') {
           jwk = found;
-          keySource = { type: 'issuer', kid, jwksUri };
+          keySource = { type: 'issuer', kid, jwksUri, ...(configProblem ? { configProblem } : {}) };
         }
       } catch (error) {
         issuerProblem = (error as Error).message;
       }
     }
-    if (jwk && keySource?.type === 'issuer') pass('key', `Key ${kid} (${describeKey(jwk)}) found in the issuer's key set ${jwksUri}`);
+    const lastGood = configProblem ? ` (the last good one: the OpenID configuration cannot be used now — ${configProblem})` : '';
+    if (jwk && keySource?.type === 'issuer') pass('key', `Key ${kid} (${describeKey(jwk)}) found in the issuer's key set ${jwksUri}${lastGood}`);
     else if (jwk) pass('key', `Key ${kid} (${describeKey(jwk)}) found among the uploaded keys`);
     else if (expired) fail('key', `Key ${kid} expired at ${iso(expired.exp!)}; upload a new key`);
-    else if (issuerProblem) fail('key', `No uploaded key has kid ${kid}, and ${issuerProblem.charAt(0).toLowerCase()}${issuerProblem.slice(1)}`);
-    else if (jwksUri) fail('key', `No key with kid ${kid} is registered on the application or in the issuer's key set`);
+    else if (issuerProblem) fail('key', `No uploaded key has kid ${kid}, and ${issuerProblem.charAt(0).toLowerCase()}${issuerProblem.slice(1)}${lastGood}`);
+    else if (discovery) fail('key', `No key with kid ${kid} is registered on the application or in the issuer's key set${lastGood ? ` ${jwksUri}${lastGood}` : ''}`);
     else fail('key', `No key with kid ${kid} is registered on the application`);
   }
 

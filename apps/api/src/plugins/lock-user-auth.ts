@@ -63,15 +63,15 @@ export function registerLockUserAuth(app: FastifyInstance, cache: AccessCache) {
       request.lockUser = cached;
       return done();
     }
-    applicationUser(token).then((user) => {
+    applicationUser(token, request).then((user) => {
       request.lockUser = user;
       done();
     }, done);
   });
 
-  async function applicationUser(token: string): Promise<LockUser> {
+  async function applicationUser(token: string, request: FastifyRequest): Promise<LockUser> {
     const mark = cache.mark();
-    const { report, identity, keyExpiresAt } = await verifyApplicationToken(app.db, token, app.config.platformTokens);
+    const { report, identity, keyExpiresAt } = await verifyApplicationToken(app.db, token, { ...app.config.platformTokens, log: request.log });
     if (!identity) throw unauthorized(report.error ?? platformUserErrors.tokenMissing);
     const row = await upsertFromToken(app.db, identity);
     const user: LockUser = { kind: 'application', id: row.userId, applicationId: identity.applicationId, email: row.email, displayName: row.displayName };

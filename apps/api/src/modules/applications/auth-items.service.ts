@@ -3,7 +3,8 @@ import { apiErrors, MAX_DOMAINS_PER_APPLICATION, MAX_KEYS_PER_APPLICATION, norma
 import type { Db } from '../../db/client.js';
 import { applicationCorsDomains, applicationIssuers, applicationKeys } from '../../db/schema.js';
 import { AppError, conflict, notFound } from '../../errors.js';
-import { discoverIssuer, issuerKeys } from '../../lib/issuer-keys.js';
+import { discoverIssuer, issuerConfigs } from '../../lib/issuer-discovery.js';
+import { issuerKeys } from '../../lib/issuer-keys.js';
 import { isUniqueViolation, touchApplication } from './applications.service.js';
 import { recordChange, type Change, type ChangeActor } from '../history/history.service.js';
 
@@ -70,7 +71,7 @@ export async function addIssuer(db: Db, applicationId: string, url: string, by: 
     if (taken) throw conflict(apiErrors.issuerTaken);
     discovered = await discoverIssuer(issuer);
   }
-  const jwksUri = discovered?.jwksUri ?? null;
+  const jwksUri = discovered?.config.jwksUri ?? null;
   const change: Change = {
     applicationId,
     actor: by,
@@ -78,7 +79,10 @@ export async function addIssuer(db: Db, applicationId: string, url: string, by: 
     changes: [{ field: 'authDomains', before: null, after: issuer }, ...(jwksUri ? [{ field: 'authDomainDiscovery', before: null, after: { jwksUri } }] : [])],
   };
   await insertOnce(db, applicationId, (tx) => tx.insert(applicationIssuers).values({ applicationId, url: issuer, jwksUri }), apiErrors.issuerTaken, change);
-  if (discovered) issuerKeys.prime(discovered.jwksUri, discovered.keySet);
+  if (discovered) {
+    issuerKeys.prime(discovered.config.jwksUri, discovered.keySet);
+    issuerConfigs.prime(issuer, discovered.config);
+  }
 }
 
 export async function removeIssuer(db: Db, applicationId: string, url: string, by: ChangeActor): Promise<void> {
@@ -97,7 +101,10 @@ export async function removeIssuer(db: Db, applicationId: string, url: string, b
       return { applicationId, actor: by, kind: 'issuer', changes: [{ field: 'authDomains', before: gone.url, after: null }] };
     },
   );
-  if (jwksUri) issuerKeys.forget(jwksUri);
+  if (jwksUri) {
+    issuerKeys.forget(jwksUri);
+    issuerConfigs.forget(url.trim());
+  }
 }
 
 /** CORS domains are origins as browsers send them: `https://host[:port]`, lower-case, no path. */

@@ -1,11 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { discoveryErrors, outboundErrors, type Application, type TokenCheckReport } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { applicationIssuers } from '../../db/schema.js';
-import { discoveryLimits, issuerKeys } from '../../lib/issuer-keys.js';
+import { issuerConfigs } from '../../lib/issuer-discovery.js';
+import { discoveryClock, discoveryLimits, issuerKeys, JWKS_FAILURE_TTL_SECONDS, JWKS_MAX_TTL_SECONDS } from '../../lib/issuer-keys.js';
 import { addKey, bearer, createApplication, createOwner, signUserToken, type SigningKey } from '../platform-users/test-fixtures.js';
 
 /**
@@ -22,7 +23,10 @@ const hits: Record<string, number> = {};
 /** Key sets the provider serves, per tenant; tests change them. */
 const keySets: Record<string, { keys: unknown[] }> = {};
 let jwksStatus = 200;
+/** Per tenant: the configuration it serves now, instead of the default one; tests change it. */
+const configs: Record<string, (res: http.ServerResponse, issuer: string) => void> = {};
 let issuerKey: SigningKey;
+let movedKey: SigningKey;
 let uploaded: SigningKey;
 
 const json = (res: http.ServerResponse, body: unknown, headers: Record<string, string> = {}) => {
@@ -37,6 +41,7 @@ beforeAll(async () => {
     const [, tenant, rest] = /^\/([^/]+)(\/.*)$/.exec(path) ?? [];
     const issuer = `${base}/${tenant}`;
     if (rest === '/.well-known/openid-configuration') {
+      if (configs[tenant!]) return configs[tenant!]!(res, issuer);
       switch (tenant) {
         case 'mismatch':
           return json(res, { issuer: `${issuer}/`, jwks_uri: `${issuer}/jwks` });
@@ -65,6 +70,7 @@ beforeAll(async () => {
           return json(res, { issuer, jwks_uri: `${issuer}/jwks`, authorization_endpoint: `${issuer}/authorize` });
       }
     }
+    if (rest === '/jwks-2') return json(res, { keys: [movedKey.publicJwk] }, { 'cache-control': 'max-age=300' });
     if (rest === '/jwks') {
       if (tenant === 'bad-jwks') return json(res, { keys: 'none' });
       if (tenant === 'no-sig-keys') return json(res, { keys: [{ kty: 'oct', k: 'c2VjcmV0', kid: 'sym' }, { ...issuerKey.publicJwk, use: 'enc' }] });
@@ -85,6 +91,7 @@ beforeAll(async () => {
   appId = await createApplication(t, owner.userId);
   issuerKey = await addKey(t, appId, 'ES256', { kid: 'issuer-key-1', register: false });
   uploaded = await addKey(t, appId, 'RS256', { kid: 'uploaded-1' });
+  movedKey = await addKey(t, appId, 'ES256', { kid: 'issuer-key-2', register: false });
 });
 
 afterAll(async () => {
@@ -96,7 +103,10 @@ afterAll(async () => {
 beforeEach(() => {
   for (const k of Object.keys(hits)) delete hits[k];
   jwksStatus = 200;
+  for (const k of Object.keys(configs)) delete configs[k];
   issuerKeys.clear();
+  issuerConfigs.clear();
+  discoveryClock.skewMs = 0;
 });
 
 const addIssuer = (url: string, discovery = true, applicationId = appId) =>
@@ -256,5 +266,102 @@ describe('bad input: a clear 4xx with the contract message, nothing stored', () 
       expect(res.json()).toMatchObject({ code: 400 });
     }
     expect(hits).toEqual({});
+  });
+});
+
+/** The discovery caches' clock moves; the tokens' own times do not (they are checked against the wall clock). */
+const advance = (seconds: number) => (discoveryClock.skewMs += seconds * 1000);
+const keyCheck = (report: TokenCheckReport) => report.checks.find((c) => c.id === 'key')!.message;
+
+describe('the OpenID configuration is read again when it expires', () => {
+  it('follows a moved jwks_uri after the configuration’s max-age: the new keys verify, the old ones stop', async () => {
+    const issuer = `${base}/moving`;
+    configs.moving = (res) => json(res, { issuer, jwks_uri: `${issuer}/jwks` }, { 'cache-control': 'max-age=120' });
+    expect((await addIssuer(issuer)).statusCode).toBe(204);
+    const before = await signUserToken(issuerKey, { iss: issuer, sub: 'm-1' });
+    const after = await signUserToken(movedKey, { iss: issuer, sub: 'm-2' });
+    expect((await platformAuth(before)).statusCode).toBe(200);
+
+    configs.moving = (res) => json(res, { issuer, jwks_uri: `${issuer}/jwks-2` }, { 'cache-control': 'max-age=120' });
+    advance(119);
+    expect((await platformAuth(after)).statusCode).toBe(401);
+    expect(hits['/moving/.well-known/openid-configuration']).toBe(1);
+
+    advance(1);
+    const res = await platformAuth(after);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(hits['/moving/.well-known/openid-configuration']).toBe(2);
+    expect(hits['/moving/jwks-2']).toBe(1);
+    const report = await tokenCheck(after);
+    expect(report.valid).toBe(true);
+    expect(report.keySource).toEqual({ type: 'issuer', kid: 'issuer-key-2', jwksUri: `${issuer}/jwks-2` });
+    expect(keyCheck(report)).toBe(`Key issuer-key-2 (EC P-256) found in the issuer's key set ${issuer}/jwks-2`);
+    expect((await platformAuth(before)).statusCode).toBe(401);
+    // No database write: what the owner added stays as it was.
+    expect((await storedIssuers()).find((r) => r.url === issuer)?.jwksUri).toBe(`${issuer}/jwks`);
+  });
+
+  const broken: [string, string, (res: http.ServerResponse, issuer: string) => void, string][] = [
+    ['names another issuer', 'turning-1', (res, issuer) => json(res, { issuer: `${issuer}/`, jwks_uri: `${issuer}/jwks-2` }), discoveryErrors.issuerMismatch],
+    ['has no jwks_uri', 'turning-2', (res, issuer) => json(res, { issuer }), discoveryErrors.jwksUriMissing],
+    ['is not JSON', 'turning-3', (res) => (res.writeHead(200, { 'content-type': 'text/html' }), res.end('<html>maintenance</html>')), discoveryErrors.configNotJson],
+    ['is gone', 'turning-4', (res) => (res.writeHead(404), res.end()), discoveryErrors.configNotFound],
+    ['redirects to a private address (the guard refuses)', 'turning-5', (res) => (res.writeHead(302, { location: 'http://10.0.0.7/.well-known/openid-configuration' }), res.end()), outboundErrors.badRedirect],
+    ['moves jwks_uri to a private address (the guard refuses)', 'turning-6', (res, issuer) => json(res, { issuer, jwks_uri: 'https://10.0.0.7/jwks' }), discoveryErrors.jwksUriRefused],
+  ];
+  it.each(broken)('a configuration that %s: the last good jwks_uri keeps verifying, the tester and the log say why', async (_name, tenant, serve, reason) => {
+    const issuer = `${base}/${tenant}`;
+    expect((await addIssuer(issuer)).statusCode).toBe(204);
+    const token = await signUserToken(issuerKey, { iss: issuer, sub: 't-1' });
+    configs[tenant] = serve;
+    advance(10 * 60); // the default configuration answer has no Cache-Control: kept 10 minutes
+    const warn = vi.spyOn(t.app.log, 'warn');
+    try {
+      expect((await platformAuth(token)).statusCode).toBe(200);
+      expect(warn).toHaveBeenCalledWith(expect.objectContaining({ issuer, jwksUri: `${issuer}/jwks`, problem: reason }), expect.stringMatching(/last good jwks_uri/));
+    } finally {
+      warn.mockRestore();
+    }
+    const report = await tokenCheck(token);
+    expect(report.valid).toBe(true);
+    expect(report.keySource).toEqual({ type: 'issuer', kid: 'issuer-key-1', jwksUri: `${issuer}/jwks`, configProblem: reason });
+    expect(keyCheck(report)).toBe(
+      `Key issuer-key-1 (EC P-256) found in the issuer's key set ${issuer}/jwks (the last good one: the OpenID configuration cannot be used now — ${reason})`,
+    );
+    // The failure is remembered: one read per JWKS_FAILURE_TTL_SECONDS, not one per token.
+    expect(hits[`/${tenant}/.well-known/openid-configuration`]).toBe(2);
+    advance(JWKS_FAILURE_TTL_SECONDS);
+    expect((await platformAuth(token)).statusCode).toBe(200);
+    expect(hits[`/${tenant}/.well-known/openid-configuration`]).toBe(3);
+
+    // The last good read (when the domain was added) ages out at the max TTL: then the reason is the error.
+    advance(JWKS_MAX_TTL_SECONDS);
+    const refused = await platformAuth(token);
+    expect(refused.statusCode).toBe(401);
+    expect(refused.json().message).toBe(`No uploaded key has kid issuer-key-1, and ${discoveryErrors.configExpired.charAt(0).toLowerCase()}${discoveryErrors.configExpired.slice(1)}: ${reason}`);
+    const failed = await tokenCheck(token);
+    expect(failed.valid).toBe(false);
+    expect(failed.keySource).toBeNull();
+    expect(keyCheck(failed)).toContain(reason);
+  });
+
+  it('the configuration’s own cache headers decide, within bounds: no-store is read again after the minimum, a year’s max-age after a day', async () => {
+    const cases: [string, string, number][] = [
+      ['no-store', 'no-store', 60],
+      ['a-year', 'public, max-age=31536000', JWKS_MAX_TTL_SECONDS],
+    ];
+    for (const [tenant, cacheControl, seconds] of cases) {
+      const issuer = `${base}/${tenant}`;
+      configs[tenant] = (res) => json(res, { issuer, jwks_uri: `${issuer}/jwks` }, { 'cache-control': cacheControl });
+      expect((await addIssuer(issuer)).statusCode).toBe(204);
+      const token = await signUserToken(issuerKey, { iss: issuer });
+      const reads = () => hits[`/${tenant}/.well-known/openid-configuration`];
+      advance(seconds - 1);
+      expect((await platformAuth(token)).statusCode).toBe(200);
+      expect(reads(), tenant).toBe(1);
+      advance(1);
+      expect((await platformAuth(token)).statusCode).toBe(200);
+      expect(reads(), tenant).toBe(2);
+    }
   });
 });

@@ -179,6 +179,8 @@ export const contractDe: Catalogue<typeof contractEn> = {
     jwksUnavailable: 'Der Schlüsselsatz des Ausstellers ("jwks_uri") konnte nicht geladen werden',
     jwksInvalid: 'Der Schlüsselsatz des Ausstellers ist kein JSON Web Key Set',
     jwksNoKeys: 'Der Schlüsselsatz des Ausstellers enthält keinen öffentlichen Signaturschlüssel, den die Plattform verwenden kann',
+    configUnavailable: 'Die OpenID-Konfiguration konnte nicht geladen werden',
+    configExpired: 'Die OpenID-Konfiguration des Ausstellers ist seit mehr als 24 Stunden nicht verwendbar',
   },
   testEmailErrors: {
     noRecipient: 'Ihr Konto hat keine E-Mail-Adresse, an die die Test-E-Mail gehen könnte',
