@@ -321,6 +321,8 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     sourceHeading: 'Verwendeter Schlüssel',
     sourceUploaded: 'Der hochgeladene Schlüssel {{kid}}',
     sourceIssuer: 'Schlüssel {{kid}} aus dem Schlüsselsatz des Ausstellers ({{jwksUri}})',
+    sourceLastGood:
+      'Die OpenID-Konfiguration des Ausstellers ist gerade nicht verwendbar ({{problem}}). Dies ist der zuletzt darin genannte Schlüsselsatz; er gilt bis zu 24 Stunden nach diesem Abruf.',
   },
   testEmail: {
     send: 'Test-E-Mail senden',

@@ -312,6 +312,8 @@ export const appPagesEn = {
     sourceHeading: 'Key used',
     sourceUploaded: 'The uploaded key {{kid}}',
     sourceIssuer: 'Key {{kid}} from the issuer’s key set ({{jwksUri}})',
+    sourceLastGood:
+      'The issuer’s OpenID configuration cannot be used right now ({{problem}}). This is the key set it named last; it is used for up to 24 hours after that read.',
   },
   testEmail: {
     send: 'Send a test email',

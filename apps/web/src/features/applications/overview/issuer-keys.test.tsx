@@ -185,6 +185,19 @@ describe('Token tester key source', () => {
     expect(await within(dialog).findByTestId('token-key-source')).toHaveTextContent(text);
   });
 
+  it('says when the key set is the last good one, and why (the contract text in the current language)', async () => {
+    const source = { type: 'issuer' as const, kid: 'idp-1', jwksUri: 'https://idp.acme.test/keys', configProblem: discoveryErrors.issuerMismatch };
+    const { user } = setup(sampleApplication, (call) => (call.url.endsWith('/token-check') ? json(report(source)) : json(sampleApplication)));
+    await setLanguage('de');
+    await user.click(screen.getByRole('button', { name: 'Nutzer-Token testen' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Nutzer-Token testen' });
+    await user.type(within(dialog).getByRole('textbox', { name: /Nutzer-Token/ }), 'aaa.bbb.ccc');
+    await user.click(within(dialog).getByRole('button', { name: 'Token prüfen' }));
+    expect(await within(dialog).findByTestId('token-key-source')).toHaveTextContent(
+      'Die OpenID-Konfiguration des Ausstellers ist gerade nicht verwendbar (Die OpenID-Konfiguration gehört zu einem anderen Aussteller',
+    );
+  });
+
   it('says nothing of a source when no key matched', async () => {
     const { user } = setup(sampleApplication, (call) => (call.url.endsWith('/token-check') ? json(report(null)) : json(sampleApplication)));
     await user.click(screen.getByRole('button', { name: 'Test a user token' }));

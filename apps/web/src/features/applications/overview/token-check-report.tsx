@@ -5,6 +5,7 @@ import { useId } from 'react';
 import { useTranslation } from 'react-i18next';
 import { CodeBlock } from '../../../components/ui/code-block';
 import { Icon } from '../../../components/ui/icon';
+import { localText } from '../../../lib/server-text';
 
 const look: Record<TokenCheck['status'], { icon: typeof faCircleCheck; colour: string }> = {
   pass: { icon: faCircleCheck, colour: 'success.main' },
@@ -32,6 +33,11 @@ export function TokenCheckReportView({ report }: { report: TokenCheckReport }) {
               ? t('issuerKeys.sourceIssuer', { kid: report.keySource.kid, jwksUri: report.keySource.jwksUri ?? '' })
               : t('issuerKeys.sourceUploaded', { kid: report.keySource.kid })}
           </Box>
+          {report.keySource.configProblem && (
+            <Box component="span" sx={{ display: 'block', color: 'warning.dark', overflowWrap: 'anywhere' }}>
+              {t('issuerKeys.sourceLastGood', { problem: localText(report.keySource.configProblem) })}
+            </Box>
+          )}
         </Typography>
       )}
       <Typography id={checksId} variant="h3" sx={{ mt: 2 }}>
