@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
-import { apiErrors } from '@latchkey/contract';
+import { apiErrors, WEBHOOK_DELIVERY_PAGE_SIZE, type WebhookDelivery } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../test/helpers.js';
 import { applicationCorsDomains } from '../db/schema.js';
 import { addIssuer, addKey, bearer, createApplication, createOwner, signUserToken } from '../modules/platform-users/test-fixtures.js';
@@ -35,7 +35,8 @@ const preflight = (url: string, origin: string, method = 'GET', headers = 'autho
   t.app.inject({ method: 'OPTIONS', url, headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers } });
 
 beforeAll(async () => {
-  t = await createTestApp({ PUBLIC_URL: PORTAL }, { cors: { cacheTtlMs: TTL_MS } });
+  // OUTBOUND_ALLOW: a webhook can be registered on loopback (it is never called: its deliveries are inserted).
+  t = await createTestApp({ PUBLIC_URL: PORTAL, OUTBOUND_ALLOW: '127.0.0.1' }, { cors: { cacheTtlMs: TTL_MS } });
   owner = await createOwner(t);
   appId = await createApplication(t, owner.userId);
   await addIssuer(t, appId, ISS);
@@ -55,7 +56,7 @@ describe('a registered origin', () => {
     expect(res.headers['access-control-allow-origin']).toBe(PARTNER);
     expect(res.headers.vary).toMatch(/\bOrigin\b/);
     expect(corsHeaders(res.headers).sort()).toEqual(['access-control-allow-origin', 'access-control-expose-headers']);
-    expect(res.headers['access-control-expose-headers']).toBe('retry-after, location');
+    expect(res.headers['access-control-expose-headers']).toBe('retry-after, location, link');
   });
 
   it('gets them on errors too, so the partner can read the 401', async () => {
@@ -94,6 +95,35 @@ describe('a registered origin', () => {
     const otherApp = await createApplication(t, other.userId, 'Someone Else');
     await cors('POST', 'https://elsewhere.example', otherApp, other.token);
     expect((await get(AUTH, 'https://elsewhere.example', userToken)).headers['access-control-allow-origin']).toBe('https://elsewhere.example');
+  });
+});
+
+describe('a paged list, read from a registered origin', () => {
+  it('exposes Link, so the partner’s script can follow the webhook delivery log to its next page', async () => {
+    const base = `/api/platform/application/${appId}`;
+    const created = await t.app.inject({ method: 'POST', url: `${base}/webhook`, headers: bearer(owner.token), payload: { url: 'http://127.0.0.1:9/hook', events: ['share.added'] } });
+    expect(created.statusCode, created.body).toBe(201);
+    const hookId = (created.json() as { id: string }).id;
+    await t.database.executeSql(
+      `insert into webhook_deliveries (webhook_id, application_id, event_type, payload, status, attempts, response_status, created_at, relay_after)
+       select $1, $2, 'share.added', '{}'::jsonb, 'succeeded', 1, 200, now() - i * interval '1 second', null from generate_series(1, ${WEBHOOK_DELIVERY_PAGE_SIZE + 1}) i`,
+      [hookId, appId],
+    );
+
+    const first = await get(`${base}/webhook/${hookId}/delivery`, PARTNER, owner.token);
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.headers['access-control-allow-origin']).toBe(PARTNER);
+    // What a browser lets the page read besides the safelisted headers: Link must be among them.
+    const exposed = String(first.headers['access-control-expose-headers']).split(',').map((h) => h.trim().toLowerCase());
+    expect(exposed).toContain('link');
+    const link = first.headers.link as string;
+    expect(link).toMatch(/^<.+>; rel="next"$/);
+
+    const next = await get(link.slice(1, link.indexOf('>')), PARTNER, owner.token);
+    expect(next.statusCode, next.body).toBe(200);
+    expect(next.headers['access-control-allow-origin']).toBe(PARTNER);
+    expect((first.json() as WebhookDelivery[]).length + (next.json() as WebhookDelivery[]).length).toBe(WEBHOOK_DELIVERY_PAGE_SIZE + 1);
+    expect(next.headers.link).toBeUndefined();
   });
 });
 

@@ -66,8 +66,9 @@ export function registerCors(app: FastifyInstance, db: Db, options: CorsOptions)
       return;
     }
     reply.header('access-control-allow-origin', origin);
-    // Let the partner's script read when to retry after a 429, and where a created resource lives.
-    if (!preflight) return void reply.header('access-control-expose-headers', 'retry-after, location');
+    // Let the partner's script read when to retry after a 429, where a created resource lives, and the
+    // next page of a paged list (the webhook delivery log's `Link: <…>; rel="next"`).
+    if (!preflight) return void reply.header('access-control-expose-headers', 'retry-after, location, link');
     reply
       .code(204)
       .headers({
