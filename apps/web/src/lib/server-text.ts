@@ -30,5 +30,13 @@ function index(): Map<string, string> {
 export function localText(text: string): string {
   if (getI18n().language === 'en') return text;
   const key = index().get(text);
-  return key ? String(getI18n().t(key as never)) : text;
+  if (key) return String(getI18n().t(key as never));
+  // A known text with what it is about after a colon (the outbound guard's "The URL must start with
+  // https://: example.com"): the text in the reader's language, the detail as it came. The last colon
+  // first, since a known text may itself contain one.
+  for (let at = text.lastIndexOf(': '); at > 0; at = text.lastIndexOf(': ', at - 1)) {
+    const known = index().get(text.slice(0, at));
+    if (known) return `${String(getI18n().t(known as never))}${text.slice(at)}`;
+  }
+  return text;
 }
