@@ -249,6 +249,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     after: 'Nachher',
     by: 'von {{actor}}',
     platform: 'der Plattform',
+    redacted: '[verborgen]',
     none: '—',
     yes: 'Ja',
     no: 'Nein',
@@ -269,6 +270,12 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
       share: 'Schloss-Freigabe',
       user: 'Partner-Nutzer',
       webhook: 'Webhook',
+    },
+    members: {
+      exp: 'Läuft ab',
+      headline: 'Überschrift',
+      actionText: 'Button-Text',
+      actionTarget: 'Button-Ziel',
     },
     fields: {
       name: 'Name',

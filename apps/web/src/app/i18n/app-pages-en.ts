@@ -241,6 +241,7 @@ export const appPagesEn = {
     after: 'After',
     by: 'by {{actor}}',
     platform: 'the platform',
+    redacted: '[redacted]',
     none: '—',
     yes: 'Yes',
     no: 'No',
@@ -261,6 +262,13 @@ export const appPagesEn = {
       share: 'Lock share',
       user: 'Partner user',
       webhook: 'Webhook',
+    },
+    // Members of a recorded object (a key's JWK, a call to action); the JWK's own names (kid, kty …) stay.
+    members: {
+      exp: 'Expires',
+      headline: 'Headline',
+      actionText: 'Button text',
+      actionTarget: 'Button target',
     },
     fields: {
       name: 'Name',

@@ -60,12 +60,49 @@ describe('History', () => {
     const rows = within(within(items[0]!).getByRole('table')).getAllByRole('row').slice(1);
     expect(rows.map((r) => Array.from(r.children).map((c) => c.textContent))).toEqual([['Primary colour', '#00283C', '#112233']]);
     const keyRows = within(within(items[1]!).getByRole('table')).getAllByRole('row').slice(1);
-    expect(Array.from(keyRows[0]!.children).map((c) => c.textContent)).toEqual(['Auth key', '—', '{"kid":"kid-1","kty":"OKP"}']);
+    expect(Array.from(keyRows[0]!.children).map((c) => c.textContent)).toEqual(['Auth key', '—', 'kid: kid-1\nkty: OKP']);
 
     await u.click(screen.getByRole('button', { name: 'Load more' }));
     await waitFor(() => expect(within(list).getAllByRole('listitem')).toHaveLength(3));
     expect(query(lists(calls).at(-1)!).get('cursor')).toBe('next');
     expect(screen.queryByRole('button', { name: 'Load more' })).toBeNull();
+  });
+
+  it('reads each value as a person would: dates for a share’s bounds and a key’s expiry, the role, lists, secrets', async () => {
+    const share = [
+      { field: 'role', before: null, after: 'USER' },
+      { field: 'start', before: null, after: AT },
+      { field: 'end', before: AT, after: null },
+    ];
+    const webhook = [
+      { field: 'events', before: null, after: ['share.added', 'application.updated'] },
+      { field: 'secret', before: '[redacted]', after: '[redacted]' },
+    ];
+    setup(() =>
+      json({
+        items: [
+          entry(1, { kind: 'share', subject: 'guest@acme.test · Front door', changes: share }),
+          entry(2, { kind: 'key', subject: 'kid-1', changes: [{ field: 'authKeys', before: null, after: { kid: 'kid-1', kty: 'EC', exp: AT } }] }),
+          entry(3, { kind: 'webhook', subject: 'https://hooks.test', changes: webhook }),
+        ],
+        nextCursor: null,
+      }),
+    );
+    const list = await screen.findByRole('list', { name: 'Changes' });
+    const cells = (n: number) =>
+      within(within(list).getAllByRole('listitem')[n]!).getAllByRole('row').slice(1).map((r) => Array.from(r.children).map((c) => c.textContent));
+    const when = /^05\/03\/2024, \d\d:\d\d$/;
+    const [role, start, end] = cells(0);
+    expect(role).toEqual(['Role', '—', 'User']);
+    expect(start![2]).toMatch(when);
+    expect(end![1]).toMatch(when);
+    const [kid, kty, exp] = cells(1)[0]![2]!.split('\n');
+    expect([kid, kty]).toEqual(['kid: kid-1', 'kty: EC']);
+    expect(exp).toMatch(/^Expires: 05\/03\/2024, \d\d:\d\d$/);
+    expect(cells(2)).toEqual([
+      ['Events', '—', 'share.added, application.updated'],
+      ['Signing secret', '[redacted]', '[redacted]'],
+    ]);
   });
 
   it('filters by kind and by actor on the server, keeping the filters in the URL', async () => {

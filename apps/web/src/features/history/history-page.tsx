@@ -14,13 +14,16 @@ import {
   TextField,
   Typography,
 } from '@mui/material';
+import type { Theme } from '@mui/material';
 import { useDeferredValue } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useParams, useSearchParams } from 'react-router';
 import { PageLoader } from '../../components/ui/page-loader';
+import { visuallyHidden } from '../../components/ui/visually-hidden';
 import { formatDateTime } from '../../lib/dates';
 import { errorMessage } from '../../lib/http';
 import { filterFromParams, useHistory, useHistoryActors } from './api';
+import { useChangeValue } from './change-value';
 
 /** A field's name in words where the table knows it ("emailPreferences.primaryColour" → "Primary colour"). */
 function useFieldLabel() {
@@ -31,39 +34,44 @@ function useFieldLabel() {
   };
 }
 
-/** A before or after value as text: nothing reads "—", an object reads as compact JSON. */
-function useValueText() {
-  const { t } = useTranslation();
-  return (value: unknown): string => {
-    if (value === null || value === undefined || value === '') return t('history.none');
-    if (typeof value === 'boolean') return value ? t('history.yes') : t('history.no');
-    if (typeof value === 'string' || typeof value === 'number') return String(value);
-    return JSON.stringify(value);
-  };
-}
+/**
+ * Field | Before | After. On a phone the three columns would leave each a few letters wide: there each row
+ * is the field's name over its before and after side by side, each captioned from its data-caption (the
+ * column headers stay for screen readers), still one table row.
+ */
+const stacked = (theme: Theme) => ({
+  [theme.breakpoints.down('sm')]: {
+    tableLayout: 'auto',
+    '& thead': visuallyHidden,
+    '& tbody tr': { display: 'grid', gridTemplateColumns: '1fr 1fr', columnGap: 2, borderBottom: 1, borderColor: 'divider', py: 1 },
+    '& tbody th': { gridColumn: '1 / -1', fontWeight: 600 },
+    '& tbody th, & tbody td': { border: 0, px: 0, py: 0.5 },
+    '& tbody td::before': { content: 'attr(data-caption)', display: 'block', ...theme.typography.caption, color: 'text.secondary' },
+  },
+});
 
 function ChangeTable({ entry }: { entry: HistoryEntry }) {
   const { t } = useTranslation();
   const fieldLabel = useFieldLabel();
-  const valueText = useValueText();
-  const cell = { overflowWrap: 'anywhere', verticalAlign: 'top' } as const;
+  const valueText = useChangeValue();
+  const cell = { overflowWrap: 'anywhere', verticalAlign: 'top', whiteSpace: 'pre-line' } as const;
   const row = (change: FieldChange) => (
     <TableRow key={change.field}>
-      <TableCell component="th" scope="row" sx={cell}>
+      <TableCell component="th" scope="row" sx={{ ...cell, overflowWrap: 'break-word' }}>
         {fieldLabel(change.field)}
       </TableCell>
-      <TableCell sx={{ ...cell, color: 'text.secondary' }}>
-        <Box component={change.before == null ? 'span' : 'del'}>{valueText(change.before)}</Box>
+      <TableCell sx={{ ...cell, color: 'text.secondary' }} data-caption={t('history.before')}>
+        <Box component={change.before == null ? 'span' : 'del'}>{valueText(change.before, change.field)}</Box>
       </TableCell>
-      <TableCell sx={cell}>
+      <TableCell sx={cell} data-caption={t('history.after')}>
         <Box component={change.after == null ? 'span' : 'ins'} sx={{ textDecoration: 'none', fontWeight: 500 }}>
-          {valueText(change.after)}
+          {valueText(change.after, change.field)}
         </Box>
       </TableCell>
     </TableRow>
   );
   return (
-    <Table size="small" aria-label={t('history.changesOf', { kind: t(`history.kinds.${entry.kind}`) })} sx={{ tableLayout: 'fixed' }}>
+    <Table size="small" aria-label={t('history.changesOf', { kind: t(`history.kinds.${entry.kind}`) })} sx={[{ tableLayout: 'fixed' }, stacked]}>
       <TableHead>
         <TableRow>
           <TableCell sx={{ width: '30%' }}>{t('history.field')}</TableCell>
