@@ -38,6 +38,7 @@ interface AddProps {
 export function AddWebhookDialog({ appId, open, onCancel, onCreated }: AddProps) {
   const { t } = useTranslation();
   const titleId = useId();
+  const eventsErrorId = useId();
   const create = useCreateWebhook(appId);
   const form = useForm<CreateWebhook>({ resolver: zodResolver(createWebhookSchema), defaultValues: { url: '', events: [] }, mode: 'onTouched' });
   const { reset } = form;
@@ -65,20 +66,22 @@ export function AddWebhookDialog({ appId, open, onCancel, onCreated }: AddProps)
       >
         <DialogTitle id={titleId}>{t('webhooks.add')}</DialogTitle>
         <DialogContent>
-          <FormTextField control={form.control} name="url" label={t('webhooks.url')} placeholder="https://api.example.com/latchkey/webhooks" required fullWidth margin="normal" type="url" />
+          <FormTextField control={form.control} name="url" label={t('webhooks.url')} placeholder="https://api.example.com/latchkey/webhooks" required fullWidth margin="normal" type="url" autoFocus />
           <Controller
             control={form.control}
             name="events"
             render={({ field, fieldState }) => (
-              <FormControl component="fieldset" error={fieldState.error !== undefined} margin="normal" required>
+              // The error is the group's description, and a refused submit focuses the first event.
+              <FormControl component="fieldset" error={fieldState.error !== undefined} margin="normal" required aria-describedby={fieldState.error ? eventsErrorId : undefined}>
                 <FormLabel component="legend">{t('webhooks.events')}</FormLabel>
                 <FormGroup>
-                  {WEBHOOK_EVENTS.map((event) => (
+                  {WEBHOOK_EVENTS.map((event, i) => (
                     <FormControlLabel
                       key={event}
                       label={`${t(`webhooks.eventNames.${event.replace('.', '_') as 'lock_unlocked'}`)} (${event})`}
                       control={
                         <Checkbox
+                          slotProps={{ input: { ref: i === 0 ? field.ref : undefined } }}
                           checked={field.value.includes(event)}
                           onChange={(e) => field.onChange(e.target.checked ? [...field.value, event] : field.value.filter((v) => v !== event))}
                           onBlur={field.onBlur}
@@ -87,7 +90,7 @@ export function AddWebhookDialog({ appId, open, onCancel, onCreated }: AddProps)
                     />
                   ))}
                 </FormGroup>
-                {fieldState.error?.message && <FormHelperText>{localText(fieldState.error.message)}</FormHelperText>}
+                {fieldState.error?.message && <FormHelperText id={eventsErrorId}>{localText(fieldState.error.message)}</FormHelperText>}
               </FormControl>
             )}
           />

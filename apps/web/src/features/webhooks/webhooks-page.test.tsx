@@ -58,6 +58,20 @@ describe('Webhooks', () => {
     expect(await screen.findByRole('cell', { name: hook.url })).toBeInTheDocument();
   });
 
+  it('starts in the URL field, and a missing event is said to the group and focuses its first box', async () => {
+    const { calls, u } = setup((call) => (call.url === BASE ? json([]) : undefined));
+    await u.click(await screen.findByRole('button', { name: 'Add webhook' }));
+    const dialog = screen.getByRole('dialog', { name: 'Add webhook' });
+    const url = within(dialog).getByRole('textbox', { name: /Endpoint URL/ });
+    await waitFor(() => expect(url).toHaveFocus());
+    await u.keyboard(hook.url);
+    await u.click(within(dialog).getByRole('button', { name: 'Add' }));
+    expect(within(dialog).getByRole('group', { name: /Events/ })).toHaveAccessibleDescription('Choose at least one event');
+    expect(within(dialog).getByRole('checkbox', { name: /lock\.unlocked/ })).toHaveFocus();
+    expect(url).toHaveValue(hook.url);
+    expect(calls.some((c) => c.method === 'POST')).toBe(false);
+  });
+
   it('keeps the server’s refusal of the URL under the field', async () => {
     const { u } = setup((call) => {
       if (call.method === 'POST') return json({ code: 400, message: 'The URL must start with https://' }, 400);
