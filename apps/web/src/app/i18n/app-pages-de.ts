@@ -373,6 +373,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     statuses: { pending: 'Ausstehend', retrying: 'Wird wiederholt', succeeded: 'Zugestellt', failed: 'Fehlgeschlagen' },
     resend: 'Erneut senden',
     resendOne: '{{event}} vom {{time}} erneut senden',
+    resent: 'Zum erneuten Senden eingereiht',
     rotate: 'Geheimnis ersetzen',
     rotateOne: 'Das Geheimnis von {{url}} ersetzen',
     rotateTitle: 'Signaturgeheimnis ersetzen?',
@@ -380,6 +381,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     delete: 'Löschen',
     deleteOne: 'Den Webhook {{url}} löschen',
     deleteTitle: 'Diesen Webhook löschen?',
+    deleted: 'Webhook gelöscht',
     deleteText: '{{url}} erhält keine Ereignisse mehr, und sein Zustellprotokoll wird gelöscht.',
   },
 };

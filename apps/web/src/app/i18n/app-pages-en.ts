@@ -365,6 +365,7 @@ export const appPagesEn = {
     statuses: { pending: 'Pending', retrying: 'Retrying', succeeded: 'Delivered', failed: 'Failed' },
     resend: 'Resend',
     resendOne: 'Resend {{event}} of {{time}}',
+    resent: 'Queued to be sent again',
     rotate: 'Rotate secret',
     rotateOne: 'Rotate the secret of {{url}}',
     rotateTitle: 'Rotate the signing secret?',
@@ -372,6 +373,7 @@ export const appPagesEn = {
     delete: 'Delete',
     deleteOne: 'Delete the webhook {{url}}',
     deleteTitle: 'Delete this webhook?',
+    deleted: 'Webhook deleted',
     deleteText: '{{url}} receives no more events, and its delivery log is deleted.',
   },
 } as const;

@@ -14,12 +14,11 @@ import {
   TextField,
   Typography,
 } from '@mui/material';
-import type { Theme } from '@mui/material';
 import { useDeferredValue } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useParams, useSearchParams } from 'react-router';
 import { PageLoader } from '../../components/ui/page-loader';
-import { visuallyHidden } from '../../components/ui/visually-hidden';
+import { stackedOnPhone } from '../../components/ui/stacked-table';
 import { formatDateTime } from '../../lib/dates';
 import { errorMessage } from '../../lib/http';
 import { filterFromParams, useHistory, useHistoryActors } from './api';
@@ -34,22 +33,7 @@ function useFieldLabel() {
   };
 }
 
-/**
- * Field | Before | After. On a phone the three columns would leave each a few letters wide: there each row
- * is the field's name over its before and after side by side, each captioned from its data-caption (the
- * column headers stay for screen readers), still one table row.
- */
-const stacked = (theme: Theme) => ({
-  [theme.breakpoints.down('sm')]: {
-    tableLayout: 'auto',
-    '& thead': visuallyHidden,
-    '& tbody tr': { display: 'grid', gridTemplateColumns: '1fr 1fr', columnGap: 2, borderBottom: 1, borderColor: 'divider', py: 1 },
-    '& tbody th': { gridColumn: '1 / -1', fontWeight: 600 },
-    '& tbody th, & tbody td': { border: 0, px: 0, py: 0.5 },
-    '& tbody td::before': { content: 'attr(data-caption)', display: 'block', ...theme.typography.caption, color: 'text.secondary' },
-  },
-});
-
+/** Field | Before | After; on a phone each field over its captioned before and after (stackedOnPhone). */
 function ChangeTable({ entry }: { entry: HistoryEntry }) {
   const { t } = useTranslation();
   const fieldLabel = useFieldLabel();
@@ -71,7 +55,7 @@ function ChangeTable({ entry }: { entry: HistoryEntry }) {
     </TableRow>
   );
   return (
-    <Table size="small" aria-label={t('history.changesOf', { kind: t(`history.kinds.${entry.kind}`) })} sx={[{ tableLayout: 'fixed' }, stacked]}>
+    <Table size="small" aria-label={t('history.changesOf', { kind: t(`history.kinds.${entry.kind}`) })} sx={[{ tableLayout: 'fixed' }, stackedOnPhone]}>
       <TableHead>
         <TableRow>
           <TableCell sx={{ width: '30%' }}>{t('history.field')}</TableCell>

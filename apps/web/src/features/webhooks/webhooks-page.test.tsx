@@ -101,6 +101,8 @@ describe('Webhooks', () => {
     ]);
     await u.click(within(rows[0]!).getByRole('button', { name: /Resend lock\.unlocked/ }));
     await waitFor(() => expect(calls.some((c) => c.method === 'POST' && c.url === `${BASE}/w-1/delivery/d-1/resend`)).toBe(true));
+    // A sign that it worked: the row itself may not change before the next poll.
+    expect(await screen.findByRole('status')).toHaveTextContent('Queued to be sent again');
   });
 
   it('pages the delivery log with Load more, following the Link rel="next" cursor', async () => {
@@ -147,5 +149,8 @@ describe('Webhooks', () => {
     await u.click(screen.getByRole('button', { name: `Delete the webhook ${hook.url}` }));
     await u.click(within(screen.getByRole('dialog', { name: 'Delete this webhook?' })).getByRole('button', { name: 'Delete' }));
     expect(await screen.findByText(/No webhooks yet/)).toBeInTheDocument();
+    expect(await screen.findByRole('status')).toHaveTextContent('Webhook deleted');
+    // Focus does not fall to the page with the Delete button's row: it is on Add webhook.
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Add webhook' })).toHaveFocus());
   });
 });

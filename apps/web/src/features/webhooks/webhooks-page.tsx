@@ -14,11 +14,13 @@ import {
   TableRow,
   Typography,
 } from '@mui/material';
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useParams, useSearchParams } from 'react-router';
 import { ConfirmDialog } from '../../components/ui/confirm-dialog';
 import { PageLoader } from '../../components/ui/page-loader';
+import { showSaved } from '../../components/ui/saved-notice';
+import { stackedOnPhone } from '../../components/ui/stacked-table';
 import { formatDateTime } from '../../lib/dates';
 import { errorMessage } from '../../lib/http';
 import { useDeleteWebhook, useDeliveries, useResendDelivery, useRotateWebhookSecret, useWebhooks } from './api';
@@ -46,7 +48,7 @@ function DeliveryLog({ appId, webhook }: { appId: string; webhook: Webhook }) {
       {deliveries.data && items.length === 0 && <Typography>{t('webhooks.noDeliveries')}</Typography>}
       {items.length > 0 && (
         <TableContainer>
-          <Table size="small" aria-label={t('webhooks.deliveries')}>
+          <Table size="small" aria-label={t('webhooks.deliveries')} sx={stackedOnPhone}>
             <TableHead>
               <TableRow>
                 <TableCell>{t('webhooks.event')}</TableCell>
@@ -63,14 +65,16 @@ function DeliveryLog({ appId, webhook }: { appId: string; webhook: Webhook }) {
                   <TableCell>
                     <code>{d.eventType}</code>
                   </TableCell>
-                  <TableCell>
+                  <TableCell data-caption={t('webhooks.status')}>
                     <Chip size="small" color={colour[d.status]} variant="outlined" label={t(`webhooks.statuses.${d.status}`)} />
                   </TableCell>
-                  <TableCell sx={{ overflowWrap: 'anywhere' }}>{d.responseStatus ?? d.error ?? t('history.none')}</TableCell>
-                  <TableCell>{d.attempts}</TableCell>
-                  <TableCell>{formatDateTime(d.at, i18n.language)}</TableCell>
-                  <TableCell>
-                    <Button size="small" onClick={() => resend.mutate(d.id)} disabled={resend.isPending} aria-label={t('webhooks.resendOne', { event: d.eventType, time: formatDateTime(d.at, i18n.language) })}>
+                  <TableCell sx={{ overflowWrap: 'anywhere' }} data-caption={t('webhooks.response')}>
+                    {d.responseStatus ?? d.error ?? t('history.none')}
+                  </TableCell>
+                  <TableCell data-caption={t('webhooks.attempts')}>{d.attempts}</TableCell>
+                  <TableCell data-caption={t('webhooks.time')}>{formatDateTime(d.at, i18n.language)}</TableCell>
+                  <TableCell sx={{ gridColumn: { xs: '1 / -1', sm: 'auto' } }}>
+                    <Button size="small" onClick={() => resend.mutate(d.id, { onSuccess: () => showSaved(t('webhooks.resent')) })} disabled={resend.isPending} aria-label={t('webhooks.resendOne', { event: d.eventType, time: formatDateTime(d.at, i18n.language) })}>
                       {t('webhooks.resend')}
                     </Button>
                   </TableCell>
@@ -103,6 +107,7 @@ export function WebhooksPage() {
   const [adding, setAdding] = useState(false);
   const [secret, setSecret] = useState<WebhookWithSecret | null>(null);
   const [confirming, setConfirming] = useState<{ action: 'rotate' | 'delete'; webhook: Webhook } | null>(null);
+  const addButton = useRef<HTMLButtonElement>(null);
   const list = webhooks.data ?? [];
   const chosen = list.find((w) => w.id === params.get(WEBHOOK_PARAM)) ?? list[0] ?? null;
 
@@ -111,14 +116,21 @@ export function WebhooksPage() {
     const { action, webhook } = confirming;
     setConfirming(null);
     if (action === 'rotate') rotate.mutate(webhook.id, { onSuccess: setSecret });
-    else remove.mutate(webhook.id);
+    // The confirmation gives focus back to the Delete button, which goes with its row: focus moves to Add.
+    else
+      remove.mutate(webhook.id, {
+        onSuccess: () => {
+          showSaved(t('webhooks.deleted'));
+          addButton.current?.focus();
+        },
+      });
   };
 
   return (
     <Paper variant="outlined" sx={{ p: { xs: 2, sm: 3 } }}>
       <Stack direction={{ xs: 'column', sm: 'row' }} spacing={2} sx={{ justifyContent: 'space-between', alignItems: { sm: 'center' }, mb: 1 }}>
         <Typography variant="h1">{t('webhooks.title')}</Typography>
-        <Button variant="contained" onClick={() => setAdding(true)}>
+        <Button ref={addButton} variant="contained" onClick={() => setAdding(true)}>
           {t('webhooks.add')}
         </Button>
       </Stack>
@@ -131,7 +143,7 @@ export function WebhooksPage() {
       {webhooks.data && list.length === 0 && <Typography>{t('webhooks.empty')}</Typography>}
       {list.length > 0 && (
         <TableContainer>
-          <Table aria-label={t('webhooks.title')}>
+          <Table aria-label={t('webhooks.title')} sx={stackedOnPhone}>
             <TableHead>
               <TableRow>
                 <TableCell>{t('webhooks.url')}</TableCell>
@@ -144,15 +156,15 @@ export function WebhooksPage() {
               {list.map((w) => (
                 <TableRow key={w.id} selected={w.id === chosen?.id}>
                   <TableCell sx={{ overflowWrap: 'anywhere' }}>{w.url}</TableCell>
-                  <TableCell>
+                  <TableCell data-caption={t('webhooks.events')}>
                     <Box sx={{ display: 'flex', flexWrap: 'wrap', gap: 0.5 }}>
                       {w.events.map((e) => (
                         <Chip key={e} size="small" variant="outlined" label={t(eventKey(e))} />
                       ))}
                     </Box>
                   </TableCell>
-                  <TableCell>{formatDateTime(w.createdAt, i18n.language)}</TableCell>
-                  <TableCell>
+                  <TableCell data-caption={t('webhooks.created')}>{formatDateTime(w.createdAt, i18n.language)}</TableCell>
+                  <TableCell sx={{ gridColumn: { xs: '1 / -1', sm: 'auto' } }}>
                     <Box sx={{ display: 'flex', flexWrap: 'wrap', gap: 1 }}>
                       <Button
                         size="small"
