@@ -18,6 +18,8 @@ export class ApiError extends Error {
     super(message);
     this.name = 'ApiError';
   }
+  /** A 429's Retry-After, in seconds, when the server gave one. */
+  retryAfterSeconds?: number;
 }
 
 export interface RequestOptions {
@@ -36,7 +38,12 @@ async function toApiError(res: Response): Promise<ApiError> {
   let text = res.statusText || `HTTP ${res.status}`;
   try {
     const parsed = errorBodySchema.safeParse(await res.json());
-    if (parsed.success) return new ApiError(res.status, parsed.data.message, parsed.data.code, parsed.data.errors);
+    if (parsed.success) {
+      const error = new ApiError(res.status, parsed.data.message, parsed.data.code, parsed.data.errors);
+      const retryAfter = Number(res.headers.get('retry-after') ?? NaN);
+      if (retryAfter >= 0) error.retryAfterSeconds = retryAfter;
+      return error;
+    }
   } catch {
     // Not JSON (e.g. a proxy's HTML page): keep the status text.
   }

@@ -335,6 +335,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     send: 'Test-E-Mail senden',
     help: 'Sendet die Vorschau, einschließlich nicht gespeicherter Änderungen, an {{email}}.',
     sentOutbox: 'Test-E-Mail an {{to}} gesendet; sie liegt auch im Postausgang dieser Anwendung.',
+    limited: 'Sie können alle {{window}} Minuten {{max}} Test-E-Mails senden. Versuchen Sie es in etwa {{minutes}} Min. erneut.',
   },
   webhooks: {
     title: 'Webhooks',

@@ -327,6 +327,7 @@ export const appPagesEn = {
     send: 'Send a test email',
     help: 'Sends the preview, including unsaved changes, to {{email}}.',
     sentOutbox: 'Test email sent to {{to}}; it is also in this application’s Outbox.',
+    limited: 'You can send {{max}} test emails every {{window}} minutes. Try again in about {{minutes}} min.',
   },
   webhooks: {
     title: 'Webhooks',

@@ -75,6 +75,7 @@ describe('Send a test email', () => {
 
     status = 429;
     await user.click(screen.getByRole('button', { name: 'Send a test email' }));
-    expect(await screen.findByRole('alertdialog')).toHaveTextContent('Too many attempts. Please wait and try again.');
+    // The limit and when to try again (Retry-After: 60), not a bare "too many attempts".
+    expect(await screen.findByRole('alertdialog')).toHaveTextContent('You can send 5 test emails every 10 minutes. Try again in about 1 min.');
   });
 });

@@ -1,5 +1,5 @@
 import { faPaperPlane } from '@fortawesome/free-solid-svg-icons';
-import { LANGUAGES, type EmailPreferencesUpdate, type Language } from '@latchkey/contract';
+import { LANGUAGES, TEST_EMAIL_LIMIT, type EmailPreferencesUpdate, type Language } from '@latchkey/contract';
 import { Box, Button, FormHelperText } from '@mui/material';
 import { useId } from 'react';
 import { useFormContext, type FieldValues } from 'react-hook-form';
@@ -7,6 +7,7 @@ import { useTranslation } from 'react-i18next';
 import { Icon } from '../../../components/ui/icon';
 import { useOperation } from '../../../components/ui/use-operation';
 import { showFieldErrors } from '../../../lib/field-errors';
+import { ApiError, errorMessage } from '../../../lib/http';
 import { useSession } from '../../../lib/use-session';
 import { sendTestEmail } from '../test-email-api';
 
@@ -45,6 +46,15 @@ export function TestEmailButton({ applicationId }: { applicationId: string }) {
     await op.run(() => sendTestEmail(applicationId, { emailPreferences, language }), {
       notice: t('testEmail.sentOutbox', { to: email ?? '' }),
       inPlace: (e) => showFieldErrors(form as never, e, 'emailPreferences.'),
+      // The limit in words, and when the next one may go, rather than a bare "too many attempts".
+      failureMessage: (e) =>
+        e instanceof ApiError && e.status === 429
+          ? t('testEmail.limited', {
+              max: TEST_EMAIL_LIMIT.max,
+              window: TEST_EMAIL_LIMIT.windowSeconds / 60,
+              minutes: Math.max(1, Math.ceil((e.retryAfterSeconds ?? TEST_EMAIL_LIMIT.windowSeconds) / 60)),
+            })
+          : errorMessage(e),
     });
   };
 
