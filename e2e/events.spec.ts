@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { createAppViaApi, expectAccessible, login, registerViaApi, screenshot, uniqueEmail } from './support';
+import { createAppViaApi, expectAccessible, login, PASSWORD, registerViaApi, screenshot, uniqueEmail } from './support';
 
 /**
  * Issue 19: an owner sees who changed what in the application's History, with filters and a readable
@@ -112,4 +112,62 @@ test('the Webhooks page adds an endpoint, shows the secret once, logs deliveries
   await expect(page.getByRole('list', { name: 'Changes' }).getByRole('listitem')).toHaveCount(3);
   await expect(page.getByText(secret)).toHaveCount(0);
   await expect(page.getByRole('row', { name: 'Signing secret [redacted] [redacted]' })).toBeVisible();
+});
+
+/**
+ * On a phone, the History's changes and the Webhooks' tables stack each row's cells with captions instead of
+ * squeezing columns to a few letters or pushing them off-screen; both pages stay accessible there.
+ */
+test('History and Webhooks on a phone: rows stack, nothing off-screen, accessible', async ({ page, request }) => {
+  const email = uniqueEmail('phone');
+  const { authToken } = await registerViaApi(request, email, 'Phone Owner');
+  const appId = await createAppViaApi(request, authToken, 'Phone Doors');
+  const auth = { authorization: `Bearer ${authToken}` };
+  const hook = await request.post(`/api/platform/application/${appId}/webhook`, { headers: auth, data: { url: 'https://93.184.215.14/phone-hooks', events: ['application.updated'] } });
+  expect(hook.status()).toBe(201);
+  const webhookId = ((await hook.json()) as { id: string }).id;
+  expect((await request.post(`/api/platform/application/${appId}`, { headers: auth, data: { companyName: 'Phone Doors Incorporated' } })).status()).toBe(204);
+
+  await page.setViewportSize({ width: 375, height: 800 });
+  await login(page, email);
+  await page.goto(`/${appId}/history?kind=details`);
+  const row = page.getByRole('row', { name: /^Company name/ }).first();
+  await expect(row).toBeVisible();
+  // The field's name spans the row (three columns left it a quarter of it), its before and after side by side.
+  expect((await row.getByRole('rowheader').boundingBox())!.width).toBeGreaterThan(250);
+  await expect(row.getByRole('cell').nth(1)).toHaveText('Phone Doors Incorporated');
+  await expectAccessible(page, 'history on a phone');
+
+  await page.goto(`/${appId}/webhooks?webhook=${webhookId}`);
+  const log = page.getByRole('table', { name: 'Deliveries' });
+  const resend = log.getByRole('button', { name: /Resend application\.updated/ });
+  await expect(resend).toBeVisible({ timeout: 20_000 });
+  for (const control of [resend, page.getByRole('button', { name: 'Delete the webhook https://93.184.215.14/phone-hooks' })]) {
+    const box = (await control.boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(375);
+  }
+  await expectAccessible(page, 'webhooks on a phone');
+});
+
+/** The outbound guard's refusal, with the host it names, reads in German on a German page. */
+test.describe('in German', () => {
+  test.use({ locale: 'de-DE' });
+  test('a refused webhook URL is explained in the reader’s language', async ({ page, request }) => {
+    const email = uniqueEmail('german');
+    const { authToken } = await registerViaApi(request, email, 'Deutsche Eigentümerin');
+    const appId = await createAppViaApi(request, authToken, 'Deutsche Türen');
+    await page.goto('/login');
+    await page.getByLabel('E-Mail').fill(email);
+    await page.getByRole('textbox', { name: 'Passwort', exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Anmelden' }).click();
+    await expect(page).toHaveURL(/\/start$/);
+    await page.goto(`/${appId}/webhooks`);
+    await page.getByRole('button', { name: 'Webhook hinzufügen' }).click();
+    const add = page.getByRole('dialog', { name: 'Webhook hinzufügen' });
+    await add.getByRole('textbox', { name: /Endpunkt-URL/ }).fill('https://10.0.0.5/hooks');
+    await add.getByRole('checkbox', { name: /application\.updated/ }).check();
+    await add.getByRole('button', { name: 'Hinzufügen' }).click();
+    await expect(add.getByText('Die URL muss auf eine öffentliche Adresse zeigen: private, Loopback-, Link-Local- und Metadaten-Adressen werden nicht aufgerufen: 10.0.0.5')).toBeVisible();
+    await expect(add.getByRole('textbox', { name: /Endpunkt-URL/ })).toHaveValue('https://10.0.0.5/hooks');
+  });
 });
