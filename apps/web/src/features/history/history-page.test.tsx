@@ -64,6 +64,8 @@ describe('History', () => {
 
     await u.click(screen.getByRole('button', { name: 'Load more' }));
     await waitFor(() => expect(within(list).getAllByRole('listitem')).toHaveLength(3));
+    // The keyboard goes on where the list grew (the button, now gone, would have dropped focus to the page).
+    await waitFor(() => expect(within(list).getAllByRole('listitem')[2]).toHaveFocus());
     expect(query(lists(calls).at(-1)!).get('cursor')).toBe('next');
     expect(screen.queryByRole('button', { name: 'Load more' })).toBeNull();
   });

@@ -19,6 +19,7 @@ import { useTranslation } from 'react-i18next';
 import { useParams, useSearchParams } from 'react-router';
 import { PageLoader } from '../../components/ui/page-loader';
 import { stackedOnPhone } from '../../components/ui/stacked-table';
+import { useLoadMore } from '../../components/ui/use-load-more';
 import { formatDateTime } from '../../lib/dates';
 import { errorMessage } from '../../lib/http';
 import { filterFromParams, useHistory, useHistoryActors } from './api';
@@ -111,6 +112,7 @@ export function HistoryPage() {
     return value ? [{ value, label: a.email ?? a.userId ?? value }] : [];
   });
   const entries = history.data?.pages.flatMap((p) => p.items) ?? [];
+  const { list, loadMore } = useLoadMore<HTMLOListElement>(entries.length, history.fetchNextPage, history.isFetchingNextPage);
 
   const setFilter = (name: 'kind' | 'actor', value: string) => {
     const next = new URLSearchParams(params);
@@ -177,14 +179,14 @@ export function HistoryPage() {
       )}
       {listReady && entries.length === 0 && <Typography>{t('history.empty')}</Typography>}
       {listReady && entries.length > 0 && (
-        <Stack component="ol" spacing={2} aria-label={t('history.entries')} sx={{ p: 0, m: 0 }}>
+        <Stack component="ol" ref={list} spacing={2} aria-label={t('history.entries')} sx={{ p: 0, m: 0 }}>
           {entries.map((entry) => (
             <Entry key={entry.id} entry={entry} />
           ))}
         </Stack>
       )}
       {listReady && history.hasNextPage && (
-        <Button sx={{ mt: 2 }} variant="outlined" onClick={() => void history.fetchNextPage()} disabled={history.isFetchingNextPage}>
+        <Button sx={{ mt: 2 }} variant="outlined" onClick={loadMore} aria-disabled={history.isFetchingNextPage}>
           {t('history.loadMore')}
         </Button>
       )}

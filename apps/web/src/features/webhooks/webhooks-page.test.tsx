@@ -87,10 +87,13 @@ describe('Webhooks', () => {
   });
 
   it('shows the delivery log with status, response and attempts, and resends', async () => {
+    let answer = () => {};
+    const answered = new Promise<void>((resolve) => (answer = resolve));
     const { calls, u } = setup((call) => {
       if (call.url === BASE) return json([hook]);
       if (call.url === `${BASE}/w-1/delivery`) return json([delivery(), delivery({ id: 'd-2', eventType: 'share.added', status: 'succeeded', attempts: 1, responseStatus: 204 })]);
-      if (call.url.endsWith('/resend')) return json(delivery({ status: 'pending' }), 202);
+      // Answered only once the test has looked at the page while the resend is on its way.
+      if (call.url.endsWith('/resend')) return answered.then(() => json(delivery({ status: 'pending' }), 202)) as unknown as Response;
       return undefined;
     });
     const log = await screen.findByRole('table', { name: 'Deliveries' });
@@ -101,6 +104,10 @@ describe('Webhooks', () => {
     ]);
     await u.click(within(rows[0]!).getByRole('button', { name: /Resend lock\.unlocked/ }));
     await waitFor(() => expect(calls.some((c) => c.method === 'POST' && c.url === `${BASE}/w-1/delivery/d-1/resend`)).toBe(true));
+    // Focus stays where it was: no Resend button turns disabled under the keyboard while one is on its way.
+    for (const button of within(log).getAllByRole('button', { name: /^Resend/ })) expect(button).toBeEnabled();
+    expect(within(rows[0]!).getByRole('button', { name: /Resend lock\.unlocked/ })).toHaveFocus();
+    answer();
     // A sign that it worked: the row itself may not change before the next poll.
     expect(await screen.findByRole('status')).toHaveTextContent('Queued to be sent again');
   });
@@ -117,6 +124,7 @@ describe('Webhooks', () => {
     expect(within(log).getAllByRole('row')).toHaveLength(3);
     await u.click(screen.getByRole('button', { name: 'Load more' }));
     await waitFor(() => expect(within(log).getAllByRole('row')).toHaveLength(4));
+    await waitFor(() => expect(within(log).getAllByRole('row')[3]).toHaveFocus());
     expect(within(within(log).getAllByRole('row')[3]!).getByText('202')).toBeInTheDocument();
     expect(calls.filter((c) => c.url.includes('/delivery')).map((c) => c.url)).toEqual([`${BASE}/w-1/delivery`, `${BASE}/w-1/delivery?cursor=c-2`]);
     // The last page has no Link: nothing more to load.

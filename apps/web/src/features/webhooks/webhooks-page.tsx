@@ -21,6 +21,7 @@ import { ConfirmDialog } from '../../components/ui/confirm-dialog';
 import { PageLoader } from '../../components/ui/page-loader';
 import { showSaved } from '../../components/ui/saved-notice';
 import { stackedOnPhone } from '../../components/ui/stacked-table';
+import { useLoadMore } from '../../components/ui/use-load-more';
 import { formatDateTime } from '../../lib/dates';
 import { errorMessage } from '../../lib/http';
 import { useDeleteWebhook, useDeliveries, useResendDelivery, useRotateWebhookSecret, useWebhooks } from './api';
@@ -35,6 +36,7 @@ function DeliveryLog({ appId, webhook }: { appId: string; webhook: Webhook }) {
   const deliveries = useDeliveries(appId, webhook.id);
   const resend = useResendDelivery(appId, webhook.id);
   const items = deliveries.data?.pages.flatMap((p) => p.items) ?? [];
+  const { list, loadMore } = useLoadMore<HTMLTableSectionElement>(items.length, deliveries.fetchNextPage, deliveries.isFetchingNextPage);
   // Retrying and pending in the default colour: MUI's warning orange on white is below AA contrast.
   const colour = { succeeded: 'success', failed: 'error', retrying: 'default', pending: 'default' } as const;
   return (
@@ -59,7 +61,7 @@ function DeliveryLog({ appId, webhook }: { appId: string; webhook: Webhook }) {
                 <TableCell>{t('webhooks.actions')}</TableCell>
               </TableRow>
             </TableHead>
-            <TableBody>
+            <TableBody ref={list}>
               {items.map((d) => (
                 <TableRow key={d.id}>
                   <TableCell>
@@ -74,7 +76,7 @@ function DeliveryLog({ appId, webhook }: { appId: string; webhook: Webhook }) {
                   <TableCell data-caption={t('webhooks.attempts')}>{d.attempts}</TableCell>
                   <TableCell data-caption={t('webhooks.time')}>{formatDateTime(d.at, i18n.language)}</TableCell>
                   <TableCell sx={{ gridColumn: { xs: '1 / -1', sm: 'auto' } }}>
-                    <Button size="small" onClick={() => resend.mutate(d.id, { onSuccess: () => showSaved(t('webhooks.resent')) })} disabled={resend.isPending} aria-label={t('webhooks.resendOne', { event: d.eventType, time: formatDateTime(d.at, i18n.language) })}>
+                    <Button size="small" onClick={() => resend.mutate(d.id, { onSuccess: () => showSaved(t('webhooks.resent')) })} aria-label={t('webhooks.resendOne', { event: d.eventType, time: formatDateTime(d.at, i18n.language) })}>
                       {t('webhooks.resend')}
                     </Button>
                   </TableCell>
@@ -85,7 +87,7 @@ function DeliveryLog({ appId, webhook }: { appId: string; webhook: Webhook }) {
         </TableContainer>
       )}
       {deliveries.hasNextPage && (
-        <Button sx={{ mt: 2 }} variant="outlined" onClick={() => void deliveries.fetchNextPage()} disabled={deliveries.isFetchingNextPage}>
+        <Button sx={{ mt: 2 }} variant="outlined" onClick={loadMore} aria-disabled={deliveries.isFetchingNextPage}>
           {t('webhooks.loadMoreDeliveries')}
         </Button>
       )}
