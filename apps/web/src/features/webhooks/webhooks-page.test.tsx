@@ -2,6 +2,7 @@ import type { Webhook, WebhookDelivery } from '@latchkey/contract';
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
+import { setLanguage } from '../../app/i18n';
 import { storeSignIn } from '../../lib/session';
 import { json, makeJwt, noContent, nowSeconds, renderRoute, stubFetch, type Call } from '../../test/helpers';
 import { WebhooksPage } from './webhooks-page';
@@ -110,6 +111,17 @@ describe('Webhooks', () => {
     answer();
     // A sign that it worked: the row itself may not change before the next poll.
     expect(await screen.findByRole('status')).toHaveTextContent('Queued to be sent again');
+  });
+
+  it('says why a delivery got no answer in the reader’s language', async () => {
+    await setLanguage('de');
+    setup((call) => {
+      if (call.url === BASE) return json([hook]);
+      if (call.url === `${BASE}/w-1/delivery`) return json([delivery({ status: 'retrying', attempts: 2, responseStatus: null, error: 'The URL could not be reached: 93.184.215.14' })]);
+      return undefined;
+    });
+    const log = await screen.findByRole('table', { name: 'Zustellungen' });
+    expect(within(log).getByRole('cell', { name: 'Die URL ist nicht erreichbar: 93.184.215.14' })).toBeInTheDocument();
   });
 
   it('pages the delivery log with Load more, following the Link rel="next" cursor', async () => {

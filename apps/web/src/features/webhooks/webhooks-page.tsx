@@ -24,6 +24,7 @@ import { stackedOnPhone } from '../../components/ui/stacked-table';
 import { useLoadMore } from '../../components/ui/use-load-more';
 import { formatDateTime } from '../../lib/dates';
 import { errorMessage } from '../../lib/http';
+import { localText } from '../../lib/server-text';
 import { useDeleteWebhook, useDeliveries, useResendDelivery, useRotateWebhookSecret, useWebhooks } from './api';
 import { AddWebhookDialog, SecretDialog } from './webhook-dialogs';
 
@@ -71,7 +72,7 @@ function DeliveryLog({ appId, webhook }: { appId: string; webhook: Webhook }) {
                     <Chip size="small" color={colour[d.status]} variant="outlined" label={t(`webhooks.statuses.${d.status}`)} />
                   </TableCell>
                   <TableCell sx={{ overflowWrap: 'anywhere' }} data-caption={t('webhooks.response')}>
-                    {d.responseStatus ?? d.error ?? t('history.none')}
+                    {d.responseStatus ?? (d.error ? localText(d.error) : t('history.none'))}
                   </TableCell>
                   <TableCell data-caption={t('webhooks.attempts')}>{d.attempts}</TableCell>
                   <TableCell data-caption={t('webhooks.time')}>{formatDateTime(d.at, i18n.language)}</TableCell>
