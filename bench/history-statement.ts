@@ -1,6 +1,6 @@
-// The application update's statement alone, in-process (no HTTP, no authentication): what recording
-// history and queueing application.updated cost on top of the plain UPDATE, and what the form without
-// the event insert (application-update.ts, AnnouncementHints) saves when no webhook is subscribed.
+// The application update's statement alone, in-process (no HTTP, no authentication): what the history
+// trigger (migration 0008: the history entry, and application.updated queued for a subscribed webhook)
+// costs on top of the plain UPDATE as it was before issue 19 (the same table, the trigger disabled).
 // `node --import tsx bench/history-statement.ts` (PGlite; Postgres too with BENCH_DATABASE_URL or
 // TEST_DATABASE_URL). BENCH_REQUESTS sequential calls per variant and round, BENCH_ROUNDS rounds, the
 // variants in a different order each round; medians of the per-round p50s.
@@ -8,9 +8,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { eq, sql } from 'drizzle-orm';
-import { AnnouncementHints, updateWithHistory } from '../apps/api/src/modules/applications/application-update.ts';
+import { updateWithHistory } from '../apps/api/src/modules/applications/application-update.ts';
 import { createDatabase } from '../apps/api/src/db/client.ts';
-import { applications } from '../apps/api/src/db/schema.ts';
+import { applications, webhooks } from '../apps/api/src/db/schema.ts';
 import { median, scratchDatabase, sequentialLatency } from './lib.mjs';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 300);
@@ -23,39 +23,41 @@ async function measure(kind: 'pglite' | 'postgres') {
   const database = await createDatabase({ url: scratch?.url, dataDir: scratch ? undefined : path.join(dataDir, 'pgdata') });
   await database.migrate();
   const db = database.db;
-  const [row] = await db.insert(applications).values({ name: 'Bench', companyName: 'B', mailingAddress: '1 Road' }).returning({ id: applications.id });
-  const appId = row!.id;
+  const insertApp = async (name: string) => (await db.insert(applications).values({ name, companyName: 'B', mailingAddress: '1 Road' }).returning({ id: applications.id }))[0]!.id;
+  const quiet = await insertApp('Quiet');
+  const subscribed = await insertApp('Subscribed');
+  await db.insert(webhooks).values({ applicationId: subscribed, url: 'https://93.184.215.14/hooks', events: ['application.updated'], secret: 'whsec_bench' });
   const by = { id: null, email: 'bench@example.com' };
+  const trigger = (on: boolean) => database.executeSql(`alter table applications ${on ? 'enable' : 'disable'} trigger applications_history`);
   let n = 0;
-  const hints = new AnnouncementHints();
-  const variants: Record<string, () => Promise<unknown>> = {
-    'plain UPDATE (before issue 19)': () =>
-      db.update(applications).set({ name: `Bench ${++n}`, version: sql`${applications.version} + 1`, updatedAt: sql`now()` }).where(eq(applications.id, appId)),
-    'history + event insert (full form, self-join)': () => updateWithHistory(db, appId, { name: `Bench ${++n}` }, by),
-    'history, guarded, no event insert (hinted form)': () => updateWithHistory(db, appId, { name: `Bench ${++n}` }, by, { hints }),
-    ...(kind === 'pglite'
-      ? { 'hinted form, RETURNING old (PG 18)': () => updateWithHistory(db, appId, { name: `Bench ${++n}` }, by, { hints, returningOld: true }) }
-      : {}),
+  const plain = (id: string) => () =>
+    db.update(applications).set({ name: `Bench ${++n}`, version: sql`${applications.version} + 1`, updatedAt: sql`now()` }).where(eq(applications.id, id));
+  const variants: Record<string, { on: boolean; run: () => Promise<unknown> }> = {
+    'plain UPDATE (before issue 19: no trigger)': { on: false, run: plain(quiet) },
+    'update + history entry (nothing subscribed)': { on: true, run: () => updateWithHistory(db, quiet, { name: `Bench ${++n}` }, by) },
+    'update + history entry + event queued': { on: true, run: () => updateWithHistory(db, subscribed, { name: `Bench ${++n}` }, by) },
   };
   const names = Object.keys(variants);
-  const p50s = new Map<string, number[]>(names.map((k) => [k, []]));
+  const p50s: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]));
   for (let round = 0; round < ROUNDS; round++) {
     const order = names.map((_, i) => names[(i + round) % names.length]!);
-    for (const name of order) p50s.get(name)!.push((await sequentialLatency(variants[name]!, REQUESTS)).p50);
+    for (const name of order) {
+      await trigger(variants[name]!.on);
+      p50s[name]!.push((await sequentialLatency(variants[name]!.run, REQUESTS)).p50);
+    }
   }
-  const [{ n: queued }] = (await database.executeSql(`select count(*)::int as n from webhook_deliveries`, [])).rows as { n: number }[];
+  await trigger(true);
   await database.close();
   await scratch?.drop();
   fs.rmSync(dataDir, { recursive: true, force: true });
-  const plain = median(p50s.get(names[0]!)!) as number;
+  const base = median(p50s[names[0]!]!) as number;
+  console.log(`${kind}:`);
   for (const name of names) {
-    const values = p50s.get(name)!;
-    const m = median(values) as number;
-    console.log(`${kind.padEnd(8)} ${name.padEnd(48)} p50 ${m.toFixed(3)} ms (rounds ${values.map((v) => v.toFixed(3)).join(', ')}) ×${(m / plain).toFixed(2)} of plain`);
+    const m = median(p50s[name]!) as number;
+    console.log(`  ${name.padEnd(46)} p50 ${m.toFixed(3)} ms (rounds ${p50s[name]!.map((x) => x.toFixed(3)).join(', ')}) ×${(m / base).toFixed(3)}`);
   }
-  if (queued !== 0) throw new Error(`no webhook is subscribed, yet ${queued} deliveries were written`);
 }
 
-console.log(`Application update statement alone — ${new Date().toISOString()} — ${REQUESTS} sequential calls × ${ROUNDS} rounds, load ${os.loadavg()[0]!.toFixed(1)}`);
+console.log(`Application update statement — ${new Date().toISOString()} — ${REQUESTS} sequential calls per variant and round, ${ROUNDS} rounds`);
 await measure('pglite');
 if (adminUrl) await measure('postgres');

@@ -38,7 +38,6 @@ import { outboxRoutes } from './modules/outbox/outbox.routes.js';
 import { historyRoutes } from './modules/history/history.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { WebhookDispatcher } from './modules/webhooks/delivery.js';
-import { AnnouncementHints } from './modules/applications/application-update.js';
 import { sharesRoutes } from './modules/shares/shares.routes.js';
 import { applicationsRoutes } from './modules/applications/applications.routes.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
@@ -66,8 +65,6 @@ declare module 'fastify' {
     platformCa: PlatformCa;
     /** Webhook deliveries: the outbox relay and the queue's workers (modules/webhooks/delivery.ts). */
     webhooks: WebhookDispatcher;
-    /** Which applications have a webhook for application.updated, as last seen here: a hint only (application-update.ts). */
-    announcementHints: AnnouncementHints;
     /** Every route as registered: the security suite derives its authorization matrix from it. */
     routeTable: { method: string; url: string; public: boolean }[];
   }
@@ -139,7 +136,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('platformCa', await PlatformCa.load(database.db));
   app.decorate('storage', await createLogoStorage(config, database.db));
   app.decorate('mailer', createMailer(config, app.log));
-  app.decorate('announcementHints', new AnnouncementHints());
   const webhookDispatcher = new WebhookDispatcher(database, config.webhooks, app.log);
   await webhookDispatcher.start();
   app.decorate('webhooks', webhookDispatcher);

@@ -69,6 +69,14 @@ export const applications = pgTable('applications', {
   callToAction: jsonb('call_to_action').$type<CallToAction | null>(),
   /** Bumped on every change to the application or its rows; keys caches such as rendered previews. */
   version: integer('version').notNull().default(1),
+  /**
+   * Who is making this UPDATE: set by the statement that changes the row, read and cleared by the
+   * change-history trigger (migration 0008, modules/applications/application-update.ts) before the row
+   * is written, so they are always null at rest and an update that does not name its actor is recorded
+   * as the platform's own.
+   */
+  changeActorId: uuid('change_actor_id'),
+  changeActorEmail: text('change_actor_email'),
   createdAt: createdAt(),
   updatedAt: timestamp('updated_at', { withTimezone: true })
     .notNull()

@@ -194,13 +194,13 @@ export async function createApplication(app: FastifyInstance, user: ChangeActor 
 /**
  * Partial update. Only the given columns are written, so owners editing different fields at the same
  * time never overwrite each other; the history entry and the application.updated event are written by
- * the same statement (application-update.ts). An update with nothing to change changes nothing.
+ * the same statement (application-update.ts, the history trigger). An update with nothing to change changes nothing.
  */
 export async function updateApplication(app: FastifyInstance, applicationId: string, input: UpdateApplication, by: ChangeActor): Promise<void> {
   const set = columnsOf(input);
   if (Object.keys(set).length === 0) return;
   if (set.logoUrl) await checkLogoUrl(app.storage, applicationId, set.logoUrl);
-  if (!(await updateWithHistory(app.db, applicationId, set, by, { hints: app.announcementHints, returningOld: app.database.kind === 'pglite' }))) throw notFound(apiErrors.applicationNotFound);
+  if (!(await updateWithHistory(app.db, applicationId, set, by))) throw notFound(apiErrors.applicationNotFound);
 }
 
 export async function deleteApplication(db: Db, applicationId: string): Promise<void> {

@@ -1,9 +1,12 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { eq, getTableColumns, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveLogoUrl, historyErrors, REDACTED, type HistoryEntry, type HistoryPage } from '@latchkey/contract';
 import { createTestApp, uniqueEmail, type TestApp } from '../../../test/helpers.js';
 import { makePng } from '../../plugins/storage/test-images.js';
 import { createOwner } from '../platform-users/test-fixtures.js';
+import { applications } from '../../db/schema.js';
+import { historyFields, updateWithHistory } from '../applications/application-update.js';
 import { recordChange } from './history.service.js';
 
 /**
@@ -321,5 +324,46 @@ describe('change history', () => {
     expect(seen.size).toBe(13);
     const app = (await t.app.inject({ url: base(), headers: as(owner) })).json() as { name: string };
     expect(app.name).toBe(current);
+  });
+});
+
+describe('the history trigger (migration 0008) and historyFields agree', () => {
+  /** Columns that are the row's bookkeeping, not a change anyone makes. */
+  const BOOKKEEPING = new Set(['id', 'version', 'createdAt', 'updatedAt', 'changeActorId', 'changeActorEmail']);
+  const rowOf = async (id: string) => (await t.app.db.select().from(applications).where(eq(applications.id, id)))[0]!;
+
+  it('every column of an application is recorded under its field and kind, or is bookkeeping', async () => {
+    for (const key of Object.keys(getTableColumns(applications))) {
+      if (!BOOKKEEPING.has(key)) expect(historyFields[key], `column ${key} is neither in historyFields nor bookkeeping`).toBeDefined();
+    }
+    const created = await call('POST', '/api/platform/application', { name: 'Every Column', companyName: 'Co', mailingAddress: '3 Road' });
+    const id = created.headers.location!.toString().split('/').pop()!;
+    const valueFor: Record<string, unknown> = {
+      onlySendEssentialEmails: false,
+      callToAction: { actionTarget: 'https://example.com/open', headline: 'Open', actionText: 'Go' },
+      primaryColour: '#123456',
+      secondaryColour: '#654321',
+    };
+    for (const [key, [field, kind]] of Object.entries(historyFields)) {
+      const before = (await rowOf(id) as Record<string, unknown>)[key] ?? null;
+      const after = valueFor[key] ?? `new ${key}`;
+      // Straight on the table, as any code of the future might: the trigger records it, not the route.
+      expect(await updateWithHistory(t.app.db, id, { [key]: after }, { id: owner.userId, email: owner.email })).toBe(true);
+      const [entry] = (await history(`?kind=${kind}&pageSize=1`, owner, id)).items;
+      expect(entry?.changes, `${key} was not recorded as ${kind}/${field}`).toEqual([{ field, before, after }]);
+      expect(entry?.actor).toEqual({ userId: owner.userId, email: owner.email });
+    }
+  });
+
+  it('an update that names no actor is the platform’s own; the actor is never left on the row', async () => {
+    await call('POST', base(), { supportContact: 'mailto:help@example.com' });
+    expect(await rowOf(appId)).toMatchObject({ changeActorId: null, changeActorEmail: null });
+    await t.app.db.update(applications).set({ supportContact: 'mailto:desk@example.com' }).where(eq(applications.id, appId));
+    const [entry] = (await history('?kind=urls&pageSize=1')).items;
+    expect(entry).toMatchObject({ actor: { userId: null, email: null }, changes: [{ field: 'supportContact', before: 'mailto:help@example.com', after: 'mailto:desk@example.com' }] });
+    // A change that only bumps the version (a key or an owner added) records nothing of the application's own.
+    const count = (await history('?pageSize=200')).items.length;
+    await t.app.db.update(applications).set({ version: sql`${applications.version} + 1` }).where(eq(applications.id, appId));
+    expect((await history('?pageSize=200')).items.length).toBe(count);
   });
 });
