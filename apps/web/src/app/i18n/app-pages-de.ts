@@ -276,6 +276,8 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
       headline: 'Überschrift',
       actionText: 'Button-Text',
       actionTarget: 'Button-Ziel',
+      time: 'Tage und Uhrzeiten',
+      location: 'Standort',
     },
     fields: {
       name: 'Name',

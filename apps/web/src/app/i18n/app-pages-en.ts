@@ -269,6 +269,8 @@ export const appPagesEn = {
       headline: 'Headline',
       actionText: 'Button text',
       actionTarget: 'Button target',
+      time: 'Days and hours',
+      location: 'Location',
     },
     fields: {
       name: 'Name',

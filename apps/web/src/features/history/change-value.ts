@@ -9,10 +9,22 @@ const DATE_MEMBERS = new Set(['exp', 'nbf', 'iat']);
 
 const isScalar = (value: unknown): value is string | number | boolean => ['string', 'number', 'boolean'].includes(typeof value);
 
+interface TimeRule {
+  start: string;
+  end: string;
+  timezone: string;
+  days: string[];
+}
+const isTimeRule = (value: unknown): value is TimeRule => {
+  const v = value as Partial<TimeRule> | null;
+  return typeof v === 'object' && v !== null && typeof v.start === 'string' && typeof v.end === 'string' && typeof v.timezone === 'string' && Array.isArray(v.days);
+};
+
 /**
  * A before or after value as the History shows it: nothing reads "—", a secret reads "[redacted]" in the
- * reader's language, times read as dates (a share's start and end, a key's expiry), a role reads as the
- * shares card names it, a list as its items, an object (a key, a call to action) one member a line.
+ * reader's language, times read as dates (a share's start and end, a key's expiry), a role and a time window
+ * read as the shares card writes them, a list as its items, an object (a key, a call to action, a lock's
+ * usage requirements) one member a line.
  */
 export function useChangeValue() {
   const { t, i18n } = useTranslation();
@@ -26,15 +38,27 @@ export function useChangeValue() {
     return String(value);
   };
 
-  return (value: unknown, field: string): string => {
+  // A share's time window or a lock's time rule as the shares card writes it: "Mon, Tue, 08:00–18:00 (Europe/Berlin)".
+  const timeRule = (rule: TimeRule) =>
+    t('shares.window', { days: rule.days.map((d) => word(`shares.dayNames.${d}`, d)).join(', '), start: rule.start, end: rule.end, zone: rule.timezone });
+  const part = (value: unknown, field: string): string => {
     if (value === null || value === undefined || value === '') return t('history.none');
     if (isScalar(value)) return scalar(value, field);
+    if (isTimeRule(value)) return timeRule(value);
     if (Array.isArray(value) && value.every(isScalar)) return value.map((v) => scalar(v, field)).join(', ');
-    if (typeof value === 'object' && !Array.isArray(value)) {
-      return Object.entries(value as Record<string, unknown>)
-        .map(([member, v]) => `${word(`history.members.${member}`, member)}: ${isScalar(v) ? scalar(v, member) : JSON.stringify(v)}`)
+    // A time rule has commas of its own.
+    if (Array.isArray(value) && value.every(isTimeRule)) return value.map(timeRule).join('; ');
+    return JSON.stringify(value);
+  };
+
+  return (value: unknown, field: string): string => {
+    if (typeof value === 'object' && value !== null && !Array.isArray(value) && !isTimeRule(value)) {
+      const members = Object.entries(value as Record<string, unknown>);
+      if (members.length === 0) return t('history.none');
+      return members
+        .map(([member, v]) => `${word(`history.members.${member}`, member)}: ${part(v, member)}`)
         .join('\n');
     }
-    return JSON.stringify(value);
+    return part(value, field);
   };
 }

@@ -1,4 +1,4 @@
-import type { HistoryEntry } from '@latchkey/contract';
+import type { FieldChange, HistoryEntry } from '@latchkey/contract';
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
@@ -71,11 +71,14 @@ describe('History', () => {
   });
 
   it('reads each value as a person would: dates for a share’s bounds and a key’s expiry, the role, lists, secrets', async () => {
-    const share = [
+    const share: FieldChange[] = [
       { field: 'role', before: null, after: 'USER' },
       { field: 'start', before: null, after: AT },
       { field: 'end', before: AT, after: null },
     ];
+    const rule = { start: '08:00', end: '18:00', timezone: 'Europe/Berlin', days: ['MONDAY', 'TUESDAY'] };
+    share.push({ field: 'timeWindow', before: null, after: rule });
+    const settings = [{ field: 'settings.usageRequirements', before: {}, after: { time: [rule], location: null } }];
     const webhook = [
       { field: 'events', before: null, after: ['share.added', 'application.updated'] },
       { field: 'secret', before: '[redacted]', after: '[redacted]' },
@@ -86,6 +89,7 @@ describe('History', () => {
           entry(1, { kind: 'share', subject: 'guest@acme.test · Front door', changes: share }),
           entry(2, { kind: 'key', subject: 'kid-1', changes: [{ field: 'authKeys', before: null, after: { kid: 'kid-1', kty: 'EC', exp: AT } }] }),
           entry(3, { kind: 'webhook', subject: 'https://hooks.test', changes: webhook }),
+          entry(4, { kind: 'lock_settings', subject: 'Front door', changes: settings }),
         ],
         nextCursor: null,
       }),
@@ -94,7 +98,9 @@ describe('History', () => {
     const cells = (n: number) =>
       within(within(list).getAllByRole('listitem')[n]!).getAllByRole('row').slice(1).map((r) => Array.from(r.children).map((c) => c.textContent));
     const when = /^05\/03\/2024, \d\d:\d\d$/;
-    const [role, start, end] = cells(0);
+    const [role, start, end, window] = cells(0);
+    expect(window).toEqual(['Time window', '—', 'Mon, Tue, 08:00–18:00 (Europe/Berlin)']);
+    expect(cells(3)).toEqual([['Usage requirements', '—', 'Days and hours: Mon, Tue, 08:00–18:00 (Europe/Berlin)\nLocation: —']]);
     expect(role).toEqual(['Role', '—', 'User']);
     expect(start![2]).toMatch(when);
     expect(end![1]).toMatch(when);
