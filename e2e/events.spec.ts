@@ -136,6 +136,9 @@ test('History and Webhooks on a phone: rows stack, nothing off-screen, accessibl
   // The field's name spans the row (three columns left it a quarter of it), its before and after side by side.
   expect((await row.getByRole('rowheader').boundingBox())!.width).toBeGreaterThan(250);
   await expect(row.getByRole('cell').nth(1)).toHaveText('Phone Doors Incorporated');
+  const [before, after] = [(await row.getByRole('cell').nth(0).boundingBox())!, (await row.getByRole('cell').nth(1).boundingBox())!];
+  expect(after.y).toBe(before.y);
+  expect(after.x).toBeGreaterThan(before.x + before.width - 1);
   await expectAccessible(page, 'history on a phone');
 
   await page.goto(`/${appId}/webhooks?webhook=${webhookId}`);

@@ -18,7 +18,7 @@ export const stackedOnPhone = (theme: Theme) => ({
       borderColor: 'divider',
       py: 1,
     },
-    '& tbody tr > :first-of-type': { gridColumn: '1 / -1', fontWeight: 600 },
+    '& tbody tr > :first-child': { gridColumn: '1 / -1', fontWeight: 600 },
     '& tbody th, & tbody td': { border: 0, px: 0, py: 0.5 },
     '& tbody [data-caption]::before': {
       content: 'attr(data-caption)',
