@@ -106,12 +106,15 @@ export function AddWebhookDialog({ appId, open, onCancel, onCreated }: AddProps)
   );
 }
 
-/** The signing secret, shown this once (after registering or rotating), with a copy button. */
+/**
+ * The signing secret, shown this once (after registering or rotating), with a copy button. A tap beside
+ * the dialog does not close it — the secret would be gone for good; Done or Escape does.
+ */
 export function SecretDialog({ webhook, onClose }: { webhook: WebhookWithSecret | null; onClose: () => void }) {
   const { t } = useTranslation();
   const titleId = useId();
   return (
-    <Dialog open={webhook !== null} onClose={onClose} aria-labelledby={titleId} fullWidth maxWidth="sm">
+    <Dialog open={webhook !== null} onClose={(_, reason) => reason !== 'backdropClick' && onClose()} aria-labelledby={titleId} fullWidth maxWidth="sm">
       <DialogTitle id={titleId}>{t('webhooks.secretTitle')}</DialogTitle>
       <DialogContent>
         <DialogContentText sx={{ mb: 2, overflowWrap: 'anywhere' }}>{t('webhooks.secretText', { url: webhook?.url ?? '' })}</DialogContentText>

@@ -54,6 +54,9 @@ describe('Webhooks', () => {
     expect(within(secret).getByText(SECRET)).toBeInTheDocument();
     expect(within(secret).getByRole('button', { name: 'Copy signing secret' })).toBeInTheDocument();
     expect(calls.find((c) => c.method === 'POST')!.body).toEqual({ url: hook.url, events: ['lock.unlocked', 'share.added'] });
+    // A stray tap beside the dialog would lose the secret for good: only Done (or Escape) closes it.
+    await u.click(secret.closest<HTMLElement>('.MuiDialog-container')!);
+    expect(within(secret).getByText(SECRET)).toBeInTheDocument();
     await u.click(within(secret).getByRole('button', { name: 'Done' }));
     await waitFor(() => expect(screen.queryByText(SECRET)).toBeNull());
     expect(await screen.findByRole('cell', { name: hook.url })).toBeInTheDocument();
