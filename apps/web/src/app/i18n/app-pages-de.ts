@@ -367,6 +367,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     showDeliveries: 'Zustellungen an {{url}} anzeigen',
     deliveriesOf: 'Zustellungen an {{url}}',
     noDeliveries: 'Noch nichts zugestellt.',
+    deliveriesFailed: 'Die Zustellungen konnten nicht geladen werden: {{message}}',
     loadMoreDeliveries: 'Mehr laden',
     event: 'Ereignis',
     status: 'Status',

@@ -359,6 +359,7 @@ export const appPagesEn = {
     showDeliveries: 'Show deliveries to {{url}}',
     deliveriesOf: 'Deliveries to {{url}}',
     noDeliveries: 'Nothing delivered yet.',
+    deliveriesFailed: 'The deliveries could not be loaded: {{message}}',
     loadMoreDeliveries: 'Load more',
     event: 'Event',
     status: 'Status',

@@ -116,6 +116,19 @@ describe('Webhooks', () => {
     expect(await screen.findByRole('status')).toHaveTextContent('Queued to be sent again');
   });
 
+  it('says which list failed to load, and tries again', async () => {
+    let fail = true;
+    const { u } = setup((call) => {
+      if (call.url === BASE) return json([hook]);
+      if (call.url === `${BASE}/w-1/delivery`) return fail ? json({ code: 500, message: 'Boom' }, 500) : json([delivery()]);
+      return undefined;
+    });
+    const alert = await screen.findByText('The deliveries could not be loaded: Boom');
+    fail = false;
+    await u.click(within(alert.closest<HTMLElement>('[role="alert"]')!).getByRole('button', { name: 'Try again' }));
+    expect(await screen.findByRole('table', { name: 'Deliveries' })).toBeInTheDocument();
+  });
+
   it('says why a delivery got no answer in the reader’s language', async () => {
     await setLanguage('de');
     setup((call) => {

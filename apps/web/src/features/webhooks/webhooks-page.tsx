@@ -32,6 +32,15 @@ import { AddWebhookDialog, SecretDialog } from './webhook-dialogs';
 const WEBHOOK_PARAM = 'webhook';
 const eventKey = (event: WebhookEvent) => `webhooks.eventNames.${event.replace('.', '_')}` as 'webhooks.eventNames.lock_unlocked';
 
+function RetryButton({ onClick }: { onClick: () => void }) {
+  const { t } = useTranslation();
+  return (
+    <Button color="inherit" size="small" onClick={onClick}>
+      {t('common.retry')}
+    </Button>
+  );
+}
+
 function DeliveryLog({ appId, webhook }: { appId: string; webhook: Webhook }) {
   const { t, i18n } = useTranslation();
   const deliveries = useDeliveries(appId, webhook.id);
@@ -46,7 +55,11 @@ function DeliveryLog({ appId, webhook }: { appId: string; webhook: Webhook }) {
         {t('webhooks.deliveriesOf', { url: webhook.url })}
       </Typography>
       {deliveries.isPending && <PageLoader />}
-      {deliveries.isError && <Alert severity="error">{errorMessage(deliveries.error)}</Alert>}
+      {deliveries.isError && (
+        <Alert severity="error" action={<RetryButton onClick={() => void deliveries.refetch()} />}>
+          {t('webhooks.deliveriesFailed', { message: errorMessage(deliveries.error) })}
+        </Alert>
+      )}
       {resend.isError && <Alert severity="error">{errorMessage(resend.error)}</Alert>}
       {deliveries.data && items.length === 0 && <Typography>{t('webhooks.noDeliveries')}</Typography>}
       {items.length > 0 && (
@@ -141,7 +154,11 @@ export function WebhooksPage() {
         {t('webhooks.intro')}
       </Typography>
       {webhooks.isPending && <PageLoader />}
-      {webhooks.isError && <Alert severity="error">{t('webhooks.loadFailed', { message: errorMessage(webhooks.error) })}</Alert>}
+      {webhooks.isError && (
+        <Alert severity="error" action={<RetryButton onClick={() => void webhooks.refetch()} />}>
+          {t('webhooks.loadFailed', { message: errorMessage(webhooks.error) })}
+        </Alert>
+      )}
       {(rotate.isError || remove.isError) && <Alert severity="error">{errorMessage(rotate.error ?? remove.error)}</Alert>}
       {webhooks.data && list.length === 0 && <Typography>{t('webhooks.empty')}</Typography>}
       {list.length > 0 && (
