@@ -1,7 +1,7 @@
 import { faPlus, faShieldHalved, faXmark } from '@fortawesome/free-solid-svg-icons';
 import { keyExpiryState, parseJwkInput, type Application, type PublicJwk } from '@latchkey/contract';
 import { Box, Button, Card, CardContent, Chip, IconButton, Typography } from '@mui/material';
-import { useState } from 'react';
+import { useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router';
 import { TOKEN_TESTER_PARAM } from '../../../app/paths';
@@ -73,6 +73,7 @@ export function AuthenticationCard({ app }: { app: Application }) {
   // Read once per render: a key's mark follows the clock when the card re-renders, like the rest of the page.
   const nowSeconds = Math.floor(Date.now() / 1000);
   const expiry = (key: PublicJwk) => keyExpiryState(key.exp, nowSeconds);
+  const expiryIds = useId();
   const discovery = app.authDomainDiscovery ?? {};
 
   return (
@@ -113,16 +114,18 @@ export function AuthenticationCard({ app }: { app: Application }) {
             </Typography>
           ) : (
             <Box component="ul" sx={{ display: 'flex', flexWrap: 'wrap', gap: 1, listStyle: 'none', p: 0, mt: 1 }}>
-              {keys.map((key) => (
+              {keys.map((key, i) => (
                 <Box component="li" key={key.kid} sx={{ display: 'inline-flex', alignItems: 'center', gap: 0.5 }}>
                   <Chip
                     label={key.kid}
                     aria-label={t('authCard.editKeyLabel', { kid: key.kid })}
+                    // Tabbing to the chip says it has expired or soon will, not only the words beside it.
+                    aria-describedby={expiry(key) === 'valid' || key.exp === undefined ? undefined : `${expiryIds}-${i}`}
                     onClick={() => setKeyDialog({ mode: 'edit', key })}
                     color={expiry(key) === 'expired' ? 'error' : 'default'}
                     sx={{ maxWidth: 260 }}
                   />
-                  <KeyExpiryMark jwk={key} state={expiry(key)} />
+                  <KeyExpiryMark jwk={key} state={expiry(key)} descriptionId={`${expiryIds}-${i}`} />
                   <IconButton size="small" aria-label={t('authCard.removeKeyLabel', { kid: key.kid })} onClick={() => setRemoval({ type: 'remove-key', kid: key.kid })}>
                     <Icon icon={faXmark} />
                   </IconButton>

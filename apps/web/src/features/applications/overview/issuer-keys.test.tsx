@@ -136,6 +136,9 @@ describe('Auth key expiry on the card', () => {
     const item = (kid: string) => within(chips).getByRole('button', { name: `Edit key ${kid}` }).closest('li')!;
     expect(item('gone')).toHaveTextContent('Expired');
     expect(item('soon')).toHaveTextContent('Expires soon');
+    expect(within(chips).getByRole('button', { name: 'Edit key gone' })).toHaveAccessibleDescription(/^Key gone expired on .+ and no longer verifies tokens$/);
+    expect(within(chips).getByRole('button', { name: 'Edit key soon' })).toHaveAccessibleDescription(/^Key soon expires on /);
+    expect(within(chips).getByRole('button', { name: 'Edit key later' })).toHaveAccessibleDescription('');
     expect(item('later')).not.toHaveTextContent(/Expire/);
     expect(item('forever')).not.toHaveTextContent(/Expire/);
     const alerts = within(chips).getAllByRole('alert');

@@ -11,7 +11,7 @@ type ExpiryState = 'valid' | 'expiring' | 'expired';
  * Issue 19: an uploaded key's expiry (its JWK `exp`) beside its chip — 'Expired' once it has passed (the
  * platform no longer verifies with it), 'Expires soon' in the 14 days before. Words, not colour alone.
  */
-export function KeyExpiryMark({ jwk, state }: { jwk: PublicJwk; state: ExpiryState }) {
+export function KeyExpiryMark({ jwk, state, descriptionId }: { jwk: PublicJwk; state: ExpiryState; descriptionId?: string }) {
   const { t, i18n } = useTranslation();
   if (state === 'valid' || jwk.exp === undefined) return null;
   const expired = state === 'expired';
@@ -28,6 +28,10 @@ export function KeyExpiryMark({ jwk, state }: { jwk: PublicJwk; state: ExpirySta
         <Icon icon={faTriangleExclamation} />
       </Box>
       {t(expired ? 'issuerKeys.expired' : 'issuerKeys.expiring')}
+      {/* The key's chip is described by this (a hidden element still gives a description). */}
+      <span id={descriptionId} hidden>
+        {label}
+      </span>
     </Typography>
   );
 }
