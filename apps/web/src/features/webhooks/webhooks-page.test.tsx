@@ -106,6 +106,8 @@ describe('Webhooks', () => {
       ['lock.unlocked', 'Failed', '500', '13'],
       ['share.added', 'Delivered', '204', '1'],
     ]);
+    // Each delivery's time to the second.
+    expect(within(rows[0]!).getAllByRole('cell')[4]).toHaveTextContent(/^05\/03\/2024, \d\d:\d\d:\d\d$/);
     await u.click(within(rows[0]!).getByRole('button', { name: /Resend lock\.unlocked/ }));
     await waitFor(() => expect(calls.some((c) => c.method === 'POST' && c.url === `${BASE}/w-1/delivery/d-1/resend`)).toBe(true));
     // Focus stays where it was: no Resend button turns disabled under the keyboard while one is on its way.

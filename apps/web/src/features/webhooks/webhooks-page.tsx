@@ -22,7 +22,7 @@ import { PageLoader } from '../../components/ui/page-loader';
 import { showSaved } from '../../components/ui/saved-notice';
 import { stackedOnPhone } from '../../components/ui/stacked-table';
 import { useLoadMore } from '../../components/ui/use-load-more';
-import { formatDateTime } from '../../lib/dates';
+import { formatDateTime, formatDateTimeSeconds } from '../../lib/dates';
 import { errorMessage } from '../../lib/http';
 import { localText } from '../../lib/server-text';
 import { useDeleteWebhook, useDeliveries, useResendDelivery, useRotateWebhookSecret, useWebhooks } from './api';
@@ -88,9 +88,10 @@ function DeliveryLog({ appId, webhook }: { appId: string; webhook: Webhook }) {
                     {d.responseStatus ?? (d.error ? localText(d.error) : t('history.none'))}
                   </TableCell>
                   <TableCell data-caption={t('webhooks.attempts')}>{d.attempts}</TableCell>
-                  <TableCell data-caption={t('webhooks.time')}>{formatDateTime(d.at, i18n.language)}</TableCell>
+                  {/* To the second, like the lock's activity: a burst of events would otherwise read as one time. */}
+                  <TableCell data-caption={t('webhooks.time')}>{formatDateTimeSeconds(d.at, i18n.language)}</TableCell>
                   <TableCell sx={{ gridColumn: { xs: '1 / -1', sm: 'auto' } }}>
-                    <Button size="small" onClick={() => resend.mutate(d.id, { onSuccess: () => showSaved(t('webhooks.resent')) })} aria-label={t('webhooks.resendOne', { event: d.eventType, time: formatDateTime(d.at, i18n.language) })}>
+                    <Button size="small" onClick={() => resend.mutate(d.id, { onSuccess: () => showSaved(t('webhooks.resent')) })} aria-label={t('webhooks.resendOne', { event: d.eventType, time: formatDateTimeSeconds(d.at, i18n.language) })}>
                       {t('webhooks.resend')}
                     </Button>
                   </TableCell>
