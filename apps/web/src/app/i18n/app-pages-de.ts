@@ -222,7 +222,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
   outbox: {
     title: 'Postausgang',
     intro:
-      'Die Sandbox verschickt keine echten E-Mails: Jede E-Mail, die die Plattform für diese Anwendung gesendet hat (Einladungen, Freigaben), landet hier – so dargestellt, wie Ihre Nutzer sie sehen würden.',
+      'Die Sandbox verschickt keine echten E-Mails: Jede E-Mail, die die Plattform für diese Anwendung gesendet hat (Einladungen, Freigaben und die Test-E-Mails aus E-Mail & Branding), landet hier – so dargestellt, wie Ihre Nutzer sie sehen würden.',
     empty:
       'Noch keine E-Mails gesendet. Teilen Sie ein Schloss mit einer E-Mail-Adresse, um eine Einladung zu senden.',
     to: 'An',

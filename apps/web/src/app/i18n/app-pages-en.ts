@@ -215,7 +215,7 @@ export const appPagesEn = {
   outbox: {
     title: 'Outbox',
     intro:
-      'The sandbox sends no real email: every email the platform sent for this application (invitations, shares) lands here, rendered as your users would see it.',
+      'The sandbox sends no real email: every email the platform sent for this application (invitations, shares, and the test emails of Email & Branding) lands here, rendered as your users would see it.',
     empty: 'No emails sent yet. Share a lock with an email address to send an invitation.',
     to: 'To',
     subject: 'Subject',

@@ -61,9 +61,11 @@ describe('Outbox', () => {
     await waitFor(() => expect(frame().getAttribute('srcdoc')).toContain('Branded email-1'));
   });
 
-  it('says when nothing was sent yet', async () => {
+  it('says when nothing was sent yet, and what lands here', async () => {
     setup([]);
     expect(await screen.findByText(/No emails sent yet/)).toBeInTheDocument();
+    // Send a test email (Email & Branding) lands here too: the owner is told where to look for it.
+    expect(screen.getByText(/invitations, shares, and the test emails of Email & Branding/)).toBeInTheDocument();
   });
 
   it('writes when each email was sent in the reader’s language', async () => {
