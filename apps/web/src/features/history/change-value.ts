@@ -20,6 +20,14 @@ const isTimeRule = (value: unknown): value is TimeRule => {
   return typeof v === 'object' && v !== null && typeof v.start === 'string' && typeof v.end === 'string' && typeof v.timezone === 'string' && Array.isArray(v.days);
 };
 
+/** A value the History shows as "—": nothing, or an empty object or list (a lock with no requirements yet). */
+export const isNone = (value: unknown): boolean =>
+  value === null ||
+  value === undefined ||
+  value === '' ||
+  (Array.isArray(value) && value.length === 0) ||
+  (typeof value === 'object' && value !== null && Object.keys(value).length === 0);
+
 /**
  * A before or after value as the History shows it: nothing reads "—", a secret reads "[redacted]" in the
  * reader's language, times read as dates (a share's start and end, a key's expiry), a role and a time window
@@ -42,7 +50,7 @@ export function useChangeValue() {
   const timeRule = (rule: TimeRule) =>
     t('shares.window', { days: rule.days.map((d) => word(`shares.dayNames.${d}`, d)).join(', '), start: rule.start, end: rule.end, zone: rule.timezone });
   const part = (value: unknown, field: string): string => {
-    if (value === null || value === undefined || value === '') return t('history.none');
+    if (isNone(value)) return t('history.none');
     if (isScalar(value)) return scalar(value, field);
     if (isTimeRule(value)) return timeRule(value);
     if (Array.isArray(value) && value.every(isScalar)) return value.map((v) => scalar(v, field)).join(', ');

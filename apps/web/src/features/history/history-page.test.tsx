@@ -101,6 +101,8 @@ describe('History', () => {
     const [role, start, end, window] = cells(0);
     expect(window).toEqual(['Time window', '—', 'Mon, Tue, 08:00–18:00 (Europe/Berlin)']);
     expect(cells(3)).toEqual([['Usage requirements', '—', 'Days and hours: Mon, Tue, 08:00–18:00 (Europe/Berlin)\nLocation: —']]);
+    // Nothing before is not struck out as if something had been removed.
+    expect(within(list).getAllByRole('listitem')[3]!.querySelector('del')).toBeNull();
     expect(role).toEqual(['Role', '—', 'User']);
     expect(start![2]).toMatch(when);
     expect(end![1]).toMatch(when);

@@ -23,7 +23,7 @@ import { useLoadMore } from '../../components/ui/use-load-more';
 import { formatDateTime } from '../../lib/dates';
 import { errorMessage } from '../../lib/http';
 import { filterFromParams, useHistory, useHistoryActors } from './api';
-import { useChangeValue } from './change-value';
+import { isNone, useChangeValue } from './change-value';
 
 /** A field's name in words where the table knows it ("emailPreferences.primaryColour" → "Primary colour"). */
 function useFieldLabel() {
@@ -46,10 +46,10 @@ function ChangeTable({ entry }: { entry: HistoryEntry }) {
         {fieldLabel(change.field)}
       </TableCell>
       <TableCell sx={{ ...cell, color: 'text.secondary' }} data-caption={t('history.before')}>
-        <Box component={change.before == null ? 'span' : 'del'}>{valueText(change.before, change.field)}</Box>
+        <Box component={isNone(change.before) ? 'span' : 'del'}>{valueText(change.before, change.field)}</Box>
       </TableCell>
       <TableCell sx={cell} data-caption={t('history.after')}>
-        <Box component={change.after == null ? 'span' : 'ins'} sx={{ textDecoration: 'none', fontWeight: 500 }}>
+        <Box component={isNone(change.after) ? 'span' : 'ins'} sx={{ textDecoration: 'none', fontWeight: 500 }}>
           {valueText(change.after, change.field)}
         </Box>
       </TableCell>
