@@ -278,6 +278,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
       actionTarget: 'Button-Ziel',
       time: 'Tage und Uhrzeiten',
       location: 'Standort',
+      jwksUri: 'Schlüsselsatz (jwks_uri)',
     },
     fields: {
       name: 'Name',

@@ -271,6 +271,7 @@ export const appPagesEn = {
       actionTarget: 'Button target',
       time: 'Days and hours',
       location: 'Location',
+      jwksUri: 'Key set (jwks_uri)',
     },
     fields: {
       name: 'Name',

@@ -90,6 +90,7 @@ describe('History', () => {
           entry(2, { kind: 'key', subject: 'kid-1', changes: [{ field: 'authKeys', before: null, after: { kid: 'kid-1', kty: 'EC', exp: AT } }] }),
           entry(3, { kind: 'webhook', subject: 'https://hooks.test', changes: webhook }),
           entry(4, { kind: 'lock_settings', subject: 'Front door', changes: settings }),
+          entry(5, { kind: 'issuer', changes: [{ field: 'authDomainDiscovery', before: null, after: { jwksUri: 'https://id.acme.test/jwks' } }] }),
         ],
         nextCursor: null,
       }),
@@ -101,6 +102,7 @@ describe('History', () => {
     const [role, start, end, window] = cells(0);
     expect(window).toEqual(['Time window', '—', 'Mon, Tue, 08:00–18:00 (Europe/Berlin)']);
     expect(cells(3)).toEqual([['Usage requirements', '—', 'Days and hours: Mon, Tue, 08:00–18:00 (Europe/Berlin)\nLocation: —']]);
+    expect(cells(4)).toEqual([['OpenID discovery (key set)', '—', 'Key set (jwks_uri): https://id.acme.test/jwks']]);
     // Nothing before is not struck out as if something had been removed.
     expect(within(list).getAllByRole('listitem')[3]!.querySelector('del')).toBeNull();
     expect(role).toEqual(['Role', '—', 'User']);
