@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import type { HistoryKind } from '@latchkey/contract';
-import type { Db } from '../../db/client.js';
+import { affectedRows, type Db } from '../../db/client.js';
 import { applications } from '../../db/schema.js';
 import type { ChangeActor } from '../history/history.service.js';
 
@@ -36,10 +36,9 @@ export const historyFields: Record<string, [field: string, kind: HistoryKind]> =
  * the application exists.
  */
 export async function updateWithHistory(db: Db, applicationId: string, set: Columns, by: ChangeActor): Promise<boolean> {
-  const rows = await db
+  const result = await db
     .update(applications)
     .set({ ...set, version: sql`${applications.version} + 1`, updatedAt: sql`now()`, changeActorId: by.id, changeActorEmail: by.email })
-    .where(eq(applications.id, applicationId))
-    .returning({ id: applications.id });
-  return rows.length > 0;
+    .where(eq(applications.id, applicationId));
+  return affectedRows(result) > 0;
 }

@@ -353,6 +353,8 @@ describe('the history trigger (migration 0008) and historyFields agree', () => {
       expect(entry?.changes, `${key} was not recorded as ${kind}/${field}`).toEqual([{ field, before, after }]);
       expect(entry?.actor).toEqual({ userId: owner.userId, email: owner.email });
     }
+    // It answers whether the application exists (the rows the UPDATE touched, as each driver reports them).
+    expect(await updateWithHistory(t.app.db, crypto.randomUUID(), { name: 'Nobody' }, { id: owner.userId, email: owner.email })).toBe(false);
   });
 
   it('an update that names no actor is the platform’s own; the actor is never left on the row', async () => {
