@@ -1,5 +1,6 @@
 // The application update's statement alone, in-process (no HTTP, no authentication): what the history
-// trigger (migration 0008: the history entry, and application.updated queued for a subscribed webhook)
+// trigger (migrations 0008–0009: the history entry, carrying the application.updated it owes while a
+// webhook is subscribed)
 // costs on top of the plain UPDATE as it was before issue 19 (the same table, the trigger disabled).
 // `node --import tsx bench/history-statement.ts` (PGlite; Postgres too with BENCH_DATABASE_URL or
 // TEST_DATABASE_URL). BENCH_REQUESTS sequential calls per variant and round, BENCH_ROUNDS rounds, the
@@ -35,7 +36,7 @@ async function measure(kind: 'pglite' | 'postgres') {
   const variants: Record<string, { on: boolean; run: () => Promise<unknown> }> = {
     'plain UPDATE (before issue 19: no trigger)': { on: false, run: plain(quiet) },
     'update + history entry (nothing subscribed)': { on: true, run: () => updateWithHistory(db, quiet, { name: `Bench ${++n}` }, by) },
-    'update + history entry + event queued': { on: true, run: () => updateWithHistory(db, subscribed, { name: `Bench ${++n}` }, by) },
+    'update + history entry owing the event': { on: true, run: () => updateWithHistory(db, subscribed, { name: `Bench ${++n}` }, by) },
   };
   const names = Object.keys(variants);
   const p50s: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]));

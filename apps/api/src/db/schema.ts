@@ -335,8 +335,18 @@ export const applicationChanges = pgTable(
     kind: text('kind').notNull(),
     subject: text('subject'),
     changes: jsonb('changes').$type<{ field: string; before: unknown; after: unknown }[]>().notNull(),
+    /**
+     * The application.updated event this change owes (its `data`), on one entry of the change, while a
+     * webhook was subscribed when it was made; null otherwise and once the relay has turned it into
+     * deliveries (modules/webhooks/delivery.ts). The change's own row is its outbox entry: the update
+     * writes no second row (issue 19's budget, docs/performance.md).
+     */
+    announce: jsonb('announce'),
   },
-  (t) => [index('application_changes_page_idx').on(t.applicationId, t.at, t.seq)],
+  (t) => [
+    index('application_changes_page_idx').on(t.applicationId, t.at, t.seq),
+    index('application_changes_announce_idx').on(t.seq).where(sql`${t.announce} is not null`),
+  ],
 );
 
 /**

@@ -1,8 +1,7 @@
 import { and, desc, eq, or, sql } from 'drizzle-orm';
 import { historyErrors, HISTORY_MAX_ACTORS, HISTORY_PAGE_SIZE, REDACTED, type FieldChange, type HistoryActor, type HistoryEntry, type HistoryKind, type HistoryPage, type HistoryQuery } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
-import { applicationChanges } from '../../db/schema.js';
-import { publishEvent } from '../webhooks/outbox.js';
+import { applicationChanges, webhooks } from '../../db/schema.js';
 import { cursorTimeOf, decodeCursor, encodeCursor } from '../../lib/keyset-cursor.js';
 
 /** Changes to the application itself (not its locks, shares or users): announced as application.updated. */
@@ -43,9 +42,12 @@ export function diff(before: Record<string, unknown>, after: Record<string, unkn
 }
 
 /**
- * THE place a change to an application is recorded. Call it with the transaction that makes the change,
+ * THE place a change to an application is recorded (the application's own fields are recorded by the
+ * history trigger instead, application-update.ts). Call it with the transaction that makes the change,
  * so the entry commits with it or not at all. Entries with no changed field are dropped; secrets are
- * redacted here, whatever the caller passed. One statement for any number of entries.
+ * redacted here, whatever the caller passed. One statement for any number of entries. A change to the
+ * application itself owes application.updated while a webhook is subscribed: its first entry carries the
+ * event's data (`announce`, decided in the same statement), and the webhook relay delivers it.
  */
 export async function recordChange(tx: Db, ...entries: Change[]): Promise<void> {
   const rows = entries
@@ -59,16 +61,19 @@ export async function recordChange(tx: Db, ...entries: Change[]): Promise<void> 
       changes: e.changes.map(redact),
     }));
   if (rows.length === 0) return;
-  await tx.insert(applicationChanges).values(rows);
   const updates = rows.filter((r) => APPLICATION_KINDS.has(r.kind));
   const [first] = updates;
-  if (first) {
-    await publishEvent(tx, first.applicationId, 'application.updated', {
-      applicationId: first.applicationId,
-      actor: { userId: first.actorUserId, email: first.actorEmail },
-      changes: updates.map((u) => ({ kind: u.kind, subject: u.subject, changes: u.changes })),
-    });
-  }
+  const announced = first
+    ? {
+        ...first,
+        announce: sql`case when exists (select 1 from ${webhooks} w where w.application_id = ${first.applicationId} and w.events ? 'application.updated') then ${JSON.stringify({
+          applicationId: first.applicationId,
+          actor: { userId: first.actorUserId, email: first.actorEmail },
+          changes: updates.map((u) => ({ kind: u.kind, subject: u.subject, changes: u.changes })),
+        })}::jsonb end`,
+      }
+    : null;
+  await tx.insert(applicationChanges).values(rows.map((r) => (r === first ? announced! : r)));
 }
 
 type Row = typeof applicationChanges.$inferSelect;

@@ -7,6 +7,7 @@ import type { Config } from '../../config.js';
 import type { Database } from '../../db/client.js';
 import { webhookDeliveries, webhooks } from '../../db/schema.js';
 import { safeFetch } from '../../lib/outbound.js';
+import { eventTimestampOf } from './outbox.js';
 import { secretBoxOf } from '../../lib/server-secrets.js';
 
 export const DELIVERY_QUEUE = 'webhook-delivery';
@@ -154,10 +155,37 @@ export class WebhookDispatcher {
     this.relayTimer.unref();
   }
 
-  /** Claims owed deliveries (a lease), queues each, then marks them handed over. */
+  /**
+   * application.updated owed by history entries (`announce`, set in the change's own statement while a
+   * webhook is subscribed: history.service.ts and the history trigger) becomes one delivery per endpoint
+   * subscribed now, and the entry is cleared, in one statement: a relay that dies half-way leaves both
+   * for the next. Answers how many entries it took.
+   */
+  async expandAnnouncements(): Promise<number> {
+    const { rows } = await this.database.executeSql(
+      `with owed as (
+         select id, application_id, at, announce from application_changes
+         where announce is not null order by seq limit $1 for update skip locked
+       ), cleared as (
+         update application_changes c set announce = null from owed where c.id = owed.id
+       ), queued as (
+         insert into webhook_deliveries (webhook_id, application_id, event_type, payload)
+         select w.id, o.application_id, 'application.updated', jsonb_build_object(
+           'type', 'application.updated', 'timestamp', ${eventTimestampOf('o.at')}, 'data', o.announce)
+         from owed o join webhooks w on w.application_id = o.application_id and w.events ? 'application.updated'
+         returning 1
+       )
+       select (select count(*) from owed)::int as taken, (select count(*) from queued)::int as queued`,
+      [RELAY_BATCH],
+    );
+    return (rows[0] as { taken: number }).taken;
+  }
+
+  /** Turns owed events into deliveries, claims owed deliveries (a lease), queues each, then marks them handed over. */
   private async relay(): Promise<void> {
     const boss = this.boss;
     if (!boss) return;
+    while ((await this.expandAnnouncements()) === RELAY_BATCH && !this.stopped);
     for (;;) {
       const claimed = await this.database.executeSql(
         `update webhook_deliveries set relay_after = now() + make_interval(secs => $1) where id in (

@@ -19,8 +19,8 @@ export async function publishEvent<T>(tx: Db, applicationId: string, type: Webho
     where ${webhooks.applicationId} = ${applicationId} and ${webhooks.events} ? ${type}`);
 }
 
-/** An event's `timestamp` as SQL: the statement's time, ISO 8601 in UTC with milliseconds. */
-export const eventTimestampSql = sql.raw(`to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
+/** An event's `timestamp` as SQL, from a timestamptz expression: ISO 8601 in UTC with milliseconds. */
+export const eventTimestampOf = (at: string): string => `to_char(${at} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
  * The same as SQL, for statements that write many changes at once (the batched unlocks in
@@ -29,6 +29,6 @@ export const eventTimestampSql = sql.raw(`to_char(now() at time zone 'UTC', 'YYY
  */
 export function publishEventsSql(type: WebhookEvent, source: string): string {
   return `insert into webhook_deliveries (webhook_id, application_id, event_type, payload)
-    select w.id, w.application_id, '${type}', jsonb_build_object('type', '${type}', 'timestamp', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', s.data)
+    select w.id, w.application_id, '${type}', jsonb_build_object('type', '${type}', 'timestamp', ${eventTimestampOf('now()')}, 'data', s.data)
     from (${source}) s join webhooks w on w.application_id = s.application_id and w.events ? '${type}'`;
 }
