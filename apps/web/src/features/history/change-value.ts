@@ -43,6 +43,8 @@ export function useChangeValue() {
     if (typeof value === 'number' && (DATE_FIELDS.has(field) || DATE_MEMBERS.has(field))) return formatDateTime(value, i18n.language);
     if (value === REDACTED) return t('history.redacted');
     if (field === 'role' && typeof value === 'string') return word(`shares.roles.${value}`, value);
+    // A webhook's events by the names the Webhooks page gives them.
+    if (field === 'events' && typeof value === 'string') return word(`webhooks.eventNames.${value.replace('.', '_')}`, value);
     return String(value);
   };
 

@@ -112,7 +112,7 @@ describe('History', () => {
     expect([kid, kty]).toEqual(['kid: kid-1', 'kty: EC']);
     expect(exp).toMatch(/^Expires: 05\/03\/2024, \d\d:\d\d$/);
     expect(cells(2)).toEqual([
-      ['Events', '—', 'share.added, application.updated'],
+      ['Events', '—', 'Share added, Application changed'],
       ['Signing secret', '[redacted]', '[redacted]'],
     ]);
   });
