@@ -368,6 +368,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     showDeliveries: 'Zustellungen an {{url}} anzeigen',
     deliveriesOf: 'Zustellungen an {{url}}',
     noDeliveries: 'Noch nichts zugestellt.',
+    atLimit: 'Eine Anwendung kann höchstens {{max}} Webhooks haben: Löschen Sie einen, um einen weiteren hinzuzufügen.',
     deliveriesFailed: 'Die Zustellungen konnten nicht geladen werden: {{message}}',
     loadMoreDeliveries: 'Mehr laden',
     event: 'Ereignis',

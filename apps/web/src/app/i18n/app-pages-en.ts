@@ -360,6 +360,7 @@ export const appPagesEn = {
     showDeliveries: 'Show deliveries to {{url}}',
     deliveriesOf: 'Deliveries to {{url}}',
     noDeliveries: 'Nothing delivered yet.',
+    atLimit: 'An application can have at most {{max}} webhooks: delete one to add another.',
     deliveriesFailed: 'The deliveries could not be loaded: {{message}}',
     loadMoreDeliveries: 'Load more',
     event: 'Event',

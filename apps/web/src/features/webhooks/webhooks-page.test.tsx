@@ -118,6 +118,13 @@ describe('Webhooks', () => {
     expect(await screen.findByRole('status')).toHaveTextContent('Queued to be sent again');
   });
 
+  it('at the limit says so and offers no Add, instead of refusing a filled-in form', async () => {
+    const hooks = Array.from({ length: 10 }, (_, i) => ({ ...hook, id: `w-${i}`, url: `https://api.acme.test/hooks/${i}` }));
+    setup((call) => (call.url === BASE ? json(hooks) : call.url.endsWith('/delivery') ? json([]) : undefined));
+    expect(await screen.findByText('An application can have at most 10 webhooks: delete one to add another.')).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Add webhook' })).toBeDisabled();
+  });
+
   it('says which list failed to load, and tries again', async () => {
     let fail = true;
     const { u } = setup((call) => {

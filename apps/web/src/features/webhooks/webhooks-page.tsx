@@ -1,4 +1,4 @@
-import type { Webhook, WebhookEvent, WebhookWithSecret } from '@latchkey/contract';
+import { MAX_WEBHOOKS_PER_APPLICATION, type Webhook, type WebhookEvent, type WebhookWithSecret } from '@latchkey/contract';
 import {
   Alert,
   Box,
@@ -126,6 +126,8 @@ export function WebhooksPage() {
   const [confirming, setConfirming] = useState<{ action: 'rotate' | 'delete'; webhook: Webhook } | null>(null);
   const addButton = useRef<HTMLButtonElement>(null);
   const list = webhooks.data ?? [];
+  // At the limit the server would refuse a new one only after the form is filled in: say so up front.
+  const atLimit = list.length >= MAX_WEBHOOKS_PER_APPLICATION;
   const chosen = list.find((w) => w.id === params.get(WEBHOOK_PARAM)) ?? list[0] ?? null;
 
   const confirm = () => {
@@ -147,13 +149,18 @@ export function WebhooksPage() {
     <Paper variant="outlined" sx={{ p: { xs: 2, sm: 3 } }}>
       <Stack direction={{ xs: 'column', sm: 'row' }} spacing={2} sx={{ justifyContent: 'space-between', alignItems: { sm: 'center' }, mb: 1 }}>
         <Typography variant="h1">{t('webhooks.title')}</Typography>
-        <Button ref={addButton} variant="contained" onClick={() => setAdding(true)}>
+        <Button ref={addButton} variant="contained" onClick={() => setAdding(true)} disabled={atLimit}>
           {t('webhooks.add')}
         </Button>
       </Stack>
       <Typography color="text.secondary" sx={{ mb: 2 }}>
         {t('webhooks.intro')}
       </Typography>
+      {atLimit && (
+        <Alert severity="info" sx={{ mb: 2 }}>
+          {t('webhooks.atLimit', { max: MAX_WEBHOOKS_PER_APPLICATION })}
+        </Alert>
+      )}
       {webhooks.isPending && <PageLoader />}
       {webhooks.isError && (
         <Alert severity="error" action={<RetryButton onClick={() => void webhooks.refetch()} />}>
