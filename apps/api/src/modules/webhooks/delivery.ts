@@ -158,8 +158,9 @@ export class WebhookDispatcher {
   /**
    * application.updated owed by history entries (`announce`, set in the change's own statement while a
    * webhook is subscribed: history.service.ts and the history trigger) becomes one delivery per endpoint
-   * subscribed now, and the entry is cleared, in one statement: a relay that dies half-way leaves both
-   * for the next. Answers how many entries it took.
+   * that was subscribed when the change was made and still is, and the entry is cleared, in one
+   * statement: a relay that dies half-way leaves both for the next. An endpoint being deleted meanwhile
+   * is waited for (key share) and skipped, not a foreign-key error. Answers how many entries it took.
    */
   async expandAnnouncements(): Promise<number> {
     const { rows } = await this.database.executeSql(
@@ -172,7 +173,8 @@ export class WebhookDispatcher {
          insert into webhook_deliveries (webhook_id, application_id, event_type, payload)
          select w.id, o.application_id, 'application.updated', jsonb_build_object(
            'type', 'application.updated', 'timestamp', ${eventTimestampOf('o.at')}, 'data', o.announce)
-         from owed o join webhooks w on w.application_id = o.application_id and w.events ? 'application.updated'
+         from owed o join webhooks w on w.application_id = o.application_id and w.events ? 'application.updated' and w.created_at <= o.at
+         for key share of w
          returning 1
        )
        select (select count(*) from owed)::int as taken, (select count(*) from queued)::int as queued`,
@@ -185,7 +187,12 @@ export class WebhookDispatcher {
   private async relay(): Promise<void> {
     const boss = this.boss;
     if (!boss) return;
-    while ((await this.expandAnnouncements()) === RELAY_BATCH && !this.stopped);
+    try {
+      while ((await this.expandAnnouncements()) === RELAY_BATCH && !this.stopped);
+    } catch (error) {
+      // Owed entries stay owed for the next pass; the deliveries already owed go out now regardless.
+      this.log.warn({ err: error }, 'webhook relay: expanding application.updated');
+    }
     for (;;) {
       const claimed = await this.database.executeSql(
         `update webhook_deliveries set relay_after = now() + make_interval(secs => $1) where id in (

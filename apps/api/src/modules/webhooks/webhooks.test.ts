@@ -277,6 +277,20 @@ describe('delivering', () => {
     await remove(hook.id);
   });
 
+  it('an application.updated goes to the endpoints subscribed when the change was made, not to one added before the relay ran', async () => {
+    answering(() => 200);
+    const early = await register(['application.updated']);
+    const res = await t.app.inject({ method: 'POST', url: base(), headers: owner(), payload: { name: 'Before the late one' } });
+    expect(res.statusCode, res.body).toBe(204);
+    const late = await register(['application.updated']);
+    await t.app.webhooks.expandAnnouncements();
+    const updates = async (id: string) => (await deliveries(id)).filter((d) => d.eventType === 'application.updated');
+    expect(await eventually(async () => (await updates(early.id)).length === 1, 8000)).toBe(true);
+    expect(await updates(late.id)).toEqual([]);
+    await remove(early.id);
+    await remove(late.id);
+  });
+
   it('relays racing on two instances turn each owed application.updated into exactly one delivery; none is owed after', async () => {
     answering(() => 200);
     const b = await t.secondInstance();
@@ -311,7 +325,10 @@ describe('delivering', () => {
       const updatesTo = async (webhookId: string) =>
         (await deliveries(webhookId)).filter((d) => d.eventType === 'application.updated').map((d) => d.id);
       // The relay (either instance's, within a second) turns the owed event into deliveries.
-      const reaches = (webhookId: string, n: number) => eventually(async () => (await updatesTo(webhookId)).length === n);
+      const reaches = async (webhookId: string, n: number) => {
+        await b.app.webhooks.expandAnnouncements();
+        return eventually(async () => (await updatesTo(webhookId)).length === n, 8000);
+      };
       const entries = async () => ((await t.app.database.executeSql(`select count(*)::int as n from application_changes where application_id = $1`, [sandbox.applicationId])).rows[0] as { n: number }).n;
       // B updates while nothing is subscribed to application.updated.
       const unrelated = await register(['share.added']);
