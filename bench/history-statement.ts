@@ -1,7 +1,7 @@
 // The application update's statement alone, in-process (no HTTP, no authentication): what the history
 // trigger (migrations 0008–0009: the history entry, carrying the application.updated it owes while a
-// webhook is subscribed)
-// costs on top of the plain UPDATE as it was before issue 19 (the same table, the trigger disabled).
+// webhook is subscribed) costs on top of the plain UPDATE as it was before issue 19 (the same table, the
+// trigger disabled).
 // `node --import tsx bench/history-statement.ts` (PGlite; Postgres too with BENCH_DATABASE_URL or
 // TEST_DATABASE_URL). BENCH_REQUESTS sequential calls per variant and round, BENCH_ROUNDS rounds, the
 // variants in a different order each round; medians of the per-round p50s.

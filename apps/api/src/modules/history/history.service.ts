@@ -63,17 +63,14 @@ export async function recordChange(tx: Db, ...entries: Change[]): Promise<void> 
   if (rows.length === 0) return;
   const updates = rows.filter((r) => APPLICATION_KINDS.has(r.kind));
   const [first] = updates;
-  const announced = first
-    ? {
-        ...first,
-        announce: sql`case when exists (select 1 from ${webhooks} w where w.application_id = ${first.applicationId} and w.events ? 'application.updated') then ${JSON.stringify({
-          applicationId: first.applicationId,
-          actor: { userId: first.actorUserId, email: first.actorEmail },
-          changes: updates.map((u) => ({ kind: u.kind, subject: u.subject, changes: u.changes })),
-        })}::jsonb end`,
-      }
-    : null;
-  await tx.insert(applicationChanges).values(rows.map((r) => (r === first ? announced! : r)));
+  const announce =
+    first &&
+    sql`case when exists (select 1 from ${webhooks} w where w.application_id = ${first.applicationId} and w.events ? 'application.updated') then ${JSON.stringify({
+      applicationId: first.applicationId,
+      actor: { userId: first.actorUserId, email: first.actorEmail },
+      changes: updates.map((u) => ({ kind: u.kind, subject: u.subject, changes: u.changes })),
+    })}::jsonb end`;
+  await tx.insert(applicationChanges).values(rows.map((r) => (r === first ? { ...r, announce } : r)));
 }
 
 type Row = typeof applicationChanges.$inferSelect;

@@ -175,9 +175,8 @@ export class WebhookDispatcher {
            'type', 'application.updated', 'timestamp', ${eventTimestampOf('o.at')}, 'data', o.announce)
          from owed o join webhooks w on w.application_id = o.application_id and w.events ? 'application.updated' and w.created_at <= o.at
          for key share of w
-         returning 1
        )
-       select (select count(*) from owed)::int as taken, (select count(*) from queued)::int as queued`,
+       select count(*)::int as taken from owed`,
       [RELAY_BATCH],
     );
     return (rows[0] as { taken: number }).taken;
