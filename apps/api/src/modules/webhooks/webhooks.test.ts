@@ -114,6 +114,32 @@ describe('delivering', () => {
     await remove(hook.id);
   });
 
+  it('application.updated has one data shape whoever records the change: the trigger (a rename) and recordChange (a CORS domain)', async () => {
+    answering(() => 200);
+    const hook = await register(['application.updated']);
+    const actor = { userId: sandbox.owner.userId, email: sandbox.owner.email };
+    const announced = async (find: (data: Record<string, unknown>) => boolean) => {
+      let found: Record<string, unknown> | undefined;
+      const ok = await eventually(() => !!(found = receiver.received.map((r) => bodyOf(r).data).find(find)), 8000);
+      expect(ok).toBe(true);
+      return found!;
+    };
+    expect((await rename('Shaped Doors')).statusCode).toBe(204);
+    expect(await announced((d) => JSON.stringify(d).includes('Shaped Doors'))).toEqual({
+      applicationId: sandbox.applicationId,
+      actor,
+      changes: [{ kind: 'details', subject: null, changes: [{ field: 'name', before: expect.any(String), after: 'Shaped Doors' }] }],
+    });
+    const cors = await t.app.inject({ method: 'POST', url: `${base()}/cors`, headers: owner(), payload: { url: 'https://shaped.example.com' } });
+    expect(cors.statusCode, cors.body).toBeLessThan(300);
+    expect(await announced((d) => JSON.stringify(d).includes('shaped.example.com'))).toEqual({
+      applicationId: sandbox.applicationId,
+      actor,
+      changes: [{ kind: 'cors', subject: null, changes: [{ field: 'corsDomains', before: null, after: 'https://shaped.example.com' }] }],
+    });
+    await remove(hook.id);
+  });
+
   it('retries a failed delivery with exponential backoff, always with the same webhook-id, then gives up', async () => {
     const hook = await register(['application.updated']);
     answering(() => 500);
