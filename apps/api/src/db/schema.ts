@@ -77,6 +77,11 @@ export const applications = pgTable('applications', {
    */
   changeActorId: uuid('change_actor_id'),
   changeActorEmail: text('change_actor_email'),
+  /**
+   * How many of its webhooks subscribe to application.updated: counted by a trigger on `webhooks`
+   * (migration 0010), read by the history trigger to decide whether a change owes the event.
+   */
+  updateSubscribers: integer('update_subscribers').notNull().default(0),
   createdAt: createdAt(),
   updatedAt: timestamp('updated_at', { withTimezone: true })
     .notNull()
@@ -320,15 +325,17 @@ export const sentEmails = pgTable(
  * An application's change history (modules/history): one row per kind of change, written in the same
  * transaction as the change. `changes` holds [{field, before, after}] with secrets already redacted.
  * Newest first by (at, seq), like the lock log; the actor is kept as it was (an owner may leave later).
+ * Keyed by its place in the application's timeline, the index every read uses; `id` is what the API
+ * shows and is never looked up. No foreign key (decision 0008): every writer holds the application's
+ * row (the history trigger updates it, recordChange takes it FOR KEY SHARE), and the purge trigger of
+ * migration 0010 deletes an application's history with it.
  */
 export const applicationChanges = pgTable(
   'application_changes',
   {
-    id: uuid('id').primaryKey().defaultRandom(),
+    id: uuid('id').notNull().defaultRandom(),
     seq: bigint('seq', { mode: 'number' }).generatedAlwaysAsIdentity().notNull(),
-    applicationId: uuid('application_id')
-      .notNull()
-      .references(() => applications.id, { onDelete: 'cascade' }),
+    applicationId: uuid('application_id').notNull(),
     at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
     actorUserId: uuid('actor_user_id'),
     actorEmail: text('actor_email'),
@@ -344,7 +351,7 @@ export const applicationChanges = pgTable(
     announce: jsonb('announce'),
   },
   (t) => [
-    index('application_changes_page_idx').on(t.applicationId, t.at, t.seq),
+    primaryKey({ name: 'application_changes_pkey', columns: [t.applicationId, t.at, t.seq] }),
     index('application_changes_announce_idx').on(t.seq).where(sql`${t.announce} is not null`),
   ],
 );

@@ -1,7 +1,8 @@
-import { and, desc, eq, or, sql } from 'drizzle-orm';
-import { historyErrors, HISTORY_MAX_ACTORS, HISTORY_PAGE_SIZE, REDACTED, type FieldChange, type HistoryActor, type HistoryEntry, type HistoryKind, type HistoryPage, type HistoryQuery } from '@latchkey/contract';
+import { and, desc, eq, inArray, or, sql } from 'drizzle-orm';
+import { apiErrors, historyErrors, HISTORY_MAX_ACTORS, HISTORY_PAGE_SIZE, REDACTED, type FieldChange, type HistoryActor, type HistoryEntry, type HistoryKind, type HistoryPage, type HistoryQuery } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
-import { applicationChanges, webhooks } from '../../db/schema.js';
+import { applicationChanges, applications } from '../../db/schema.js';
+import { notFound } from '../../errors.js';
 import { cursorTimeOf, decodeCursor, encodeCursor } from '../../lib/keyset-cursor.js';
 
 /** Changes to the application itself (not its locks, shares or users): announced as application.updated. */
@@ -45,9 +46,11 @@ export function diff(before: Record<string, unknown>, after: Record<string, unkn
  * THE place a change to an application is recorded (the application's own fields are recorded by the
  * history trigger instead, application-update.ts). Call it with the transaction that makes the change,
  * so the entry commits with it or not at all. Entries with no changed field are dropped; secrets are
- * redacted here, whatever the caller passed. One statement for any number of entries. A change to the
- * application itself owes application.updated while a webhook is subscribed: its first entry carries the
- * event's data (`announce`, decided in the same statement), and the webhook relay delivers it.
+ * redacted here, whatever the caller passed. It holds the applications FOR KEY SHARE until the commit
+ * (what the history's foreign key did: an application removed meanwhile is a 404, and its removal waits,
+ * then takes the entries with it). A change to the application itself owes application.updated while a
+ * webhook is subscribed: its first entry carries the event's data (`announce`), and the webhook relay
+ * delivers it.
  */
 export async function recordChange(tx: Db, ...entries: Change[]): Promise<void> {
   const rows = entries
@@ -61,15 +64,24 @@ export async function recordChange(tx: Db, ...entries: Change[]): Promise<void> 
       changes: e.changes.map(redact),
     }));
   if (rows.length === 0) return;
+  const ids = [...new Set(rows.map((r) => r.applicationId))];
+  const held = await tx
+    .select({ id: applications.id, updateSubscribers: applications.updateSubscribers })
+    .from(applications)
+    .where(inArray(applications.id, ids))
+    .for('key share');
+  if (held.length < ids.length) throw notFound(apiErrors.applicationNotFound);
+  const subscribers = new Map(held.map((a) => [a.id, a.updateSubscribers]));
   const updates = rows.filter((r) => APPLICATION_KINDS.has(r.kind));
   const [first] = updates;
   const announce =
-    first &&
-    sql`case when exists (select 1 from ${webhooks} w where w.application_id = ${first.applicationId} and w.events ? 'application.updated') then ${JSON.stringify({
-      applicationId: first.applicationId,
-      actor: { userId: first.actorUserId, email: first.actorEmail },
-      changes: updates.map((u) => ({ kind: u.kind, subject: u.subject, changes: u.changes })),
-    })}::jsonb end`;
+    first && (subscribers.get(first.applicationId) ?? 0) > 0
+      ? {
+          applicationId: first.applicationId,
+          actor: { userId: first.actorUserId, email: first.actorEmail },
+          changes: updates.map((u) => ({ kind: u.kind, subject: u.subject, changes: u.changes })),
+        }
+      : null;
   await tx.insert(applicationChanges).values(rows.map((r) => (r === first ? { ...r, announce } : r)));
 }
 

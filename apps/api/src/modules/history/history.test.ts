@@ -1,11 +1,11 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { eq, getTableColumns, sql } from 'drizzle-orm';
+import { desc, eq, getTableColumns, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveLogoUrl, historyErrors, REDACTED, type HistoryEntry, type HistoryPage } from '@latchkey/contract';
 import { createTestApp, uniqueEmail, type TestApp } from '../../../test/helpers.js';
 import { makePng } from '../../plugins/storage/test-images.js';
 import { createOwner } from '../platform-users/test-fixtures.js';
-import { applications } from '../../db/schema.js';
+import { applicationChanges, applications } from '../../db/schema.js';
 import { historyFields, updateWithHistory } from '../applications/application-update.js';
 import { recordChange } from './history.service.js';
 
@@ -329,7 +329,7 @@ describe('change history', () => {
 
 describe('the history trigger (migration 0008) and historyFields agree', () => {
   /** Columns that are the row's bookkeeping, not a change anyone makes. */
-  const BOOKKEEPING = new Set(['id', 'version', 'createdAt', 'updatedAt', 'changeActorId', 'changeActorEmail']);
+  const BOOKKEEPING = new Set(['id', 'version', 'createdAt', 'updatedAt', 'changeActorId', 'changeActorEmail', 'updateSubscribers']);
   const rowOf = async (id: string) => (await t.app.db.select().from(applications).where(eq(applications.id, id)))[0]!;
 
   it('every column of an application is recorded under its field and kind, or is bookkeeping', async () => {
@@ -367,5 +367,61 @@ describe('the history trigger (migration 0008) and historyFields agree', () => {
     const count = (await history('?pageSize=200')).items.length;
     await t.app.db.update(applications).set({ version: sql`${applications.version} + 1` }).where(eq(applications.id, appId));
     expect((await history('?pageSize=200')).items.length).toBe(count);
+  });
+});
+
+describe('the history without a foreign key (migration 0010)', () => {
+  const entriesOf = async (id: string) =>
+    ((await t.app.database.executeSql(`select count(*)::int as n from application_changes where application_id = $1`, [id])).rows[0] as { n: number });
+  const subscribersOf = async (id: string) => (await t.app.db.select({ n: applications.updateSubscribers }).from(applications).where(eq(applications.id, id)))[0]!.n;
+  const newApp = async (name: string) =>
+    (await call('POST', '/api/platform/application', { name, companyName: 'Co', mailingAddress: '4 Road' })).headers.location!.toString().split('/').pop()!;
+
+  it('removing an application removes its history with it (the purge trigger)', async () => {
+    const id = await newApp('Short Lived');
+    await call('POST', `/api/platform/application/${id}`, { name: 'Shorter Lived' });
+    await call('POST', `/api/platform/application/${id}/cors`, { url: 'https://short.example.com' });
+    expect((await entriesOf(id)).n).toBeGreaterThanOrEqual(2);
+    await call('DELETE', `/api/platform/application/${id}`);
+    expect((await entriesOf(id)).n).toBe(0);
+  });
+
+  it('an entry for an application that is not there is a 404 and stores nothing', async () => {
+    const missing = crypto.randomUUID();
+    const change = { applicationId: missing, actor: { id: owner.userId, email: owner.email }, kind: 'cors' as const, subject: 'https://gone.example.com', changes: [{ field: 'url', before: null, after: 'https://gone.example.com' }] };
+    await expect(recordChange(t.app.db, change)).rejects.toMatchObject({ statusCode: 404 });
+    expect((await entriesOf(missing)).n).toBe(0);
+  });
+
+  it('update_subscribers counts the webhooks subscribed to application.updated, whatever is removed at once; a change owes the event only while it is above 0', async () => {
+    const id = await newApp('Counted');
+    const by = { id: owner.userId, email: owner.email };
+    const cors = (url: string) => ({ applicationId: id, actor: by, kind: 'cors' as const, subject: url, changes: [{ field: 'url', before: null, after: url }] });
+    // Whether the change made by `change` owes the event: read in its own transaction, before the relay can take it.
+    const owes = (change: (tx: typeof t.app.db) => Promise<unknown>) =>
+      t.app.db.transaction(async (tx) => {
+        await change(tx);
+        const [newest] = await tx
+          .select({ owed: sql<boolean>`${applicationChanges.announce} is not null` })
+          .from(applicationChanges)
+          .where(eq(applicationChanges.applicationId, id))
+          .orderBy(desc(applicationChanges.at), desc(applicationChanges.seq))
+          .limit(1);
+        return newest!.owed;
+      });
+    expect(await owes((tx) => updateWithHistory(tx, id, { name: 'Counted Before' }, by))).toBe(false);
+    const hooks: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await call('POST', `/api/platform/application/${id}/webhook`, { url: `${HOOK}/${i}`, events: i === 3 ? ['lock.unlocked'] : ['application.updated', 'share.added'] });
+      hooks.push((res.json() as { id: string }).id);
+    }
+    expect(await subscribersOf(id)).toBe(3);
+    expect(await owes((tx) => updateWithHistory(tx, id, { name: 'Counted Once' }, by))).toBe(true);
+    expect(await owes((tx) => recordChange(tx, cors('https://one.example.com')))).toBe(true);
+    // All four removed at the same time: each removal counts itself out, none is lost.
+    await Promise.all(hooks.map((h) => call('DELETE', `/api/platform/application/${id}/webhook/${h}`)));
+    expect(await subscribersOf(id)).toBe(0);
+    expect(await owes((tx) => updateWithHistory(tx, id, { name: 'Counted Twice' }, by))).toBe(false);
+    expect(await owes((tx) => recordChange(tx, cors('https://two.example.com')))).toBe(false);
   });
 });

@@ -165,10 +165,11 @@ export class WebhookDispatcher {
   async expandAnnouncements(): Promise<number> {
     const { rows } = await this.database.executeSql(
       `with owed as (
-         select id, application_id, at, announce from application_changes
+         select application_id, at, seq, announce from application_changes
          where announce is not null order by seq limit $1 for update skip locked
        ), cleared as (
-         update application_changes c set announce = null from owed where c.id = owed.id
+         update application_changes c set announce = null from owed
+         where c.application_id = owed.application_id and c.at = owed.at and c.seq = owed.seq
        ), queued as (
          insert into webhook_deliveries (webhook_id, application_id, event_type, payload)
          select w.id, o.application_id, 'application.updated', jsonb_build_object(
