@@ -160,7 +160,10 @@ export class WebhookDispatcher {
    * webhook is subscribed: history.service.ts and the history trigger) becomes one delivery per endpoint
    * that was subscribed when the change was made and still is, and the entry is cleared, in one
    * statement: a relay that dies half-way leaves both for the next. An endpoint being deleted meanwhile
-   * is waited for (key share) and skipped, not a foreign-key error. Answers how many entries it took.
+   * is waited for (key share) and skipped, not a foreign-key error. The deliveries are made already
+   * claimed by this relay (a lease, as the claim below takes) and handed to the queue at once: a relay
+   * that dies before that leaves them to the next one when the lease ends. Answers how many entries it
+   * took.
    */
   async expandAnnouncements(): Promise<number> {
     const { rows } = await this.database.executeSql(
@@ -171,16 +174,20 @@ export class WebhookDispatcher {
          update application_changes c set announce = null from owed
          where c.application_id = owed.application_id and c.at = owed.at and c.seq = owed.seq
        ), queued as (
-         insert into webhook_deliveries (webhook_id, application_id, event_type, payload)
+         insert into webhook_deliveries (webhook_id, application_id, event_type, payload, relay_after)
          select w.id, o.application_id, 'application.updated', jsonb_build_object(
-           'type', 'application.updated', 'timestamp', ${eventTimestampOf('o.at')}, 'data', o.announce)
+           'type', 'application.updated', 'timestamp', ${eventTimestampOf('o.at')}, 'data', o.announce),
+           now() + make_interval(secs => $2)
          from owed o join webhooks w on w.application_id = o.application_id and w.events ? 'application.updated' and w.created_at <= o.at
          for key share of w
+         returning id
        )
-       select count(*)::int as taken from owed`,
-      [RELAY_BATCH],
+       select (select count(*)::int from owed) as taken, (select coalesce(json_agg(id), '[]'::json) from queued) as ids`,
+      [RELAY_BATCH, RELAY_LEASE_SECONDS],
     );
-    return (rows[0] as { taken: number }).taken;
+    const { taken, ids } = rows[0] as { taken: number; ids: string[] };
+    if (ids.length > 0 && this.boss) await this.handOver(this.boss, ids);
+    return taken;
   }
 
   /** Turns owed events into deliveries, claims owed deliveries (a lease), queues each, then marks them handed over. */
@@ -190,7 +197,8 @@ export class WebhookDispatcher {
     try {
       while ((await this.expandAnnouncements()) === RELAY_BATCH && !this.stopped);
     } catch (error) {
-      // Owed entries stay owed for the next pass; the deliveries already owed go out now regardless.
+      // Owed entries stay owed for the next pass (and deliveries made, claimed, for the next claim after
+      // their lease); the deliveries already owed go out now regardless.
       this.log.warn({ err: error }, 'webhook relay: expanding application.updated');
     }
     for (;;) {
@@ -202,12 +210,16 @@ export class WebhookDispatcher {
       );
       const ids = (claimed.rows as { id: string }[]).map((r) => r.id);
       if (ids.length === 0) return;
-      // One statement for the batch; each job takes the queue's retry and expiry settings.
-      await boss.insert(ids.map((deliveryId) => ({ name: DELIVERY_QUEUE, data: { deliveryId } satisfies DeliveryJob })));
-      await this.database.db.update(webhookDeliveries).set({ relayAfter: null }).where(inArray(webhookDeliveries.id, ids));
-      for (const id of this.workerIds) boss.notifyWorker(id);
+      await this.handOver(boss, ids);
       if (ids.length < RELAY_BATCH || this.stopped) return;
     }
+  }
+
+  /** Queues claimed deliveries, one statement for the batch (each job takes the queue's retry and expiry settings), then marks them handed over. */
+  private async handOver(boss: PgBoss, ids: string[]): Promise<void> {
+    await boss.insert(ids.map((deliveryId) => ({ name: DELIVERY_QUEUE, data: { deliveryId } satisfies DeliveryJob })));
+    await this.database.db.update(webhookDeliveries).set({ relayAfter: null }).where(inArray(webhookDeliveries.id, ids));
+    for (const id of this.workerIds) boss.notifyWorker(id);
   }
 
   /** One attempt. Throws when it failed and may be retried, so pg-boss schedules the retry. */
