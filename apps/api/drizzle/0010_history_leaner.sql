@@ -8,18 +8,24 @@
 -- * the lookup of subscribed webhooks on every change: `applications.update_subscribers` counts them,
 --   kept by a trigger on `webhooks` (an increment, so concurrent adds and removals cannot lose a count);
 -- * and a change of one kind (a save) is written with INSERT … VALUES.
+-- The three tables are locked first, together: running instances take them in differing orders, and
+-- taking one after another (around the index build) could deadlock with one of them (docs/deploy.md).
+LOCK TABLE "applications", "webhooks", "application_changes" IN ACCESS EXCLUSIVE MODE;--> statement-breakpoint
 ALTER TABLE "application_changes" DROP CONSTRAINT "application_changes_application_id_applications_id_fk";--> statement-breakpoint
 DROP INDEX "application_changes_page_idx";--> statement-breakpoint
 ALTER TABLE "application_changes" DROP CONSTRAINT "application_changes_pkey";--> statement-breakpoint
 ALTER TABLE "application_changes" ADD CONSTRAINT "application_changes_pkey" PRIMARY KEY("application_id","at","seq");--> statement-breakpoint
 ALTER TABLE "applications" ADD COLUMN "update_subscribers" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+-- Before the row goes, so before the foreign keys' cascades (into webhooks among them): a relay holding
+-- owed entries of this application while it waits for a webhook the cascade has locked would deadlock
+-- with a purge that ran after the cascades.
 CREATE FUNCTION "latchkey_application_history_purge"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   DELETE FROM application_changes WHERE application_id = OLD.id;
-  RETURN NULL;
+  RETURN OLD;
 END
 $$;--> statement-breakpoint
-CREATE TRIGGER "applications_history_purge" AFTER DELETE ON "applications" FOR EACH ROW EXECUTE FUNCTION "latchkey_application_history_purge"();--> statement-breakpoint
+CREATE TRIGGER "applications_history_purge" BEFORE DELETE ON "applications" FOR EACH ROW EXECUTE FUNCTION "latchkey_application_history_purge"();--> statement-breakpoint
 CREATE FUNCTION "latchkey_count_update_subscribers"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   was integer := 0;

@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { desc, eq, getTableColumns, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveLogoUrl, historyErrors, REDACTED, type HistoryEntry, type HistoryPage } from '@latchkey/contract';
-import { createTestApp, uniqueEmail, type TestApp } from '../../../test/helpers.js';
+import { createTestApp, eventually, testDbKind, uniqueEmail, type TestApp } from '../../../test/helpers.js';
 import { makePng } from '../../plugins/storage/test-images.js';
 import { createOwner } from '../platform-users/test-fixtures.js';
 import { applicationChanges, applications } from '../../db/schema.js';
@@ -385,6 +385,29 @@ describe('the history without a foreign key (migration 0010)', () => {
     await call('DELETE', `/api/platform/application/${id}`);
     expect((await entriesOf(id)).n).toBe(0);
   });
+
+  // Two sessions interleaved: PostgreSQL only (PGlite has one connection).
+  if (testDbKind === 'postgres')
+    it('removing an application while the relay holds its owed entries and waits for its webhook is no deadlock', async () => {
+      const id = await newApp('Raced');
+      const hook = (await call('POST', `/api/platform/application/${id}/webhook`, { url: `${HOOK}/raced`, events: ['application.updated'] })).json() as { id: string };
+      await call('POST', `/api/platform/application/${id}`, { name: 'Raced Again' });
+      const waiting = async () =>
+        ((await t.app.database.executeSql(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rows[0] as { n: number }).n > 0;
+      let removal: Promise<unknown> | undefined;
+      // What the relay does (delivery.ts): the entries first (for update), then the webhook (for key share).
+      const relay = t.app.db.transaction(async (tx) => {
+        await tx.execute(sql`select seq from application_changes where application_id = ${id} for update`);
+        removal = t.app.db.delete(applications).where(eq(applications.id, id)).execute();
+        removal.catch(() => {}); // settled below, whichever way it goes
+        expect(await eventually(waiting, 5000)).toBe(true);
+        await tx.execute(sql`select 1 from webhooks where id = ${hook.id} for key share`);
+      });
+      const [relayed, removed] = await Promise.allSettled([relay, relay.then(() => removal)]);
+      expect(relayed).toMatchObject({ status: 'fulfilled' });
+      expect(removed).toMatchObject({ status: 'fulfilled' });
+      expect((await entriesOf(id)).n).toBe(0);
+    });
 
   it('an entry for an application that is not there is a 404 and stores nothing', async () => {
     const missing = crypto.randomUUID();
