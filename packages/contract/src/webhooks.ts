@@ -27,6 +27,7 @@ export const webhookErrors = {
   eventsRequired: 'Choose at least one event',
   unknownEvent: 'Unknown event type',
   tooMany: `An application can have at most ${MAX_WEBHOOKS_PER_APPLICATION} webhooks`,
+  urlExists: 'This application already has a webhook for this URL',
   webhookNotFound: 'Webhook not found',
   deliveryNotFound: 'Delivery not found',
   invalidCursor: 'This page link is not valid; load the deliveries again from the start',

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { and, count, desc, eq, sql } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import {
   MAX_WEBHOOKS_PER_APPLICATION,
   REDACTED,
@@ -50,10 +50,13 @@ export async function createWebhook(db: Db, applicationId: string, input: Create
   const events = [...new Set(input.events)];
   const secret = newSecret();
   return db.transaction(async (tx) => {
-    // Serialises registrations for one application, so the limit holds under concurrent adds.
+    // Serialises registrations for one application, so the limit and one endpoint per URL hold under
+    // concurrent adds. The URL is compared as stored, normalised by the guard (host in lower case …):
+    // the same receiver twice would get every event twice, under different webhook-ids.
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`webhooks:${applicationId}`}))`);
-    const [{ n } = { n: 0 }] = await tx.select({ n: count() }).from(webhooks).where(eq(webhooks.applicationId, applicationId));
-    if (Number(n) >= MAX_WEBHOOKS_PER_APPLICATION) throw conflict(webhookErrors.tooMany);
+    const existing = await tx.select({ url: webhooks.url }).from(webhooks).where(eq(webhooks.applicationId, applicationId));
+    if (existing.some((w) => w.url === url)) throw conflict(webhookErrors.urlExists);
+    if (existing.length >= MAX_WEBHOOKS_PER_APPLICATION) throw conflict(webhookErrors.tooMany);
     const [row] = await tx.insert(webhooks).values({ applicationId, url, events, secret: secretBoxOf(db).seal(secret) }).returning();
     await recordChange(tx, {
       applicationId,

@@ -39,7 +39,8 @@ const answering = (answer: (r: Received, n: number) => Answer) => receiver.setAn
 
 beforeAll(async () => {
   t = await createTestApp({
-    OUTBOUND_ALLOW: '127.0.0.1',
+    // hooks.example.test: a host by name the guard takes without resolving it (a URL's host case).
+    OUTBOUND_ALLOW: '127.0.0.1,hooks.example.test',
     WEBHOOK_RETRY_DELAY_SECONDS: String(RETRY_DELAY_S),
     WEBHOOK_RETRY_LIMIT: String(RETRY_LIMIT),
     WEBHOOK_TIMEOUT_SECONDS: '2',
@@ -79,6 +80,42 @@ describe('registering', () => {
     expect(res.statusCode, res.body).toBe(status);
     expect(res.json().message).toContain(message);
     expect((await t.app.inject({ url: `${base()}/webhook`, headers: owner() })).json()).toEqual([]);
+  });
+
+  it('refuses a URL the application already has an endpoint for (409), as normalised, storing nothing; paths, queries and other applications are not duplicates', async () => {
+    const post = (url: string, applicationId = sandbox.applicationId, token = sandbox.owner.token) =>
+      t.app.inject({ method: 'POST', url: `/api/platform/application/${applicationId}/webhook`, headers: bearer(token), payload: { url, events: ['share.added'] } });
+    const list = async () => (await t.app.inject({ url: `${base()}/webhook`, headers: owner() })).json() as { id: string; url: string }[];
+    const webhookHistory = async () => (await t.app.inject({ url: `${base()}/history?kind=webhook`, headers: owner() })).json().items.length as number;
+
+    const first = await post('https://hooks.example.test/latchkey');
+    expect(first.statusCode, first.body).toBe(201);
+    const entries = await webhookHistory();
+    // The same URL, and the same one with its host in another case (the guard's URL lower-cases it).
+    for (const url of ['https://hooks.example.test/latchkey', 'https://Hooks.EXAMPLE.test/latchkey', ' https://hooks.example.test/latchkey ']) {
+      const again = await post(url);
+      expect(again.statusCode, url).toBe(409);
+      expect(again.json()).toEqual({ code: 409, message: webhookErrors.urlExists });
+    }
+    expect((await list()).map((w) => w.url)).toEqual(['https://hooks.example.test/latchkey']);
+    expect(await webhookHistory()).toBe(entries);
+
+    // Another path or query string is another endpoint; another application may use the same URL.
+    const path = await post('https://hooks.example.test/latchkey/2');
+    const query = await post('https://hooks.example.test/latchkey?app=2');
+    expect([path.statusCode, query.statusCode]).toEqual([201, 201]);
+    const other = await createSandbox(t);
+    const elsewhere = await post('https://hooks.example.test/latchkey', other.applicationId, other.owner.token);
+    expect(elsewhere.statusCode, elsewhere.body).toBe(201);
+
+    // Two adds of one new URL at once: exactly one is registered.
+    const racing = await Promise.all([post('https://hooks.example.test/racing'), post('https://HOOKS.example.test/racing')]);
+    expect(racing.map((r) => r.statusCode).sort()).toEqual([201, 409]);
+    expect(racing.find((r) => r.statusCode === 409)!.json().message).toBe(webhookErrors.urlExists);
+    expect((await list()).filter((w) => w.url === 'https://hooks.example.test/racing')).toHaveLength(1);
+    expect(await webhookHistory()).toBe(entries + 3);
+
+    for (const hook of await list()) await remove(hook.id);
   });
 
   it('refuses no events, unknown events and strangers', async () => {
@@ -198,7 +235,7 @@ describe('delivering', () => {
   it('announces shares, revokes, accepted invitations, unlocks and refused unlocks to the endpoints that asked', async () => {
     answering(() => 200);
     const all = await register(['share.added', 'share.revoked', 'invitation.accepted', 'lock.unlocked', 'lock.unlock_refused']);
-    const onlyUnlocks = await register(['lock.unlocked']);
+    const onlyUnlocks = await register(['lock.unlocked'], `${receiver.url}/unlocks`);
     const before = receiver.received.length;
 
     // An owner shares with a new email (an invitation), which its user accepts by signing in.
@@ -308,7 +345,7 @@ describe('delivering', () => {
     const early = await register(['application.updated']);
     const res = await t.app.inject({ method: 'POST', url: base(), headers: owner(), payload: { name: 'Before the late one' } });
     expect(res.statusCode, res.body).toBe(204);
-    const late = await register(['application.updated']);
+    const late = await register(['application.updated'], `${receiver.url}/late`);
     await t.app.webhooks.expandAnnouncements();
     const updates = async (id: string) => (await deliveries(id)).filter((d) => d.eventType === 'application.updated');
     expect(await eventually(async () => (await updates(early.id)).length === 1, 8000)).toBe(true);
@@ -357,7 +394,7 @@ describe('delivering', () => {
       };
       const entries = async () => ((await t.app.database.executeSql(`select count(*)::int as n from application_changes where application_id = $1`, [sandbox.applicationId])).rows[0] as { n: number }).n;
       // B updates while nothing is subscribed to application.updated.
-      const unrelated = await register(['share.added']);
+      const unrelated = await register(['share.added'], `${receiver.url}/unrelated`);
       await renameOnB('Quiet Doors 1');
       await renameOnB('Quiet Doors 2');
 
