@@ -192,6 +192,7 @@ export const contractDe: Catalogue<typeof contractEn> = {
     eventsRequired: 'Wählen Sie mindestens ein Ereignis',
     unknownEvent: 'Unbekannter Ereignistyp',
     tooMany: 'Eine Anwendung kann höchstens 10 Webhooks haben',
+    urlExists: 'Diese Anwendung hat bereits einen Webhook für diese URL',
     webhookNotFound: 'Webhook nicht gefunden',
     deliveryNotFound: 'Zustellung nicht gefunden',
     invalidCursor: 'Dieser Seitenlink ist ungültig; laden Sie die Zustellungen bitte von vorn',

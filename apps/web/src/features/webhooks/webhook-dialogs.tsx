@@ -33,7 +33,8 @@ interface AddProps {
 
 /**
  * Register an endpoint: its URL and the events it wants. The contract validates as you type; the server's
- * refusal of the URL (http, a private address …) goes under the field, which keeps it and takes focus.
+ * refusal of the URL (http, a private address, one the application already has …) goes under the field,
+ * which keeps it and takes focus.
  */
 export function AddWebhookDialog({ appId, open, onCancel, onCreated }: AddProps) {
   const { t } = useTranslation();

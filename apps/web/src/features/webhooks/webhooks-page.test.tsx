@@ -1,4 +1,4 @@
-import type { Webhook, WebhookDelivery } from '@latchkey/contract';
+import { webhookErrors, type Webhook, type WebhookDelivery } from '@latchkey/contract';
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
@@ -88,6 +88,33 @@ describe('Webhooks', () => {
     await u.click(within(dialog).getByRole('checkbox', { name: /lock\.unlocked/ }));
     await u.click(within(dialog).getByRole('button', { name: 'Add' }));
     expect(await within(dialog).findByText('The URL must start with https://')).toBeInTheDocument();
+  });
+
+  it.each([
+    ['en', 'Add webhook', /Endpoint URL/, 'Add', 'This application already has a webhook for this URL'],
+    ['de', 'Webhook hinzufügen', /Endpunkt-URL/, 'Hinzufügen', 'Diese Anwendung hat bereits einen Webhook für diese URL'],
+  ] as const)('(%s) says under the URL field that the application already has a webhook for it, keeping what was typed', async (language, add, urlName, confirm, said) => {
+    await setLanguage(language);
+    const typed = 'https://API.acme.test/hooks';
+    const { calls, u } = setup((call) => {
+      if (call.method === 'POST') return json({ code: 409, message: webhookErrors.urlExists }, 409);
+      if (call.url === BASE) return json([hook]);
+      if (call.url.endsWith('/delivery')) return json([]);
+      return undefined;
+    });
+    await u.click(await screen.findByRole('button', { name: add }));
+    const dialog = screen.getByRole('dialog', { name: add });
+    const url = within(dialog).getByRole('textbox', { name: urlName });
+    await u.type(url, typed);
+    await u.click(within(dialog).getByRole('checkbox', { name: /lock\.unlocked/ }));
+    await u.click(within(dialog).getByRole('button', { name: confirm }));
+    await waitFor(() => expect(url).toHaveAccessibleDescription(said));
+    expect(url).toHaveAttribute('aria-invalid', 'true');
+    expect(url).toHaveValue(typed);
+    expect(url).toHaveFocus();
+    expect(calls.filter((c) => c.method === 'POST')).toHaveLength(1);
+    // Still the dialog, open to fix the URL; no secret was shown.
+    expect(screen.queryByRole('dialog', { name: /Signing secret|Signaturgeheimnis/ })).toBeNull();
   });
 
   it('shows the delivery log with status, response and attempts, and resends', async () => {
