@@ -70,12 +70,41 @@ function preloadFirstPage(): Plugin {
   };
 }
 
+/**
+ * MUI's `createTheme` chooses at run time between the plain theme and the CSS-variables one, so the
+ * CSS-variables builder (createThemeWithVars and @mui/system's cssVars helpers, 4.4 KB gzip) is in every
+ * route although neither our theme nor MUI's default theme takes that branch: it needs `cssVariables`,
+ * which theme.ts does not set (such a theme would also need Material's CSS-variables provider, which
+ * providers.tsx does not use). This gives `createTheme` a stand-in that fails loudly if the branch is taken.
+ * Build only: the dev server pre-bundles MUI whole. If MUI renames the module, this stops matching and
+ * /login grows back by the same 4.4 KB, which bench/bundle-size.mjs --check reports.
+ */
+const THEME_WITH_VARS = '\0latchkey:mui-create-theme-with-vars';
+
+function muiThemeWithoutCssVars(): Plugin {
+  return {
+    name: 'latchkey-mui-theme-without-css-vars',
+    apply: 'build',
+    enforce: 'pre',
+    resolveId(source, importer) {
+      const fromCreateTheme = importer?.replaceAll('\\', '/').endsWith('/@mui/material/styles/createTheme.mjs');
+      return source === './createThemeWithVars.mjs' && fromCreateTheme ? THEME_WITH_VARS : null;
+    },
+    load(id) {
+      if (id !== THEME_WITH_VARS) return null;
+      return `export default function createThemeWithVars() {
+  throw new Error('createTheme({ cssVariables }) is not in this build: remove muiThemeWithoutCssVars from apps/web/vite.config.ts');
+}`;
+    },
+  };
+}
+
 // The API serves the built portal on the same origin in production; in development the dev server
 // forwards /api and /cdn (embedded logo storage) to the API's default port.
 const apiTarget = process.env.LATCHKEY_API_URL ?? 'http://localhost:3000';
 
 export default defineConfig({
-  plugins: [react(), preloadFirstPage(), precompress()],
+  plugins: [react(), muiThemeWithoutCssVars(), preloadFirstPage(), precompress()],
   server: {
     port: 5173,
     proxy: {
