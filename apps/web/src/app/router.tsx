@@ -12,11 +12,13 @@ const queryLayout = () => import('./layouts/query-layout').then((m) => ({ Compon
 // Until the first screen's code is in, nothing is drawn (as without one); naming it keeps React Router
 // from warning on every page load that none was provided.
 const NothingYet = () => null;
-// An application's inner pages bring their strings (i18n/app-pages-en.ts) with their code, in parallel.
-const withAppPageTexts =
-  <T,>(load: () => Promise<T>) =>
-  () =>
-    Promise.all([load(), loadAppPageTexts()]).then(([route]) => route);
+// The signed-in pages' strings (i18n/app-pages-en.ts) load with the layout around all of them, in parallel
+// with its code, so /login and the other splash pages carry none of them.
+const protectedLayout = () =>
+  Promise.all([
+    import('./layouts/protected-layout').then((m) => ({ Component: m.ProtectedLayout })),
+    loadAppPageTexts(),
+  ]).then(([route]) => route);
 
 export const routes: RouteObject[] = [
   {
@@ -55,7 +57,7 @@ export const routes: RouteObject[] = [
         loader: protectedLoader,
         shouldRevalidate: alwaysRevalidate,
         errorElement: <RouteError />,
-        lazy: () => import('./layouts/protected-layout').then((m) => ({ Component: m.ProtectedLayout })),
+        lazy: protectedLayout,
         children: [
           { index: true, element: <Navigate to={paths.start} replace /> },
           {
@@ -79,19 +81,17 @@ export const routes: RouteObject[] = [
               { index: true, element: <Navigate to="overview" replace /> },
               {
                 path: 'overview',
-                lazy: withAppPageTexts(() =>
+                lazy: () =>
                   import('../features/applications/overview/overview-page').then((m) => ({
                     Component: m.OverviewPage,
                   })),
-                ),
               },
               {
                 path: 'getting-started',
-                lazy: withAppPageTexts(() =>
+                lazy: () =>
                   import('../features/getting-started/getting-started-page').then((m) => ({
                     Component: m.GettingStartedPage,
                   })),
-                ),
                 children: [
                   { index: true, element: <Navigate to="ios" replace /> },
                   { path: 'ios', element: null },
@@ -99,49 +99,42 @@ export const routes: RouteObject[] = [
                   { path: 'javascript', element: null },
                   {
                     path: 'backend',
-                    lazy: withAppPageTexts(() =>
+                    lazy: () =>
                       import('../features/locks/guide/unlock-guide').then((m) => ({
                         Component: m.UnlockGuide,
                       })),
-                    ),
                   },
                 ],
               },
               {
                 path: 'locks',
-                lazy: withAppPageTexts(() =>
+                lazy: () =>
                   import('../features/locks/list/locks-page').then((m) => ({ Component: m.LocksPage })),
-                ),
               },
               {
                 path: 'locks/:lockId',
-                lazy: withAppPageTexts(() =>
+                lazy: () =>
                   import('../features/locks/lock/lock-page').then((m) => ({ Component: m.LockPage })),
-                ),
               },
               {
                 path: 'outbox',
-                lazy: withAppPageTexts(() =>
+                lazy: () =>
                   import('../features/outbox/outbox-page').then((m) => ({ Component: m.OutboxPage })),
-                ),
               },
               {
                 path: 'webhooks',
-                lazy: withAppPageTexts(() =>
+                lazy: () =>
                   import('../features/webhooks/webhooks-page').then((m) => ({ Component: m.WebhooksPage })),
-                ),
               },
               {
                 path: 'history',
-                lazy: withAppPageTexts(() =>
+                lazy: () =>
                   import('../features/history/history-page').then((m) => ({ Component: m.HistoryPage })),
-                ),
               },
               {
                 path: 'settings',
-                lazy: withAppPageTexts(() =>
+                lazy: () =>
                   import('../features/settings/settings-page').then((m) => ({ Component: m.SettingsPage })),
-                ),
               },
             ],
           },

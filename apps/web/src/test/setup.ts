@@ -4,7 +4,7 @@ import { afterEach, beforeAll } from 'vitest';
 import { loadAppPageTexts, setLanguage } from '../app/i18n';
 import { hideSaved } from '../components/ui/saved-notice';
 
-// Pages render as their routes load them: the inner pages with their strings.
+// Pages render as their routes load them: the signed-in pages with their strings.
 beforeAll(() => loadAppPageTexts());
 
 afterEach(async () => {

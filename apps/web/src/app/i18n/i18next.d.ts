@@ -4,7 +4,7 @@ import type { appPagesEn } from './app-pages-en';
 
 declare module 'i18next' {
   interface CustomTypeOptions {
-    // An application's inner pages load their strings with them (app-pages-en.ts): keys of the same table.
+    // The signed-in pages load their strings with them (app-pages-en.ts): keys of the same table.
     resources: { translation: typeof en & typeof appPagesEn };
   }
 }

@@ -26,7 +26,7 @@ const loaders: Record<
   Exclude<Language, 'en'>,
   () => Promise<{ table: object; contract: object; contractEn: object }>
 > = {
-  // Another language's table comes whole, the inner pages' strings included.
+  // Another language's table comes whole, the signed-in pages' strings included.
   de: () =>
     import('./de').then((m) => ({
       table: { ...m.de, ...m.appPagesDe },
@@ -37,8 +37,8 @@ const loaders: Record<
 
 let appPageTexts: Promise<void> | null = null;
 /**
- * The English strings of an application's inner pages (app-pages-en.ts), loaded by their routes with their code: the
- * fallback for every language, so they are added to English whichever language is on.
+ * The English strings of the signed-in pages (app-pages-en.ts), loaded with the signed-in area's layout
+ * (router.tsx): the fallback for every language, so they are added to English whichever language is on.
  */
 export function loadAppPageTexts(): Promise<void> {
   appPageTexts ??= import('./app-pages-en').then((m) => {
