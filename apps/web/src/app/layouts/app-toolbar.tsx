@@ -17,7 +17,7 @@ import { Link as RouterLink, useParams } from 'react-router';
 import { Icon } from '../../components/ui/icon';
 import { ProductLogo } from '../../components/ui/product-logo';
 import { useApplication } from '../../features/applications/api';
-import { useLogout } from '../../features/auth/api';
+import { useLogout } from '../../features/auth/logout';
 import { useSession } from '../../lib/use-session';
 import { paths } from '../paths';
 import { LanguageMenuItems } from './language-menu-items';

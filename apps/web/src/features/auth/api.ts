@@ -8,12 +8,8 @@ import {
   type Login,
   type Register,
 } from '@latchkey/contract';
-import { useQueryClient } from '@tanstack/react-query';
-import { useCallback } from 'react';
-import { useNavigate } from 'react-router';
-import { paths } from '../../app/paths';
 import { ApiError, request } from '../../lib/http';
-import { clearSession, setSessionValue, storeSignIn } from '../../lib/session';
+import { setSessionValue, storeSignIn } from '../../lib/session';
 
 export async function login(body: Login): Promise<AuthResponse> {
   const res = await request('/auth/token', { method: 'POST', body, auth: false, accept: API_V2_ACCEPT });
@@ -32,15 +28,6 @@ export async function changePassword(body: ChangePassword): Promise<void> {
 export async function getAccount(): Promise<Account> {
   const res = await request('/account');
   return accountSchema.parse(await res.json());
-}
-
-export async function destroyToken(): Promise<void> {
-  await request('/auth/token/destroy', { method: 'POST' });
-}
-
-/** Sign out everywhere: ends every session of the user on the server, this one included. */
-export async function destroyAllTokens(): Promise<void> {
-  await request('/auth/token/destroy/all', { method: 'POST' });
 }
 
 /** Stores a successful sign-in, then the display name from the account (best effort: the toolbar falls back to email). */
@@ -77,23 +64,4 @@ export async function acceptInvitation(email: string, code: string, password: st
   }
   await changePassword({ oldPassword: code, newPassword: password });
   await completeSignIn(await login({ email, password }));
-}
-
-/**
- * Spec §4 logout: end the server session (best effort), clear all browser storage, go to login. With
- * `everywhere`, every session of the user ends (other browsers and devices too), not just this one.
- */
-export function useLogout(): (options?: { everywhere?: boolean }) => Promise<void> {
-  const queryClient = useQueryClient();
-  const navigate = useNavigate();
-  return useCallback(async (options?: { everywhere?: boolean }) => {
-    try {
-      await (options?.everywhere ? destroyAllTokens() : destroyToken());
-    } catch {
-      // An already-dead session is still a logout.
-    }
-    clearSession();
-    queryClient.clear();
-    await navigate(paths.login, { replace: true });
-  }, [navigate, queryClient]);
 }
