@@ -2,6 +2,7 @@ export * from './applications.js';
 export * from './auth.js';
 export * from './constants.js';
 export * from './errors.js';
+export * from './api-errors.js';
 export * from './keys.js';
 export * from './messages.js';
 export * from './rules.js';
