@@ -393,7 +393,7 @@ describe('the history without a foreign key (migration 0010)', () => {
       const hook = (await call('POST', `/api/platform/application/${id}/webhook`, { url: `${HOOK}/raced`, events: ['application.updated'] })).json() as { id: string };
       await call('POST', `/api/platform/application/${id}`, { name: 'Raced Again' });
       const waiting = async () =>
-        ((await t.app.database.executeSql(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rows[0] as { n: number }).n > 0;
+        ((await t.app.database.executeSql(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like 'delete from "applications"%'`)).rows[0] as { n: number }).n > 0;
       let removal: Promise<unknown> | undefined;
       // What the relay does (delivery.ts): the entries first (for update), then the webhook (for key share).
       const relay = t.app.db.transaction(async (tx) => {
