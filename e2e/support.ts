@@ -67,6 +67,11 @@ export async function screenshot(page: Page, name: string, { fullPage = true } =
  * (axe.run) instead of finishing in a new tab, which hung on the overview screen.
  */
 export async function expectAccessible(page: Page, label: string) {
+  // A dialog still fading in or out would be judged half-way (axe reads half-transparent text as low
+  // contrast): wait for the transitions that end (a spinner's never does).
+  await page.waitForFunction(() =>
+    document.getAnimations().every((a) => a.playState !== 'running' || a.effect?.getComputedTiming().endTime === Infinity),
+  );
   const { violations } = await new AxeBuilder({ page })
     .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
     .options({ iframes: false })
