@@ -66,7 +66,7 @@ export class PlatformCa {
       issuer: this.caX509.subject,
       notBefore: new Date(now - BACKDATE_MS),
       notAfter: new Date(now + CERTIFICATE_LIFETIME_DAYS * DAY_MS),
-      publicKey: await webcrypto.subtle.importKey('spki', spki, ED25519, true, ['verify']),
+      publicKey: (await webcrypto.subtle.importKey('spki', spki, ED25519, true, ['verify'])) as CryptoKey,
       signingKey: this.signingKey,
       signingAlgorithm: ED25519,
       extensions: [
