@@ -18,3 +18,4 @@ export * from './history.js';
 export * from './issuers.js';
 export * from './test-email.js';
 export * from './webhooks.js';
+export * from './text.js';

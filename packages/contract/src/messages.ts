@@ -16,6 +16,10 @@ export const messages = {
   logoTooBig: 'Your file is too big! Please select an image under 1MB',
   logoHeightHint: 'Recommended logo height: 60px at most',
   tooLong: 'Too long',
+  // Issue 26: text the platform refuses anywhere (text.ts).
+  controlCharacters: 'Must not contain control characters',
+  lineBreaks: 'Must be a single line (no line breaks)',
+  bidiControls: 'Must not contain characters that change the text direction',
   // Auth keys (the spec checks only that the input parses; the platform needs a usable public key).
   keyNotJson: 'The key is not valid JSON',
   keyNotObject: 'The key must be a JSON object (a JWK)',

@@ -17,6 +17,9 @@ export const contractDe: Catalogue<typeof contractEn> = {
     logoTooBig: 'Die Datei ist zu groß! Bitte wählen Sie ein Bild unter 1 MB',
     logoHeightHint: 'Empfohlene Logohöhe: höchstens 60 px',
     tooLong: 'Zu lang',
+    controlCharacters: 'Darf keine Steuerzeichen enthalten',
+    lineBreaks: 'Muss einzeilig sein (ohne Zeilenumbrüche)',
+    bidiControls: 'Darf keine Zeichen enthalten, die die Schreibrichtung ändern',
     keyNotJson: 'Der Schlüssel ist kein gültiges JSON',
     keyNotObject: 'Der Schlüssel muss ein JSON-Objekt sein (ein JWK)',
     keyPrivateMembers:
