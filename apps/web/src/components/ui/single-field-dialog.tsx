@@ -63,6 +63,8 @@ function SingleFieldForm({ titleId, title, name, schema, label, type, onCancel, 
   // A refused value may be sent again (the refusal may have been a timeout): Add stays enabled for it.
   const value = useWatch({ control: form.control, name });
   const refusedNow = refusal.current !== null && value === refusal.current.value;
+  // Both read on every render: react-hook-form only tracks the flags read, and a short-circuited one goes stale.
+  const { isValid, isSubmitting } = form.formState;
   return (
     <form
       noValidate
@@ -88,7 +90,7 @@ function SingleFieldForm({ titleId, title, name, schema, label, type, onCancel, 
       </DialogContent>
       <DialogActions>
         <Button onClick={onCancel}>{t('common.cancel')}</Button>
-        <Button type="submit" variant="contained" disabled={(!form.formState.isValid && !refusedNow) || form.formState.isSubmitting}>
+        <Button type="submit" variant="contained" disabled={(!isValid && !refusedNow) || isSubmitting}>
           {t('common.add')}
         </Button>
       </DialogActions>

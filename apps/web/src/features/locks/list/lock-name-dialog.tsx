@@ -46,6 +46,9 @@ function LockNameForm({
     // On change and on leaving a field: an emptied name says 'Required' once touched.
     mode: 'all',
   });
+  // Read every flag on each render: react-hook-form only tracks the ones read, and a short-circuited
+  // `isDirty` (unread while the form was invalid) stayed false after the first keystroke or a paste.
+  const { isValid, isDirty, isSubmitting } = form.formState;
   return (
     <form
       noValidate
@@ -74,7 +77,7 @@ function LockNameForm({
         <Button
           type="submit"
           variant="contained"
-          disabled={!form.formState.isValid || !form.formState.isDirty || form.formState.isSubmitting}
+          disabled={!isValid || !isDirty || isSubmitting}
         >
           {submitLabel}
         </Button>

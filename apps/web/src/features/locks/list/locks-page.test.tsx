@@ -113,4 +113,21 @@ describe('Locks page', () => {
     expect(screen.getByRole('dialog', { name: 'Add lock' })).toBeInTheDocument();
     expect(screen.queryByRole('dialog', { name: 'Failed' })).toBeNull();
   });
+  it('a one-letter name or a pasted one enables Add at once, as typing more would (issue 28)', async () => {
+    const { calls, u } = setup();
+    await screen.findByRole('link', { name: 'Open Front Door' });
+    await u.click(screen.getByRole('button', { name: 'Add lock' }));
+    let dialog = await screen.findByRole('dialog', { name: 'Add lock' });
+    await u.type(within(dialog).getByRole('textbox', { name: /Lock name/ }), 'G');
+    await waitFor(() => expect(within(dialog).getByRole('button', { name: 'Add' })).toBeEnabled());
+    await u.click(within(dialog).getByRole('button', { name: 'Cancel' }));
+    await u.click(await screen.findByRole('button', { name: 'Add lock' }));
+    dialog = await screen.findByRole('dialog', { name: 'Add lock' });
+    await u.click(within(dialog).getByRole('textbox', { name: /Lock name/ }));
+    await u.paste('Back Gate');
+    await waitFor(() => expect(within(dialog).getByRole('button', { name: 'Add' })).toBeEnabled());
+    await u.click(within(dialog).getByRole('button', { name: 'Add' }));
+    expect(await screen.findByRole('link', { name: 'Open Back Gate' })).toBeInTheDocument();
+    expect(calls.filter((c) => c.method === 'POST').map((c) => c.body)).toEqual([{ name: 'Back Gate' }]);
+  });
 });
