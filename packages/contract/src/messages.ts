@@ -34,6 +34,16 @@ export const messages = {
   keyOkpMembers: 'An OKP key needs "x"',
   keyUse: 'A key used to verify tokens must have "use": "sig"',
   keyExp: '"exp" must be the key’s expiry in seconds since 1970 (like a token’s exp)',
+  // Issue 26: keys the crypto would take but nobody should trust, and ids/algorithms outside the safe set.
+  keyKidInvalid: 'The "kid" may only hold letters, digits and . _ ~ : + / = - (no spaces or line breaks)',
+  keyAlgUnknown: 'Unsupported "alg": use RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, ES256K or EdDSA',
+  keyAlgMismatch: '"alg" does not fit this key: RSA keys take RS* or PS*, P-256 ES256, P-384 ES384, P-521 ES512, secp256k1 ES256K, Ed25519 EdDSA',
+  keyRsaTooLong: 'RSA keys must be at most 8192 bits',
+  keyRsaExponent: 'The RSA exponent "e" must be odd and at least 3 (usually 65537, "AQAB")',
+  keyEcPoint: 'The key’s "x" and "y" are not a point on its curve',
+  keyOkpPoint: 'This Ed25519 "x" is not a usable public key: it must be 32 bytes and not a weak (small-order) or non-canonical point',
+  keyExpired: 'This key has already expired ("exp" is in the past)',
+  keyInvalid: 'This key cannot be read as a public key: check its members',
 } as const;
 
 export type MessageKey = keyof typeof messages;

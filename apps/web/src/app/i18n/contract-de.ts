@@ -35,6 +35,18 @@ export const contractDe: Catalogue<typeof contractEn> = {
     keyOkpMembers: 'Ein OKP-Schlüssel braucht "x"',
     keyUse: 'Ein Schlüssel zum Prüfen von Tokens muss "use": "sig" haben',
     keyExp: '"exp" muss das Ablaufdatum des Schlüssels in Sekunden seit 1970 sein (wie das exp eines Tokens)',
+    keyKidInvalid: 'Die "kid" darf nur Buchstaben, Ziffern und . _ ~ : + / = - enthalten (keine Leerzeichen oder Zeilenumbrüche)',
+    keyAlgUnknown:
+      '"alg" nicht unterstützt: Verwenden Sie RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, ES256K oder EdDSA',
+    keyAlgMismatch:
+      '"alg" passt nicht zu diesem Schlüssel: RSA-Schlüssel nehmen RS* oder PS*, P-256 ES256, P-384 ES384, P-521 ES512, secp256k1 ES256K, Ed25519 EdDSA',
+    keyRsaTooLong: 'RSA-Schlüssel dürfen höchstens 8192 Bit lang sein',
+    keyRsaExponent: 'Der RSA-Exponent "e" muss ungerade und mindestens 3 sein (meist 65537, "AQAB")',
+    keyEcPoint: '"x" und "y" des Schlüssels sind kein Punkt auf seiner Kurve',
+    keyOkpPoint:
+      'Dieses Ed25519-"x" ist kein brauchbarer öffentlicher Schlüssel: Es muss 32 Byte lang und kein schwacher (kleiner Ordnung) oder nicht kanonischer Punkt sein',
+    keyExpired: 'Dieser Schlüssel ist bereits abgelaufen ("exp" liegt in der Vergangenheit)',
+    keyInvalid: 'Dieser Schlüssel lässt sich nicht als öffentlicher Schlüssel lesen: Prüfen Sie seine Felder',
   },
   apiErrors: {
     validation: 'Die Anfrage ist ungültig',
