@@ -66,6 +66,8 @@ export class WebhookDispatcher {
   private stopped = false;
   private workerIds: string[] = [];
   private pruneTimer: NodeJS.Timeout | undefined;
+  /** Told each attempt's outcome (metrics: app.ts wires it to app.metrics.webhookDeliveries). */
+  onAttempt: ((outcome: 'succeeded' | 'retrying' | 'failed') => void) | undefined;
 
   constructor(
     private readonly database: Database,
@@ -262,6 +264,7 @@ export class WebhookDispatcher {
       .update(webhookDeliveries)
       .set({ status, attempts: sql`${webhookDeliveries.attempts} + 1`, responseStatus, lastError: error, updatedAt: sql`now()` })
       .where(eq(webhookDeliveries.id, deliveryId));
+    this.onAttempt?.(status);
     if (!ok && !lastAttempt) throw new Error(error ?? `answered ${responseStatus}`);
   }
 }
