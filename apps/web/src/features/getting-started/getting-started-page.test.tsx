@@ -108,6 +108,56 @@ describe('Getting Started', () => {
     expect(router.state.location.pathname).toBe(`/${base.applicationId}/getting-started/ios`);
   });
 
+  describe('a co-owner’s hostile key id and alg stay string literals (issue 26 item 10)', () => {
+    const kid = "k1\nrequire('child_process').execSync('touch /tmp/pwned') // \u2028$HOME ${x} \\(y) \"'\0";
+    const alg = 'ES256)\nRuntime.getRuntime().exec("touch /tmp/pwned") //';
+    const hostile: Application = {
+      ...base,
+      authDomains: ['https://auth.acme.test/\n$(id)'],
+      authKeys: { [kid]: { kty: 'EC', crv: 'P-256', x: 'a', y: 'b', kid, alg, use: 'sig' } },
+    };
+    /** The planted statements must never start a line of code (or follow a comment marker). */
+    const noPlantedLine = (text: string) => {
+      for (const line of text.split(/\r\n|[\n\r\u2028\u2029]/)) {
+        expect(line.trimStart(), line).not.toMatch(/^(require|Runtime)/);
+        const comment = line.indexOf('//');
+        if (line.trimStart().startsWith('//')) expect(line.slice(comment), 'a comment carries no value').not.toMatch(/k1|touch|Runtime|require/);
+      }
+      expect(text).not.toMatch(/[\u2028\u2029\0]/);
+    };
+
+    it('JavaScript: kid and alg as single-quoted literals that evaluate to the values', async () => {
+      renderPage(hostile, 'javascript');
+      await screen.findByText('https://aud.test');
+      const sign = code(/Sign a user token on your backend: JavaScript code/);
+      noPlantedLine(sign);
+      const header = /\.setProtectedHeader\(\{ alg: ('(?:[^'\\]|\\.)*'), kid: ('(?:[^'\\]|\\.)*'), typ: 'JWT' \}\)/.exec(sign);
+      expect(header).not.toBeNull();
+      expect(new Function(`return [${header![1]}, ${header![2]}]`)()).toEqual([alg, kid]);
+      noPlantedLine(code(/Call the platform with the token: JavaScript code/));
+    });
+
+    it('Kotlin: the alg goes through JWSAlgorithm.parse, never into code', async () => {
+      renderPage(hostile, 'android');
+      await screen.findByText('https://aud.test');
+      const sign = code(/Sign a user token on your backend: Kotlin code/);
+      noPlantedLine(sign);
+      expect(sign).toContain('JWSHeader.Builder(JWSAlgorithm.parse("ES256)\\nRuntime.getRuntime().exec(\\"touch /tmp/pwned\\") //"))');
+      expect(sign).toContain('.keyID("k1\\nrequire(\'child_process\').execSync(\'touch /tmp/pwned\') // \\u2028\\$HOME \\${x} \\\\(y) \\"\'\\u0000")');
+    });
+
+    it('Swift: an unknown alg is no code at all, the kid a literal', async () => {
+      renderPage(hostile, 'ios');
+      await screen.findByText('https://aud.test');
+      const sign = code(/Sign a user token on your backend: Swift code/);
+      noPlantedLine(sign);
+      expect(sign).not.toContain('Runtime');
+      expect(sign).toContain("// JWTKit cannot sign with this key's algorithm");
+      expect(sign).toContain('try await keys.sign(claims, kid: "k1\\nrequire(\'child_process\').execSync(\'touch /tmp/pwned\') // \\u{2028}$HOME ${x} \\\\(y) \\"\'\\0")');
+      expect(sign).toContain('IssuerClaim(value: "https://auth.acme.test/\\n$(id)")');
+    });
+  });
+
   it('without an issuer or key, says to add them on the Overview and uses placeholders', async () => {
     renderPage({ ...base, authDomains: [], authKeys: {} }, 'javascript');
     await screen.findByText('https://aud.test');

@@ -1,5 +1,6 @@
 import type { Application, PublicJwk } from '@latchkey/contract';
 import type { Platform } from '../../app/paths';
+import { jsString as js, kotlinString as kt, swiftString as str } from '../../lib/code-literals';
 
 /**
  * Code samples for the Getting Started tabs, filled with one application's values. Kept as plain
@@ -44,28 +45,47 @@ export function snippetValues(app: Application, audience: string, origin: string
   };
 }
 
-/** A double-quoted string literal; JSON's escapes are valid in Swift, Kotlin and JavaScript alike. */
-const str = (value: string) => JSON.stringify(value);
-/** JavaScript samples use single quotes, as most JavaScript style guides do. */
-const js = (value: string) => `'${JSON.stringify(value).slice(1, -1).replace(/\\"/g, '"').replace(/'/g, "\\'")}'`;
-/** Kotlin also interpolates `$` inside string literals. */
-const kt = (value: string) => str(value).replace(/\$/g, '\\$');
+/*
+ * Issue 26 item 10: every stored value (key id, alg, issuer, audience, URL, application id) enters a sample
+ * only as a string literal of the sample's language, written by lib/code-literals; never into a comment
+ * and never as code. Where the code names an algorithm (a JWTKit type, a Nimbus constant), the name comes
+ * from the fixed tables below, not from the stored `alg`.
+ */
+
+/** JWTKit's ECDSA private key types, by `alg`. */
+const SWIFT_EC_KEYS: Record<string, string> = { ES256: 'ES256PrivateKey', ES384: 'ES384PrivateKey', ES512: 'ES512PrivateKey' };
+/** JWTKit's RSA signing: padding method and digest, by `alg`. */
+const SWIFT_RSA: Record<string, [method: string, digest: string]> = {
+  RS256: ['rsa', 'sha256'],
+  RS384: ['rsa', 'sha384'],
+  RS512: ['rsa', 'sha512'],
+  PS256: ['pss', 'sha256'],
+  PS384: ['pss', 'sha384'],
+  PS512: ['pss', 'sha512'],
+};
+/** Nimbus JOSE's JWSAlgorithm constants for the asymmetric algorithms; any other `alg` goes through parse(). */
+const KOTLIN_ALGS = new Set(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES256K', 'ES384', 'ES512', 'EdDSA', 'Ed25519']);
+const own = (table: object, key: string) => Object.prototype.hasOwnProperty.call(table, key);
+
+const SWIFT_UNSUPPORTED = '// JWTKit cannot sign with this key\'s algorithm: register a P-256 key for a Swift backend.';
 
 function swiftKey(v: SnippetValues): string {
   if (v.kty === 'OKP')
-    return `// The "d" member of key ${v.kid}'s private JWK, from your secret store.
+    return `// The "d" member of this key's private JWK, from your secret store.
 let privateKeyD = ProcessInfo.processInfo.environment["PLATFORM_PRIVATE_KEY_D"]!
 await keys.add(eddsa: try EdDSA.PrivateKey(d: privateKeyD, curve: .ed25519), kid: ${str(v.kid)})`;
   if (v.kty === 'RSA') {
-    const method = v.alg.startsWith('PS') ? 'pss' : 'rsa';
-    return `// The private half of key ${v.kid} as PEM, from your secret store.
+    if (!own(SWIFT_RSA, v.alg)) return SWIFT_UNSUPPORTED;
+    const [method, digest] = SWIFT_RSA[v.alg]!;
+    return `// The private half of this key as PEM, from your secret store.
 let privateKeyPEM = ProcessInfo.processInfo.environment["PLATFORM_PRIVATE_KEY_PEM"]!
-await keys.add(${method}: try Insecure.RSA.PrivateKey(pem: privateKeyPEM), digestAlgorithm: .sha${v.alg.slice(2)}, kid: ${str(v.kid)})`;
+await keys.add(${method}: try Insecure.RSA.PrivateKey(pem: privateKeyPEM), digestAlgorithm: .${digest}, kid: ${str(v.kid)})`;
   }
   if (v.alg === 'ES256K') return '// JWTKit cannot sign with secp256k1 (ES256K) keys: register a P-256 key for a Swift backend.';
-  return `// The private half of key ${v.kid} as PEM (PKCS#8), from your secret store.
+  if (!own(SWIFT_EC_KEYS, v.alg)) return SWIFT_UNSUPPORTED;
+  return `// The private half of this key as PEM (PKCS#8), from your secret store.
 let privateKeyPEM = ProcessInfo.processInfo.environment["PLATFORM_PRIVATE_KEY_PEM"]!
-await keys.add(ecdsa: try ${v.alg}PrivateKey(pem: privateKeyPEM), kid: ${str(v.kid)})`;
+await keys.add(ecdsa: try ${SWIFT_EC_KEYS[v.alg]}(pem: privateKeyPEM), kid: ${str(v.kid)})`;
 }
 
 function swiftSign(v: SnippetValues): string {
@@ -148,7 +168,7 @@ function kotlinSign(v: SnippetValues): string {
   const all = ['com.nimbusds.jose.JOSEObjectType', 'com.nimbusds.jose.JWSAlgorithm', 'com.nimbusds.jose.JWSHeader', ...imports, 'com.nimbusds.jwt.JWTClaimsSet', 'com.nimbusds.jwt.SignedJWT', 'java.util.Date'];
   return `${all.map((i) => `import ${i}`).join('\n')}
 
-// The private JWK of key ${v.kid} (with its "d" member), from your secret store.
+// The private JWK of this key (with its "d" member), from your secret store.
 ${note}val privateJwkJson: String = System.getenv("PLATFORM_PRIVATE_JWK")
 val signer = ${signer}
 
@@ -163,7 +183,7 @@ fun userToken(userId: String, email: String, name: String): String {
         .issueTime(now)
         .expirationTime(Date(now.time + 10 * 60 * 1000))
         .build()
-    val header = JWSHeader.Builder(JWSAlgorithm.${v.alg})
+    val header = JWSHeader.Builder(${KOTLIN_ALGS.has(v.alg) ? `JWSAlgorithm.${v.alg}` : `JWSAlgorithm.parse(${kt(v.alg)})`})
         .keyID(${kt(v.kid)})
         .type(JOSEObjectType.JWT)
         .build()
@@ -198,7 +218,7 @@ fun signInToPlatform(userToken: String): JSONObject {
 function jsSign(v: SnippetValues): string {
   return `import { importJWK, SignJWT } from 'jose';
 
-// The private JWK of key ${v.kid} (with its "d" member), from your secret store.
+// The private JWK of this key (with its "d" member), from your secret store.
 const privateKey = await importJWK(JSON.parse(process.env.PLATFORM_PRIVATE_JWK), ${js(v.alg)});
 
 export async function userToken(user) {

@@ -1,3 +1,5 @@
+import { shellWord } from '../../../lib/code-literals';
+
 /** The values the example script takes, as the Getting Started guide fills them in for one application. */
 export interface UnlockSnippetValues {
   /** Absolute API base on this deployment, e.g. https://portal.example.com/api. */
@@ -13,10 +15,8 @@ export const EXAMPLE_SCRIPT = 'examples/unlock-from-backend.mjs';
 export const KEY_FILE_PLACEHOLDER = './my-signing-key.json';
 export const USER_EMAIL_PLACEHOLDER = 'alice@example.com';
 
-/** A POSIX shell word: single-quoted unless it is plainly safe, so any value pastes as one argument. */
-export function shellWord(value: string): string {
-  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
-}
+/** Every value enters the command as one shell word that expands to exactly it (lib/code-literals). */
+export { shellWord };
 
 /** The shell lines that install jose and run the script with this application's values. */
 export function unlockCommand(v: UnlockSnippetValues): string {
