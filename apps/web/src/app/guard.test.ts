@@ -37,10 +37,17 @@ describe('protectedLoader (navigation guard)', () => {
     expect(calls.filter((c) => c.url.endsWith('/platform/application/app-1'))).toHaveLength(1);
   });
 
-  it("goes to the 'locks' route (/start) after refreshing an expired token", async () => {
+  it('stays on the page asked for after refreshing an expired token (issue 28: not thrown out to /start)', async () => {
     stubFetch(() => json({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r2' }));
     storeSignIn({ authToken: makeJwt({ exp: nowSeconds() - 5 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
-    expect(await redirectOf(protectedLoader(args('/abc/overview')))).toBe('/start');
+    expect(await redirectOf(protectedLoader(args('/abc/overview')))).toBeNull();
+    expect(localStorage.getItem('refreshToken')).toBe('r2');
+  });
+
+  it('sends a signed-out visitor of a deep link to /login with the way back', async () => {
+    expect(await redirectOf(protectedLoader(args('/app-1/locks/lock-1?from=2026-01-01')))).toBe(
+      '/login?returnTo=%2Fapp-1%2Flocks%2Flock-1%3Ffrom%3D2026-01-01',
+    );
   });
 
   it('logs out to /login when the refresh token is rejected', async () => {

@@ -17,8 +17,6 @@ export const paths = {
   addApplication: '/start/new',
   /** The wizard again, on an application whose setup was left unfinished. */
   resumeApplication: (appId: string) => `/start/new?${RESUME_PARAM}=${encodeURIComponent(appId)}`,
-  /** Spec: the 'locks' route is the target after a token refresh; this product has no locks screen. */
-  locks: '/start',
   app: (appId: string) => `/${encodeURIComponent(appId)}`,
   overview: (appId: string) => `/${encodeURIComponent(appId)}/overview`,
   gettingStarted: (appId: string) => `/${encodeURIComponent(appId)}/getting-started`,

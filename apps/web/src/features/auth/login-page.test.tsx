@@ -45,6 +45,42 @@ describe('LoginPage', () => {
   });
 });
 
+describe('LoginPage returning to a deep link (issue 28)', () => {
+  async function signInAt(initial: string) {
+    const token = makeJwt({ exp: nowSeconds() + 600, email: 'me@example.com' });
+    stubFetch((call) =>
+      call.url === '/api/auth/token'
+        ? json({ authToken: token, refreshToken: 'r', privateKey: 'priv', publicKey: 'pub' })
+        : json({ userId: 'u', email: 'me@example.com', displayName: 'Me', emailVerified: true, publicKey: null }),
+    );
+    const user = userEvent.setup();
+    const { router } = renderRoute(<LoginPage />, {
+      path: '/login',
+      initial,
+      extra: [
+        { path: '/start', element: <p>start</p> },
+        { path: '/:appId/locks/:lockId', element: <p>the lock</p> },
+      ],
+    });
+    await user.type(screen.getByRole('textbox', { name: /Email/ }), 'me@example.com');
+    await user.type(screen.getByLabelText(/Password/), 'secret');
+    await user.click(screen.getByRole('button', { name: 'Login' }));
+    return router;
+  }
+
+  it('goes to the page that was asked for', async () => {
+    const router = await signInAt('/login?returnTo=%2Fapp-1%2Flocks%2Flock-1%3Ffrom%3D2026-01-01');
+    expect(await screen.findByText('the lock')).toBeInTheDocument();
+    expect(router.state.location.pathname + router.state.location.search).toBe('/app-1/locks/lock-1?from=2026-01-01');
+  });
+
+  it.each(['//evil.com', '/\\evil.com', 'https://evil.com/x', 'javascript:alert(1)'])('refuses %s and goes to /start', async (target) => {
+    const router = await signInAt(`/login?returnTo=${encodeURIComponent(target)}`);
+    expect(await screen.findByText('start')).toBeInTheDocument();
+    expect(router.state.location.pathname).toBe('/start');
+  });
+});
+
 describe('LoginPage with an invitation code', () => {
   it('sends a user who signed in with a code to choose a password', async () => {
     const token = makeJwt({ exp: nowSeconds() + 600 });

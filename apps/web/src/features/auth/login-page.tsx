@@ -4,8 +4,9 @@ import { Box, Button, Link, Typography } from '@mui/material';
 import { lazy, Suspense, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { Link as RouterLink, useNavigate } from 'react-router';
+import { Link as RouterLink, useNavigate, useSearchParams } from 'react-router';
 import { paths } from '../../app/paths';
+import { RETURN_PARAM, safeReturnPath } from '../../lib/return-path';
 import { storeSignIn } from '../../lib/session';
 import { completeSignIn, login } from './api';
 import { AuthTextField } from './auth-text-field';
@@ -18,6 +19,9 @@ const AuthErrorDialog = lazy(() => import('./auth-error-dialog').then((m) => ({ 
 export function LoginPage() {
   const { t } = useTranslation();
   const navigate = useNavigate();
+  // A deep link opened while signed out comes back here (the guard); only a path on this origin is taken.
+  const [searchParams] = useSearchParams();
+  const returnTo = safeReturnPath(searchParams.get(RETURN_PARAM));
   const [error, setError] = useState<AuthErrorEntry | null>(null);
   const form = useForm({ resolver: zodResolver(loginSchema), defaultValues: { email: '', password: '' }, mode: 'onTouched' });
   const { isSubmitting } = form.formState;
@@ -34,7 +38,7 @@ export function LoginPage() {
         return;
       }
       await completeSignIn(auth);
-      await navigate(paths.start);
+      await navigate(returnTo ?? paths.start);
     } catch (e) {
       setError(authErrorOf(e));
     }
