@@ -1,8 +1,9 @@
 import * as z from 'zod/mini';
 import { LANGUAGES, LOGO_CONTENT_TYPES, MAX_ADDRESS_LENGTH, MAX_TEXT_LENGTH, MAX_URL_LENGTH } from './constants.js';
-import { authDomainDiscoverySchema } from './issuers.js';
+import { authDomainDiscoverySchema, issuerUrlSchema } from './issuers.js';
 import type { PublicJwk } from './keys.js';
 import { messages } from './messages.js';
+import { checkText, text } from './text.js';
 import {
   emailSchema,
   hexColourSchema,
@@ -65,12 +66,12 @@ export type Application = z.infer<typeof applicationSchema>;
 /** GET application: the caller's applications. */
 export const applicationListSchema = z.array(applicationSchema);
 
-const logoUrlSchema = z.string().check(z.trim(), z.maxLength(MAX_URL_LENGTH, messages.tooLong), z.refine(isHttpUrl, messages.invalidUrl));
+const logoUrlSchema = z.string().check(z.trim(), z.maxLength(MAX_URL_LENGTH, messages.tooLong), checkText(), z.refine(isHttpUrl, messages.invalidUrl));
 
 export const createApplicationSchema = z.object({
   name: requiredText(),
   companyName: requiredText(),
-  mailingAddress: requiredText(MAX_ADDRESS_LENGTH),
+  mailingAddress: requiredText(MAX_ADDRESS_LENGTH, 'multiline'),
   privacyPolicy: z.nullish(httpUrlSchema),
   supportContact: z.nullish(supportContactSchema),
   appLink: z.nullish(httpUrlSchema),
@@ -83,7 +84,7 @@ export type CreateApplication = z.infer<typeof createApplicationSchema>;
 export const updateApplicationSchema = z.object({
   name: z.optional(requiredText()),
   companyName: z.optional(requiredText()),
-  mailingAddress: z.optional(requiredText(MAX_ADDRESS_LENGTH)),
+  mailingAddress: z.optional(requiredText(MAX_ADDRESS_LENGTH, 'multiline')),
   privacyPolicy: z.nullish(httpUrlSchema),
   supportContact: z.nullish(supportContactSchema),
   appLink: z.nullish(httpUrlSchema),
@@ -116,7 +117,7 @@ export const logoUploadRequestSchema = z.object({
 });
 export const logoUploadResponseSchema = z.object({ uploadUrl: z.string() });
 
-export const issuerBodySchema = z.object({ url: httpUrlSchema });
+export const issuerBodySchema = z.object({ url: issuerUrlSchema });
 export const corsBodySchema = z.object({ url: secureUrlSchema });
 
 /** Query of GET /email/preview/{applicationId}; empty values count as absent. */
@@ -126,13 +127,14 @@ const emptyAsAbsent = <T extends z.core.SomeType>(schema: T) =>
     z.optional(schema),
   );
 export const emailPreviewQuerySchema = z.object({
-  ctaHeadline: emptyAsAbsent(z.string().check(z.maxLength(MAX_TEXT_LENGTH, messages.tooLong))),
-  ctaAbridged: emptyAsAbsent(z.string().check(z.maxLength(MAX_TEXT_LENGTH, messages.tooLong))),
+  ctaHeadline: emptyAsAbsent(text({ max: MAX_TEXT_LENGTH, min: 0, trim: false })),
+  ctaAbridged: emptyAsAbsent(text({ max: MAX_TEXT_LENGTH, min: 0, trim: false })),
   ctaTarget: emptyAsAbsent(
     z
       .string()
       .check(
         z.maxLength(MAX_URL_LENGTH, messages.tooLong),
+        checkText(),
         z.refine((v) => isHttpUrl(v) || isMailto(v), messages.invalidUrlOrMailto),
       ),
   ),
@@ -148,7 +150,7 @@ export const wizardStepSchemas = [
   z.object({
     name: requiredText(),
     companyName: requiredText(),
-    mailingAddress: requiredText(MAX_ADDRESS_LENGTH),
+    mailingAddress: requiredText(MAX_ADDRESS_LENGTH, 'multiline'),
   }),
   z.object({
     privacyPolicy: httpUrlSchema,

@@ -1,17 +1,18 @@
 import * as z from 'zod/mini';
 import { messages } from './messages.js';
 import { emailSchema, passwordSchema, requiredText } from './rules.js';
+import { checkText, text } from './text.js';
 
 export const loginSchema = z.object({
   email: emailSchema,
-  password: z.string({ error: messages.required }).check(z.minLength(1, messages.required), z.maxLength(1024, messages.tooLong)),
+  password: z.string({ error: messages.required }).check(z.minLength(1, messages.required), z.maxLength(1024, messages.tooLong), checkText('secret')),
 });
 export type Login = z.infer<typeof loginSchema>;
 
 export const registerSchema = z.object({
   email: emailSchema,
   password: passwordSchema,
-  displayName: z.optional(z.string().check(z.trim(), z.maxLength(200, messages.tooLong))),
+  displayName: z.optional(text({ max: 200, min: 0 })),
 });
 export type Register = z.infer<typeof registerSchema>;
 
@@ -41,7 +42,7 @@ export const registerFormSchema = z
     email: emailSchema,
     displayName: requiredText(),
     password: passwordSchema,
-    repeatPassword: z.string({ error: messages.required }).check(z.minLength(1, messages.required)),
+    repeatPassword: z.string({ error: messages.required }).check(z.minLength(1, messages.required), checkText('secret')),
     agreement: z.literal(true, { error: messages.agreementRequired }),
   })
   .check(z.refine((v) => v.password === v.repeatPassword, passwordsMatch));
@@ -51,7 +52,7 @@ export type RegisterForm = z.infer<typeof registerFormSchema>;
 export const choosePasswordFormSchema = z
   .object({
     password: passwordSchema,
-    repeatPassword: z.string({ error: messages.required }).check(z.minLength(1, messages.required)),
+    repeatPassword: z.string({ error: messages.required }).check(z.minLength(1, messages.required), checkText('secret')),
   })
   .check(z.refine((v) => v.password === v.repeatPassword, passwordsMatch));
 
@@ -86,7 +87,7 @@ export const updateAccountSchema = z.object({
 export type UpdateAccount = z.infer<typeof updateAccountSchema>;
 
 export const changePasswordSchema = z.object({
-  oldPassword: z.string({ error: messages.required }).check(z.minLength(1, messages.required), z.maxLength(1024, messages.tooLong)),
+  oldPassword: z.string({ error: messages.required }).check(z.minLength(1, messages.required), z.maxLength(1024, messages.tooLong), checkText('secret')),
   newPassword: passwordSchema,
 });
 export type ChangePassword = z.infer<typeof changePasswordSchema>;

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { checkText } from './text.js';
 
 /**
  * An application's change history (platform-api.md, "History and webhooks"): who changed what, when,
@@ -59,9 +60,9 @@ export type HistoryPage = z.infer<typeof historyPageSchema>;
 export const historyQuerySchema = z.object({
   kind: z.optional(z.enum(HISTORY_KINDS, { error: historyErrors.invalidKind })),
   /** A user id, or an email (case-insensitive). */
-  actor: z.optional(z.string().check(z.trim(), z.minLength(1, historyErrors.invalidActor), z.maxLength(320, historyErrors.invalidActor))),
+  actor: z.optional(z.string().check(z.trim(), z.minLength(1, historyErrors.invalidActor), z.maxLength(320, historyErrors.invalidActor), checkText())),
   /** Opaque: the previous page's `nextCursor`, unchanged. */
-  cursor: z.optional(z.string().check(z.maxLength(200, historyErrors.invalidCursor))),
+  cursor: z.optional(z.string().check(z.maxLength(200, historyErrors.invalidCursor), checkText())),
   pageSize: z.optional(
     z.coerce
       .number({ error: historyErrors.pageSizeRange })

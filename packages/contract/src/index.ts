@@ -19,3 +19,4 @@ export * from './issuers.js';
 export * from './test-email.js';
 export * from './webhooks.js';
 export * from './text.js';
+export * from './time.js';

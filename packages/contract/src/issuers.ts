@@ -7,9 +7,44 @@ import { httpUrlSchema } from './rules.js';
  * well as against the uploaded keys. Uploaded keys may carry an expiry (the JWK member `exp`).
  */
 
+const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
+/** RFC 3986 §6.2.2.2: `%7e` and `%7E` are `~`; other escapes in upper case (`%2f` → `%2F`). */
+const normalisePercent = (part: string) =>
+  part.replace(/%[0-9A-Fa-f]{2}/g, (escape) => {
+    const c = String.fromCharCode(parseInt(escape.slice(1), 16));
+    return UNRESERVED.test(c) ? c : escape.toUpperCase();
+  });
+
+/**
+ * Issue 26: an issuer (auth domain, a token's `iss`) in the RFC 3986 normal form, so the same issuer
+ * written twice is one: scheme and host in lower case (international names as punycode), the default
+ * port dropped, dot segments resolved, percent-escapes normalised (WHATWG `URL` does all but the last),
+ * and an empty path written as none (`https://id.example.com/` → `https://id.example.com`, the form most
+ * issuers publish and owners type; RFC 3986 §6.2.3 makes the two equal). Other paths keep their trailing
+ * slash. null when `value` is not an http(s) URL — such an `iss` matches no auth domain.
+ */
+export function normaliseIssuerUrl(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    return null;
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.hostname === '') return null;
+  const credentials = url.username || url.password ? `${url.username}${url.password ? `:${url.password}` : ''}@` : '';
+  const rest = normalisePercent(url.pathname) + normalisePercent(url.search) + normalisePercent(url.hash);
+  return `${url.protocol}//${credentials}${url.host}${rest === '/' ? '' : rest}`;
+}
+
+/** An auth domain as the platform stores and compares it: an http(s) URL, in its normal form. */
+export const issuerUrlSchema = z.pipe(
+  httpUrlSchema,
+  z.transform((url: string) => normaliseIssuerUrl(url) ?? url),
+);
+
 /** POST …/auth/issuer: `discovery: true` loads and checks `{url}/.well-known/openid-configuration` first. */
 export const addIssuerBodySchema = z.object({
-  url: httpUrlSchema,
+  url: issuerUrlSchema,
   discovery: z.optional(z.boolean()),
 });
 export type AddIssuerBody = z.infer<typeof addIssuerBodySchema>;

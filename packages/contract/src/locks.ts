@@ -2,6 +2,8 @@ import * as z from 'zod/mini';
 import { GEOFENCE_ACCURACY_M, MAX_TEXT_LENGTH } from './constants.js';
 import { messages } from './messages.js';
 import { emailSchema, hexColourSchema, requiredText } from './rules.js';
+import { checkText, idParam } from './text.js';
+import { epochSeconds, epochSecondsQuery } from './time.js';
 import { LOCK_LOG_MAX_PAGE_SIZE, LOCK_UNLOCK_TIME_MAX_S, LOCK_UNLOCK_TIME_MIN_S, lockMessages } from './sandbox-texts.js';
 
 /**
@@ -130,9 +132,7 @@ export const lockShareSchema = z.object({
 });
 export type LockShare = z.infer<typeof lockShareSchema>;
 
-const shareBoundSchema = z.nullish(
-  z.number({ error: lockMessages.timeBoundNumber }).check(z.refine(Number.isFinite, lockMessages.timeBoundNumber), z.gte(0, lockMessages.timeBoundNumber)),
-);
+const shareBoundSchema = z.nullish(epochSeconds(lockMessages.timeBoundNumber));
 
 export const createLockShareSchema = z
   .object({
@@ -164,17 +164,15 @@ export const lockLogEntrySchema = z.object({
 });
 export type LockLogEntry = z.infer<typeof lockLogEntrySchema>;
 
-const epochSecondsQuery = z.coerce
-  .number({ error: lockMessages.timeBoundNumber })
-  .check(z.refine(Number.isFinite, lockMessages.timeBoundNumber), z.gte(0, lockMessages.timeBoundNumber));
+const logBoundQuery = epochSecondsQuery(lockMessages.timeBoundNumber);
 
 export const lockLogQuerySchema = z
   .object({
     /** Epoch seconds, inclusive bounds on the entry's time. */
-    start: z.optional(epochSecondsQuery),
-    end: z.optional(epochSecondsQuery),
+    start: z.optional(logBoundQuery),
+    end: z.optional(logBoundQuery),
     /** Opaque: pass back the previous page's `nextCursor` unchanged. */
-    cursor: z.optional(z.string().check(z.maxLength(200, lockMessages.invalidCursor))),
+    cursor: z.optional(z.string().check(z.maxLength(200, lockMessages.invalidCursor), checkText())),
     pageSize: z.optional(
       z.coerce
         .number({ error: lockMessages.pageSizeRange })
@@ -189,8 +187,8 @@ export type LockLogQuery = z.infer<typeof lockLogQuerySchema>;
 export const lockLogPageSchema = z.object({ items: z.array(lockLogEntrySchema), nextCursor: z.nullable(z.string()) });
 export type LockLogPage = z.infer<typeof lockLogPageSchema>;
 
-export const lockIdParamsSchema = z.object({ applicationId: z.string(), lockId: z.string() });
-export const lockShareParamsSchema = z.object({ applicationId: z.string(), lockId: z.string(), userId: z.string() });
+export const lockIdParamsSchema = z.object({ applicationId: idParam(), lockId: idParam() });
+export const lockShareParamsSchema = z.object({ applicationId: idParam(), lockId: idParam(), userId: idParam() });
 
 /** The sandbox Outbox: what the platform sent for an application, newest first. */
 export const OUTBOX_PAGE_SIZE = 100;
@@ -205,4 +203,4 @@ export const sentEmailSchema = z.object({
   createdAt: z.number(),
 });
 export type SentEmail = z.infer<typeof sentEmailSchema>;
-export const outboxEmailParamsSchema = z.object({ applicationId: z.string(), emailId: z.string() });
+export const outboxEmailParamsSchema = z.object({ applicationId: idParam(), emailId: idParam() });

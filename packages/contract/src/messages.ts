@@ -20,6 +20,7 @@ export const messages = {
   controlCharacters: 'Must not contain control characters',
   lineBreaks: 'Must be a single line (no line breaks)',
   bidiControls: 'Must not contain characters that change the text direction',
+  timeRange: 'Must be a time between 1970 and 9999, in seconds since 1970',
   // Auth keys (the spec checks only that the input parses; the platform needs a usable public key).
   keyNotJson: 'The key is not valid JSON',
   keyNotObject: 'The key must be a JSON object (a JWK)',

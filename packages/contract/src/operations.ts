@@ -1,5 +1,7 @@
 import * as z from 'zod/mini';
 import { messages } from './messages.js';
+import { checkText, idParam } from './text.js';
+import { epochSeconds, isEpochSeconds } from './time.js';
 import { LOCK_UNLOCK_TIME_MAX_S, LOCK_UNLOCK_TIME_MIN_S, operationErrors, type OPERATION_TYPES } from './sandbox-texts.js';
 import {
   latitudeSchema,
@@ -30,7 +32,7 @@ export type OperationType = (typeof OPERATION_TYPES)[number];
 // --- POST /auth/certificate -------------------------------------------------------------------------
 
 export const certificateRequestSchema = z.object({
-  ephemeralKey: z.string({ error: messages.required }).check(z.minLength(1, messages.required), z.maxLength(512, operationErrors.ephemeralKeyInvalid)),
+  ephemeralKey: z.string({ error: messages.required }).check(z.minLength(1, messages.required), z.maxLength(512, operationErrors.ephemeralKeyInvalid), checkText()),
 });
 export type CertificateRequest = z.infer<typeof certificateRequestSchema>;
 
@@ -54,7 +56,7 @@ export const deviceLockSchema = z.object({
 });
 export type DeviceLock = z.infer<typeof deviceLockSchema>;
 export const deviceLockListSchema = z.array(deviceLockSchema);
-export const deviceLockParamsSchema = z.object({ lockId: z.string() });
+export const deviceLockParamsSchema = z.object({ lockId: idParam() });
 
 // --- POST /device/{lockId}/execute: the operation payload --------------------------------------------
 
@@ -79,10 +81,11 @@ export const addUserOperationSchema = z.object({
   /** The application user's id (GET /platform/auth, or the owner's user list). */
   user: z.uuid({ error: operationErrors.unknownUser }),
   /** Sent by the SDKs; the platform keeps no per-user key, so it is accepted and not used. */
-  publicKey: z.nullish(z.string().check(z.maxLength(512))),
+  publicKey: z.nullish(z.string().check(z.maxLength(512), checkText())),
   role: z._default(z.nullish(lockRoleSchema), 'USER'),
-  start: z.nullish(z.number()),
-  end: z.nullish(z.number()),
+  /** The share's bounds, epoch seconds (1970 … 9999, like every time the platform accepts). */
+  start: z.nullish(epochSeconds()),
+  end: z.nullish(epochSeconds()),
   location,
 });
 export const removeUserOperationSchema = z.object({
@@ -94,11 +97,17 @@ export const removeUserOperationSchema = z.object({
 export const mutateSettingOperationSchema = z.object({
   type: z.literal('MUTATE_SETTING'),
   unlockDuration: z.nullish(durationSchema),
-  unlockBetween: z.nullish(z.extend(timeRuleSchema, { exceptions: z.nullish(z.array(z.string())) })),
+  unlockBetween: z.nullish(z.extend(timeRuleSchema, { exceptions: z.nullish(z.array(z.string().check(z.maxLength(64, messages.tooLong), checkText())).check(z.maxLength(366, messages.tooLong))) })),
   location,
 });
 export const operationSchema = z.discriminatedUnion('type', [mutateLockOperationSchema, addUserOperationSchema, removeUserOperationSchema, mutateSettingOperationSchema]);
 export type Operation = z.infer<typeof operationSchema>;
+
+/**
+ * An operation's own times (`exp`, `nbf`, `iat`): epoch seconds within the bounds of every time the
+ * platform accepts (time.ts); anything else is `operationErrors.timesMissing`.
+ */
+export const isOperationTime = (value: unknown): value is number => isEpochSeconds(value);
 
 /**
  * The JWS payload. Header: `{alg: "EdDSA", typ: "JWT", x5c}` (one SDK writes `type` for `typ`). `jti` is

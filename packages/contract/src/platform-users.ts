@@ -3,6 +3,7 @@ import { keySourceSchema } from './issuers.js';
 import { MAX_TEXT_LENGTH } from './constants.js';
 import { messages } from './messages.js';
 import { emailSchema } from './rules.js';
+import { checkText } from './text.js';
 import { PLATFORM_USERS_DEFAULT_PAGE_SIZE, PLATFORM_USERS_MAX_PAGE_SIZE, platformUserErrors } from './platform-user-errors.js';
 import { TOKEN_CHECK_IDS } from './token-checks.js';
 
@@ -33,7 +34,7 @@ export type ApplicationUser = z.infer<typeof applicationUserSchema>;
 
 export const applicationUserListQuerySchema = z.object({
   /** Opaque: pass back the previous page's `nextCursor` unchanged. */
-  cursor: z.optional(z.string().check(z.maxLength(200, platformUserErrors.invalidCursor))),
+  cursor: z.optional(z.string().check(z.maxLength(200, platformUserErrors.invalidCursor), checkText())),
   pageSize: z._default(
     z.coerce
       .number({ error: 'pageSize must be a number' })
@@ -51,7 +52,7 @@ export const applicationUserListQuerySchema = z.object({
       .check(
         z.trim(),
         z.maxLength(MAX_TEXT_LENGTH, messages.tooLong),
-        z.refine((v) => !v.includes('\u0000'), 'The search contains characters that are not allowed'),
+        checkText(),
       ),
   ),
 });
@@ -82,7 +83,7 @@ export type PlatformIdentity = z.infer<typeof platformIdentitySchema>;
 export const tokenCheckRequestSchema = z.object({
   token: z
     .string({ error: messages.required })
-    .check(z.trim(), z.minLength(1, messages.required), z.maxLength(MAX_TOKEN_LENGTH, messages.tooLong)),
+    .check(z.trim(), z.minLength(1, messages.required), z.maxLength(MAX_TOKEN_LENGTH, messages.tooLong), checkText()),
 });
 export type TokenCheckRequest = z.infer<typeof tokenCheckRequestSchema>;
 

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { LOGO_CONTENT_TYPES, LOGO_MAX_BYTES, MAX_TEXT_LENGTH, MAX_URL_LENGTH, PASSWORD_MIN_LENGTH } from './constants.js';
 import { messages } from './messages.js';
+import { checkText, text, type TextKind } from './text.js';
 
 /** Spec §5: letters, digits, ._%+- before @, a domain, a suffix of 2+ letters. */
 export const EMAIL_PATTERN = /^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$/;
@@ -39,14 +40,15 @@ export function normaliseOrigin(value: string): string {
   return url.origin;
 }
 
-export const requiredText = (max = MAX_TEXT_LENGTH) =>
-  z.string({ error: messages.required }).check(z.trim(), z.minLength(1, messages.required), z.maxLength(max, messages.tooLong));
+/** A required text field (names, …): one line unless `kind` says otherwise; see text.ts. */
+export const requiredText = (max = MAX_TEXT_LENGTH, kind: TextKind = 'line') => text({ max, kind });
 
 export const emailSchema = z
   .string({ error: messages.required })
   .check(
     z.trim(),
     z.minLength(1, messages.required),
+    checkText(),
     z.maxLength(254, messages.invalidEmail),
     z.regex(EMAIL_PATTERN, messages.invalidEmail),
   );
@@ -57,12 +59,13 @@ export const passwordSchema = z
     z.minLength(1, messages.required),
     z.minLength(PASSWORD_MIN_LENGTH, messages.passwordTooShort),
     z.maxLength(1024, messages.tooLong),
+    checkText('secret'),
   );
 
 const urlString = (test: (v: string) => boolean, message: string) =>
   z
     .string({ error: messages.required })
-    .check(z.trim(), z.minLength(1, messages.required), z.maxLength(MAX_URL_LENGTH, messages.tooLong), z.refine(test, message));
+    .check(z.trim(), z.minLength(1, messages.required), z.maxLength(MAX_URL_LENGTH, messages.tooLong), checkText(), z.refine(test, message));
 
 export const httpUrlSchema = urlString(isHttpUrl, messages.invalidUrl);
 export const secureUrlSchema = urlString(isHttpsUrl, messages.invalidSecureUrl);

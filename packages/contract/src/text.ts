@@ -67,3 +67,6 @@ export function text({ max, min = 1, kind = 'line', trim = kind !== 'secret', to
       checkText(kind),
     );
 }
+
+/** A path parameter: an id the route looks up (never a control character, which PostgreSQL refuses). */
+export const idParam = () => z.string().check(z.maxLength(200, messages.tooLong), checkText());

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { checkText, idParam } from './text.js';
 
 /**
  * Webhooks (platform-api.md, "History and webhooks"): HTTPS endpoints an owner registers per application
@@ -34,7 +35,7 @@ export const webhookErrors = {
 } as const;
 
 export const createWebhookSchema = z.object({
-  url: z.string({ error: webhookErrors.urlRequired }).check(z.trim(), z.minLength(1, webhookErrors.urlRequired), z.maxLength(WEBHOOK_URL_MAX_LENGTH, webhookErrors.urlTooLong)),
+  url: z.string({ error: webhookErrors.urlRequired }).check(z.trim(), z.minLength(1, webhookErrors.urlRequired), z.maxLength(WEBHOOK_URL_MAX_LENGTH, webhookErrors.urlTooLong), checkText()),
   events: z
     .array(z.enum(WEBHOOK_EVENTS, { error: webhookErrors.unknownEvent }), { error: webhookErrors.eventsRequired })
     .check(z.minLength(1, webhookErrors.eventsRequired), z.maxLength(WEBHOOK_EVENTS.length, webhookErrors.eventsRequired)),
@@ -72,8 +73,8 @@ export const webhookDeliverySchema = z.object({
 });
 export type WebhookDelivery = z.infer<typeof webhookDeliverySchema>;
 
-export const webhookIdParamsSchema = z.object({ applicationId: z.uuid({ error: 'Not a valid application id' }), webhookId: z.string() });
-export const deliveryIdParamsSchema = z.object({ applicationId: z.uuid({ error: 'Not a valid application id' }), webhookId: z.string(), deliveryId: z.string() });
+export const webhookIdParamsSchema = z.object({ applicationId: z.uuid({ error: 'Not a valid application id' }), webhookId: idParam() });
+export const deliveryIdParamsSchema = z.object({ applicationId: z.uuid({ error: 'Not a valid application id' }), webhookId: idParam(), deliveryId: idParam() });
 
 /** What a delivery's body carries. */
 export interface WebhookPayload<T = unknown> {
@@ -88,7 +89,7 @@ export interface WebhookPayload<T = unknown> {
  * `WEBHOOK_DELIVERY_PAGE_SIZE` at most); when there are older ones the answer carries
  * `Link: <…/delivery?cursor=…>; rel="next"` (RFC 8288), the next page's URL. The cursor is opaque.
  */
-export const deliveryQuerySchema = z.object({ cursor: z.optional(z.string().check(z.maxLength(200, webhookErrors.invalidCursor))) });
+export const deliveryQuerySchema = z.object({ cursor: z.optional(z.string().check(z.maxLength(200, webhookErrors.invalidCursor), checkText())) });
 export type DeliveryQuery = z.infer<typeof deliveryQuerySchema>;
 
 /** The next page's cursor from a delivery list's `Link` header; null on the last page. */

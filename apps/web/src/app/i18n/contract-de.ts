@@ -20,6 +20,7 @@ export const contractDe: Catalogue<typeof contractEn> = {
     controlCharacters: 'Darf keine Steuerzeichen enthalten',
     lineBreaks: 'Muss einzeilig sein (ohne Zeilenumbrüche)',
     bidiControls: 'Darf keine Zeichen enthalten, die die Schreibrichtung ändern',
+    timeRange: 'Muss ein Zeitpunkt zwischen 1970 und 9999 sein, in Sekunden seit 1970',
     keyNotJson: 'Der Schlüssel ist kein gültiges JSON',
     keyNotObject: 'Der Schlüssel muss ein JSON-Objekt sein (ein JWK)',
     keyPrivateMembers:
@@ -100,6 +101,8 @@ export const contractDe: Catalogue<typeof contractEn> = {
     invalidCursor: 'Dieser Seitenlink ist ungültig; beginnen Sie bitte wieder auf der ersten Seite',
     pageSizeTooLarge: 'Höchstens 100 Nutzer pro Seite',
     tokenMissing: 'Senden Sie das von der Anwendung signierte Token als "Authorization: Bearer <token>"',
+    tokenNotVerified:
+      'Die Signatur des Tokens konnte mit keinem für seinen Aussteller registrierten Schlüssel geprüft werden. Der Token-Tester auf der Karte „Authentifizierung“ der Anwendung zeigt, welche Prüfung fehlschlug',
   },
   lockMessages: {
     minimumOneDay: 'Wählen Sie mindestens 1 Tag',
