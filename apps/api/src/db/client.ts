@@ -98,8 +98,15 @@ async function createPglite(dataDir: string | undefined): Promise<Database> {
     },
     executeSql: async (text, values) => {
       if (values && values.length > 0) return client.query(text, values);
-      const results = await client.exec(text);
-      return results.at(-1) ?? { rows: [] };
+      // Several statements (pg-boss's BEGIN … COMMIT blocks): every statement's rows, as node-postgres's
+      // array of results gives them to pg-boss, so a RETURNING before the COMMIT is not lost. A failure
+      // inside such a block leaves this one connection in an aborted transaction: roll it back.
+      try {
+        return { rows: (await client.exec(text)).flatMap((result) => result.rows) };
+      } catch (error) {
+        await client.query('rollback').catch(() => {});
+        throw error;
+      }
     },
     notify: async (channel, payload) => {
       await client.query('select pg_notify($1, $2)', [channel, payload]);

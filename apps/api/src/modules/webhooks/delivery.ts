@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { eq, inArray, sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
-import PgBoss from 'pg-boss';
+import { PgBoss } from 'pg-boss';
 import { WEBHOOK_SECRET_PREFIX } from '@latchkey/contract';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/client.js';
@@ -11,6 +11,19 @@ import { eventTimestampOf } from './outbox.js';
 import { secretBoxOf } from '../../lib/server-secrets.js';
 
 export const DELIVERY_QUEUE = 'webhook-delivery';
+/**
+ * pg-boss's schema. pg-boss ≥ 11 cannot migrate the schema pg-boss 10 made (`pgboss`, version 24), so 12
+ * installs its own beside it; migration 0011 hands what was queued there to this one (decision 0006).
+ */
+export const QUEUE_SCHEMA = 'pgboss_v12';
+/** Workers per instance; each takes one delivery at a time. */
+const WORKERS = 4;
+/**
+ * The most deliveries of one application in flight at once, across all instances (pg-boss's
+ * groupConcurrency, a job's group being its application): one application's backlog or slow receiver
+ * holds at most this many of the workers, and the others go on with every other application's.
+ */
+export const PER_APPLICATION_CONCURRENCY = 2;
 /** The most of a receiver's answer that is read (its body is not kept, only its status). */
 const MAX_ANSWER_BYTES = 64 * 1024;
 const RELAY_BATCH = 100;
@@ -31,6 +44,14 @@ export function signPayload(secret: string, id: string, timestamp: number, body:
 
 interface DeliveryJob {
   deliveryId: string;
+}
+
+type WorkerOptions = { batchSize: number; pollingIntervalSeconds: number; includeMetadata: true; groupConcurrency: number };
+
+/** A claimed delivery, to be queued in its application's group. */
+interface Claimed {
+  id: string;
+  applicationId: string;
 }
 
 /**
@@ -84,32 +105,40 @@ export class WebhookDispatcher {
   async start(): Promise<void> {
     const boss = new PgBoss({
       db: { executeSql: (text, values) => this.database.executeSql(text, values) as Promise<{ rows: never[] }> },
-      schema: 'pgboss',
+      backend: this.database.kind === 'pglite' ? 'pglite' : 'postgres',
+      schema: QUEUE_SCHEMA,
       migrate: true,
       supervise: true,
       schedule: false,
-      // Expired jobs are found by this maintenance pass, on whichever instance runs it.
-      maintenanceIntervalSeconds: Math.min(60, this.expireInSeconds),
+      // Expired jobs (their worker died) are found by the supervision pass, on whichever instance runs it.
+      superviseIntervalSeconds: Math.min(60, this.expireInSeconds),
+      monitorIntervalSeconds: Math.min(60, this.expireInSeconds),
     });
     boss.on('error', (error: Error) => this.log.warn({ err: error }, 'webhook queue'));
     await boss.start();
-    await retryOnDeadlock(() =>
-      boss.createQueue(DELIVERY_QUEUE, {
-        name: DELIVERY_QUEUE,
-        retryLimit: this.config.retryLimit,
-        retryDelay: this.config.retryDelaySeconds,
-        retryBackoff: true,
-        expireInSeconds: this.expireInSeconds,
-      }),
-    );
+    const queue = { retryLimit: this.config.retryLimit, retryDelay: this.config.retryDelaySeconds, retryBackoff: true, expireInSeconds: this.expireInSeconds };
+    await retryOnDeadlock(() => boss.createQueue(DELIVERY_QUEUE, queue));
+    // createQueue leaves an existing queue as it was: the settings follow the configuration.
+    await retryOnDeadlock(() => boss.updateQueue(DELIVERY_QUEUE, queue));
     this.boss = boss;
     if (this.config.worker) {
-      // Several workers of one job each: a slow receiver holds up only its own delivery.
-      for (let i = 0; i < 4; i++) {
-        // They poll slowly (retries come due on their own time); the relay wakes them for new jobs.
-        const id = await boss.work<DeliveryJob>(DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds: 2, includeMetadata: true }, async ([job]) => {
-          if (job) await this.deliver(job.data.deliveryId, job.retryCount >= job.retryLimit);
-        });
+      // Several workers of one job each: a slow receiver holds up only its own delivery, and at most
+      // PER_APPLICATION_CONCURRENCY of them work for one application at a time.
+      for (let i = 0; i < WORKERS; i++) {
+        // They poll slowly (retries come due on their own time); the relay wakes them for new jobs, and a
+        // worker that just finished one fetches again at once (a backlog drains at the receiver's pace).
+        let id = '';
+        id = await boss.work<DeliveryJob, void, WorkerOptions>(
+          DELIVERY_QUEUE,
+          { batchSize: 1, pollingIntervalSeconds: 2, includeMetadata: true, groupConcurrency: PER_APPLICATION_CONCURRENCY },
+          async ([job]) => {
+            try {
+              if (job) await this.deliver(job.data.deliveryId, job.retryCount >= job.retryLimit);
+            } finally {
+              boss.notifyWorker(id);
+            }
+          },
+        );
         this.workerIds.push(id);
       }
     }
@@ -139,7 +168,7 @@ export class WebhookDispatcher {
     clearTimeout(this.relayTimer);
     clearInterval(this.pruneTimer);
     await this.relaying;
-    await this.boss?.stop({ graceful: true, wait: true, timeout: 5_000 });
+    await this.boss?.stop({ graceful: true, timeout: 5_000 });
     this.boss = null;
   }
 
@@ -182,13 +211,14 @@ export class WebhookDispatcher {
            now() + make_interval(secs => $2)
          from owed o join webhooks w on w.application_id = o.application_id and w.events ? 'application.updated' and w.created_at <= o.at
          for key share of w
-         returning id
+         returning id, application_id
        )
-       select (select count(*)::int from owed) as taken, (select coalesce(json_agg(id), '[]'::json) from queued) as ids`,
+       select (select count(*)::int from owed) as taken,
+         (select coalesce(json_agg(json_build_object('id', id, 'applicationId', application_id)), '[]'::json) from queued) as claimed`,
       [RELAY_BATCH, RELAY_LEASE_SECONDS],
     );
-    const { taken, ids } = rows[0] as { taken: number; ids: string[] };
-    if (ids.length > 0 && this.boss) await this.handOver(this.boss, ids);
+    const { taken, claimed } = rows[0] as { taken: number; claimed: Claimed[] };
+    if (claimed.length > 0 && this.boss) await this.handOver(this.boss, claimed);
     return taken;
   }
 
@@ -204,22 +234,29 @@ export class WebhookDispatcher {
       this.log.warn({ err: error }, 'webhook relay: expanding application.updated');
     }
     for (;;) {
-      const claimed = await this.database.executeSql(
+      const { rows } = await this.database.executeSql(
         `update webhook_deliveries set relay_after = now() + make_interval(secs => $1) where id in (
            select id from webhook_deliveries where relay_after <= now() order by relay_after limit $2 for update skip locked
-         ) returning id`,
+         ) returning id, application_id as "applicationId"`,
         [RELAY_LEASE_SECONDS, RELAY_BATCH],
       );
-      const ids = (claimed.rows as { id: string }[]).map((r) => r.id);
-      if (ids.length === 0) return;
-      await this.handOver(boss, ids);
-      if (ids.length < RELAY_BATCH || this.stopped) return;
+      const claimed = rows as Claimed[];
+      if (claimed.length === 0) return;
+      await this.handOver(boss, claimed);
+      if (claimed.length < RELAY_BATCH || this.stopped) return;
     }
   }
 
-  /** Queues claimed deliveries, one statement for the batch (each job takes the queue's retry and expiry settings), then marks them handed over. */
-  private async handOver(boss: PgBoss, ids: string[]): Promise<void> {
-    await boss.insert(ids.map((deliveryId) => ({ name: DELIVERY_QUEUE, data: { deliveryId } satisfies DeliveryJob })));
+  /**
+   * Queues claimed deliveries, one statement for the batch (each job takes the queue's retry and expiry
+   * settings, and its application as its group), then marks them handed over.
+   */
+  private async handOver(boss: PgBoss, claimed: Claimed[]): Promise<void> {
+    await boss.insert(
+      DELIVERY_QUEUE,
+      claimed.map(({ id, applicationId }) => ({ data: { deliveryId: id } satisfies DeliveryJob, group: { id: applicationId } })),
+    );
+    const ids = claimed.map((c) => c.id);
     await this.database.db.update(webhookDeliveries).set({ relayAfter: null }).where(inArray(webhookDeliveries.id, ids));
     for (const id of this.workerIds) boss.notifyWorker(id);
   }
