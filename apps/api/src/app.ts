@@ -27,6 +27,7 @@ import { registerRateLimits } from './plugins/rate-limit.js';
 import { PlatformCa } from './plugins/platform-ca.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { registerSecurityHeaders } from './plugins/security-headers.js';
+import { registerMetrics } from './plugins/metrics.js';
 import { accountRoutes } from './modules/account/account.routes.js';
 import { activityRoutes } from './modules/activity/activity.routes.js';
 import { lockEventsRoutes } from './modules/locks/lock-events.routes.js';
@@ -85,6 +86,8 @@ export interface BuildOptions {
   logger?: boolean;
   /** Tests shorten the CORS cache so a removed domain can be seen to stop working. */
   cors?: Pick<CorsOptions, 'cacheTtlMs'>;
+  /** Routes for the metrics port beside /metrics (main.ts: the embedded database's backup). */
+  adminRoutes?: (server: FastifyInstance) => Promise<void> | void;
 }
 
 /** Explicit wiring (house style 4): every plugin and module is registered here, in order. */
@@ -136,7 +139,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('platformCa', await PlatformCa.load(database.db));
   app.decorate('storage', await createLogoStorage(config, database.db));
   app.decorate('mailer', createMailer(config, app.log));
+  // Metrics before any route, so its onRoute hook sees them all (plugins/metrics.ts).
+  const metrics = registerMetrics(app, {
+    apiPrefix: config.apiPrefix,
+    database,
+    token: config.metrics.token,
+    port: config.metrics.port,
+    sseClients: () => liveEvents.size,
+    adminRoutes: options.adminRoutes,
+  });
   const webhookDispatcher = new WebhookDispatcher(database, config.webhooks, app.log);
+  webhookDispatcher.onAttempt = (outcome) => metrics.webhookDeliveries.inc({ outcome });
   await webhookDispatcher.start();
   app.decorate('webhooks', webhookDispatcher);
   app.addHook('onClose', async () => {

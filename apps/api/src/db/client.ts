@@ -30,6 +30,8 @@ export interface Database {
    * parameters may hold several statements.
    */
   executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+  /** The connection pool as it is now (metrics): PGlite is one in-process connection. */
+  poolStats(): { max: number; total: number; idle: number; waiting: number };
   /** NOTIFY on `channel`, outside any transaction. */
   notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
@@ -111,6 +113,7 @@ async function createPglite(dataDir: string | undefined): Promise<Database> {
     notify: async (channel, payload) => {
       await client.query('select pg_notify($1, $2)', [channel, payload]);
     },
+    poolStats: () => ({ max: 1, total: 1, idle: 1, waiting: 0 }),
     close: () => client.close(),
   };
 }
@@ -147,6 +150,7 @@ async function createPostgres(url: string, poolSize: number): Promise<Database> 
     notify: async (channel, payload) => {
       await pool.query('select pg_notify($1, $2)', [channel, payload]);
     },
+    poolStats: () => ({ max: poolSize, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => pool.end(),
   };
 }

@@ -1,0 +1,292 @@
+import { timingSafeEqual } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { OPERATION_TYPES, operationErrors } from '@latchkey/contract';
+import type { Database } from '../db/client.js';
+import { AppError } from '../errors.js';
+
+/**
+ * Prometheus metrics (issue 31): one registry per app (tests build several apps in one process), the
+ * figures fed by hooks here and by small call sites (`app.metrics.webhookDeliveries.inc(…)`).
+ *
+ * Labels never carry user input: the route is the pattern Fastify matched (`/api/device/:lockId/execute`,
+ * never the path), `unmatched` for anything no route took; the method is one of the known ones or
+ * `OTHER`; a refusal's reason is the key of its message in the contract's catalogue, or `other`.
+ *
+ * Served (`GET /metrics`, text format 0.0.4) on its own port (METRICS_PORT, with the admin routes) and/or
+ * on the public port behind `Authorization: Bearer $METRICS_TOKEN`. Neither set: not served at all.
+ */
+export interface Metrics {
+  registry: Registry;
+  httpDuration: Histogram<'route' | 'method' | 'status_class'>;
+  operations: Counter<'type' | 'outcome' | 'reason'>;
+  certificates: Counter<'outcome'>;
+  signIns: Counter<'outcome'>;
+  rateLimited: Counter<'route'>;
+  webhookDeliveries: Counter<'outcome'>;
+  /** The metrics port's server (with the admin routes); null until listen(). */
+  server: FastifyInstance | null;
+  /** Starts the metrics port when METRICS_PORT is set (main.ts, after the public port); answers its address. */
+  listen(host: string, port?: number): Promise<string | null>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metrics: Metrics;
+  }
+}
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+const OPERATION_TYPE_SET = new Set<string>(OPERATION_TYPES);
+const REASON_BY_MESSAGE = Object.entries(operationErrors).map(([key, message]) => [message, key] as const);
+
+/** The catalogue key of a refusal's message (some carry figures after the catalogue's text). */
+export function refusalReason(message: string): string {
+  for (const [text, key] of REASON_BY_MESSAGE) if (message === text || message.startsWith(`${text} (`)) return key;
+  return 'other';
+}
+
+/** The operation type of a compact JWS body, read (not trusted) only to label the count. */
+function operationTypeOf(body: unknown): string {
+  try {
+    const text = typeof body === 'string' ? body.trim().replace(/^"|"$/g, '') : '';
+    const payload = text.split('.')[1];
+    if (!payload) return 'unknown';
+    const claims = JSON.parse(Buffer.from(payload, 'base64').toString('utf8')) as { operation?: { type?: unknown } };
+    const type = claims.operation?.type;
+    return typeof type === 'string' && OPERATION_TYPE_SET.has(type) ? type : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+export interface MetricsOptions {
+  apiPrefix: string;
+  database: Database;
+  token?: string;
+  port?: number;
+  /** How many server-sent-event streams are open on this instance. */
+  sseClients: () => number;
+  /** Registers the admin routes (backups) on the metrics port. */
+  adminRoutes?: (server: FastifyInstance) => Promise<void> | void;
+}
+
+export function registerMetrics(app: FastifyInstance, options: MetricsOptions): Metrics {
+  const { apiPrefix, database } = options;
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const httpDuration = new Histogram({
+    name: 'latchkey_http_request_duration_seconds',
+    help: 'HTTP requests by route pattern, method and status class',
+    labelNames: ['route', 'method', 'status_class'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const operations = new Counter({
+    name: 'latchkey_operations_total',
+    help: 'Signed lock operations (POST …/device/{lockId}/execute) by type and outcome: accepted, refused (with the reason), unavailable (the lock could not be reached or decided in time), error',
+    labelNames: ['type', 'outcome', 'reason'] as const,
+    registers: [registry],
+  });
+  const certificates = new Counter({
+    name: 'latchkey_certificates_total',
+    help: 'Certificate requests (POST …/auth/certificate) by outcome: issued, refused, error',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const signIns = new Counter({
+    name: 'latchkey_sign_ins_total',
+    help: 'Portal sign-ins (POST …/auth/token) by outcome: success, failed, rate_limited, error',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const rateLimited = new Counter({
+    name: 'latchkey_rate_limit_refusals_total',
+    help: 'Requests refused with 429 by route pattern',
+    labelNames: ['route'] as const,
+    registers: [registry],
+  });
+  const webhookDeliveries = new Counter({
+    name: 'latchkey_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome: succeeded, retrying (failed, will be retried), failed (the last attempt failed)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  let queueSchema: string | null | undefined;
+  new Gauge({
+    name: 'latchkey_webhook_queue_depth',
+    help: 'Webhook deliveries waiting: owed (written, not yet handed to the queue) and queued (in the queue, not yet being sent, retries included)',
+    labelNames: ['stage'] as const,
+    registers: [registry],
+    async collect() {
+      // The queue's schema is pg-boss's own (its name changes with pg-boss's major version): the newest one.
+      queueSchema ??= await database
+        .executeSql(`select table_schema as s from information_schema.tables where table_name = 'job' and table_schema like 'pgboss%' order by table_schema desc limit 1`)
+        .then(({ rows }) => (rows[0] as { s: string } | undefined)?.s ?? null)
+        .catch(() => null);
+      const [owed, queued] = await Promise.all([
+        countOf(database, 'select count(*)::int as n from webhook_deliveries where relay_after is not null'),
+        queueSchema ? countOf(database, `select count(*)::int as n from "${queueSchema}".job where name = 'webhook-delivery' and state < 'active'`) : null,
+      ]);
+      if (owed !== null) this.set({ stage: 'owed' }, owed);
+      if (queued !== null) this.set({ stage: 'queued' }, queued);
+    },
+  });
+  new Gauge({
+    name: 'latchkey_sse_connections',
+    help: 'Open live-update streams (server-sent events) on this instance',
+    registers: [registry],
+    collect() {
+      this.set(options.sseClients());
+    },
+  });
+  const deviceRequests = new Gauge({
+    name: 'latchkey_device_requests_in_flight',
+    help: 'Lock-user device requests (…/device/*) being answered now; devices speak request/response, with no standing connection',
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'latchkey_http_connections',
+    help: 'Open TCP connections to the public port (browsers, devices, the load balancer)',
+    registers: [registry],
+    async collect() {
+      const n = await new Promise<number>((resolve) => (app.server.listening ? app.server.getConnections((err, count) => resolve(err ? 0 : count)) : resolve(0)));
+      this.set(n);
+    },
+  });
+  new Gauge({
+    name: 'latchkey_db_pool_connections',
+    help: 'Database connections of this instance by state: max (the pool size), total, idle, waiting (queries waiting for a connection)',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const stats = database.poolStats();
+      for (const state of ['max', 'total', 'idle', 'waiting'] as const) this.set({ state }, stats[state]);
+    },
+  });
+
+  // Route-level hooks on the few routes counted by kind: nothing is added to any other route.
+  // Sign-in: POST …/auth/token (…/auth/login before it was renamed).
+  const logins = new Set([`${apiPrefix}/auth/token`, `${apiPrefix}/auth/login`]);
+  const certificate = `${apiPrefix}/auth/certificate`;
+  const execute = `${apiPrefix}/device/:lockId/execute`;
+  const devicePrefix = `${apiPrefix}/device/`;
+  const refusals = new WeakMap<FastifyRequest, AppError>();
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const methods = [route.method].flat();
+    if (logins.has(route.url) && methods.includes('POST')) addHook(route, 'onResponse', (_req, reply) => signIns.inc({ outcome: signInOutcome(reply.statusCode) }));
+    else if (route.url === certificate && methods.includes('POST'))
+      addHook(route, 'onResponse', (_req, reply) => certificates.inc({ outcome: reply.statusCode < 300 ? 'issued' : reply.statusCode < 500 ? 'refused' : 'error' }));
+    if (route.url === execute && methods.includes('POST')) {
+      addHook(route, 'onError', (request, _reply, error) => {
+        if (error instanceof AppError) refusals.set(request, error);
+      });
+      addHook(route, 'onResponse', (request, reply) => operations.inc(operationLabels(request, reply.statusCode, refusals.get(request))));
+    }
+    if (route.url.startsWith(devicePrefix)) {
+      addHook(route, 'onRequest', () => deviceRequests.inc());
+      addHook(route, 'onResponse', () => deviceRequests.dec());
+    }
+  });
+
+  // One hook on every request: its duration (Fastify measured it), and a 429's route.
+  const children = new Map<string, ReturnType<typeof httpDuration.labels>>();
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const method = METHODS.has(request.method) ? request.method : 'OTHER';
+    const status = reply.statusCode;
+    const key = `${route} ${method} ${status / 100 | 0}`;
+    let child = children.get(key);
+    if (!child) {
+      child = httpDuration.labels({ route, method, status_class: `${(status / 100) | 0}xx` });
+      children.set(key, child);
+    }
+    child.observe(reply.elapsedTime / 1000);
+    if (status === 429) rateLimited.inc({ route });
+    done();
+  });
+
+  const serve = async (_request: FastifyRequest, reply: FastifyReply) => {
+    const body = await registry.metrics();
+    return reply.type(registry.contentType).header('cache-control', 'no-store').send(body);
+  };
+  if (options.token) {
+    const expected = Buffer.from(`Bearer ${options.token}`);
+    app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+      const given = Buffer.from(request.headers.authorization ?? '');
+      if (given.length !== expected.length || !timingSafeEqual(given, expected))
+        return reply.code(401).header('www-authenticate', 'Bearer realm="metrics"').send({ code: 401, message: 'A bearer token (METRICS_TOKEN) is needed for /metrics' });
+      return serve(request, reply);
+    });
+  }
+
+  const metrics: Metrics = {
+    registry,
+    httpDuration,
+    operations,
+    certificates,
+    signIns,
+    rateLimited,
+    webhookDeliveries,
+    server: null,
+    async listen(host, port = options.port) {
+      if (port === undefined) return null;
+      const server = Fastify({ logger: false });
+      server.get('/metrics', serve);
+      await options.adminRoutes?.(server);
+      const address = await server.listen({ host, port });
+      metrics.server = server;
+      return address;
+    },
+  };
+  app.decorate('metrics', metrics);
+  app.addHook('onClose', async () => {
+    await metrics.server?.close();
+    registry.clear();
+  });
+  return metrics;
+}
+
+type Hook = (request: FastifyRequest, reply: FastifyReply, error?: unknown) => void;
+function addHook(route: RouteOptions, name: 'onRequest' | 'onResponse' | 'onError', hook: (request: FastifyRequest, reply: FastifyReply, error: Error) => void): void {
+  const wrapped =
+    name === 'onError'
+      ? (request: FastifyRequest, reply: FastifyReply, error: Error, done: () => void) => {
+          hook(request, reply, error);
+          done();
+        }
+      : (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+          hook(request, reply, undefined as unknown as Error);
+          done();
+        };
+  const existing = route[name] as Hook | Hook[] | undefined;
+  (route as unknown as Record<string, unknown>)[name] = [...(existing ? [existing].flat() : []), wrapped];
+}
+
+function signInOutcome(status: number): string {
+  if (status < 300) return 'success';
+  if (status === 429) return 'rate_limited';
+  if (status < 500) return 'failed';
+  return 'error';
+}
+
+function operationLabels(request: FastifyRequest, status: number, error: AppError | undefined): { type: string; outcome: string; reason: string } {
+  const type = operationTypeOf(request.body);
+  if (status < 300) return { type, outcome: 'accepted', reason: 'none' };
+  if (status === 503 || status === 504) return { type, outcome: 'unavailable', reason: status === 504 ? 'timeout' : 'offline' };
+  if (status >= 500) return { type, outcome: 'error', reason: 'none' };
+  if (status === 429) return { type, outcome: 'refused', reason: 'rate_limited' };
+  if (status === 401) return { type, outcome: 'refused', reason: 'unauthenticated' };
+  if (status === 400 && !error) return { type, outcome: 'refused', reason: 'invalid_request' };
+  return { type, outcome: 'refused', reason: error ? refusalReason(error.message) : 'other' };
+}
+
+async function countOf(database: Database, text: string): Promise<number | null> {
+  try {
+    const { rows } = await database.executeSql(text);
+    return (rows[0] as { n: number } | undefined)?.n ?? 0;
+  } catch {
+    return null; // the queue's schema not there yet, or the database down: the figure is left out
+  }
+}
