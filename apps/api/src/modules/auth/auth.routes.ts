@@ -10,6 +10,7 @@ import {
   registerSchema,
 } from '@latchkey/contract';
 import { bearerToken } from '../../plugins/auth.js';
+import { refuseIfExceeded } from '../../plugins/rate-limit.js';
 import { destroyAllSessions, destroySession, login, refresh, register } from './auth.service.js';
 
 const errors = { 400: errorBodySchema, 401: errorBodySchema, 429: errorBodySchema };
@@ -17,7 +18,11 @@ const errors = { 400: errorBodySchema, 401: errorBodySchema, 429: errorBodySchem
 /** /auth/* — mounted with prefix /auth under the API prefix. */
 export async function authRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<ZodTypeProvider>();
-  const { loginMax, loginWindowSeconds } = app.config.rateLimit;
+  const { loginMax, loginWindowSeconds, loginAddressMax } = app.config.rateLimit;
+  // Per address across every email (password spraying: one address trying many accounts). Together with
+  // the per address + email limit below; neither is per email alone, so a stranger limited on someone's
+  // email never locks its owner out from another address. Shared through Redis like the others.
+  const perAddress = app.createRateLimit({ keyGenerator: (req) => `login-ip:${req.ip}`, max: loginAddressMax, timeWindow: loginWindowSeconds * 1000 });
 
   app.post(
     '/register',
@@ -27,7 +32,8 @@ export async function authRoutes(instance: FastifyInstance) {
         tags: ['auth'],
         querystring: registerQuerySchema,
         body: registerSchema,
-        response: { 200: authResponseSchema, 409: errorBodySchema, 422: errorBodySchema, ...errors },
+        // `force` is accepted and changes nothing: a pending invitation is claimed only with its code (decision 0009).
+        response: { 200: authResponseSchema, 409: errorBodySchema, ...errors },
       },
     },
     async (request) => register(app, request.body, request.query.force),
@@ -36,6 +42,7 @@ export async function authRoutes(instance: FastifyInstance) {
   app.post(
     '/token',
     {
+      preHandler: async (request) => refuseIfExceeded(await perAddress(request)),
       config: {
         public: true,
         // Per IP and email, counted after the body is parsed; shared through Redis when configured.
@@ -46,7 +53,7 @@ export async function authRoutes(instance: FastifyInstance) {
           keyGenerator: (req) => `login:${req.ip}:${String((req.body as { email?: unknown } | undefined)?.email ?? '').toLowerCase()}`,
         },
       },
-      schema: { tags: ['auth'], body: loginSchema, response: { 200: authResponseSchema, 422: errorBodySchema, ...errors } },
+      schema: { tags: ['auth'], body: loginSchema, response: { 200: authResponseSchema, ...errors } },
     },
     async (request) => login(app, request.body),
   );

@@ -3,7 +3,7 @@ import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import { apiErrors, type AuthResponse, type Register } from '@latchkey/contract';
 import type { FastifyInstance } from 'fastify';
 import { sessions, users } from '../../db/schema.js';
-import { AppError, conflict, unauthorized } from '../../errors.js';
+import { conflict, unauthorized } from '../../errors.js';
 
 type App = FastifyInstance;
 
@@ -38,20 +38,19 @@ export async function createSession(app: App, user: { id: string; email: string 
   };
 }
 
-export async function register(app: App, input: Register, force: boolean): Promise<AuthResponse> {
+/**
+ * A new account. `force` is accepted for the platform's clients (the SDKs send it) and changes nothing
+ * (docs/decisions/0009-register-force.md): an email that already has a row — an account, or a pending
+ * invitation whose email nobody has proved yet — is answered 409 `accountExists` either way. What an
+ * invitation was given (ownerships) passes only to whoever presents its code (login, then a new
+ * password); a stranger cannot tell an invitation from an account here, nor take it over.
+ */
+export async function register(app: App, input: Register, _force: boolean): Promise<AuthResponse> {
   const email = input.email.toLowerCase();
+  // Hashed before the look-up, so a taken email answers no faster than a free one.
   const passwordHash = await app.passwords.hash(input.password);
-  const [existing] = await app.db.select().from(users).where(eq(users.email, email)).limit(1);
-  if (existing) {
-    if (existing.passwordHash) throw conflict(apiErrors.accountExists);
-    // A pending invitation: answered 422 unless the caller forces the registration over it.
-    if (!force) throw new AppError(422, apiErrors.pendingInvite);
-    await app.db
-      .update(users)
-      .set({ passwordHash, inviteCodeHash: null, inviteExpiresAt: null, passwordChangeRequired: false, displayName: input.displayName ?? existing.displayName })
-      .where(eq(users.id, existing.id));
-    return createSession(app, { id: existing.id, email });
-  }
+  const [existing] = await app.db.select({ id: users.id }).from(users).where(eq(users.email, email)).limit(1);
+  if (existing) throw conflict(apiErrors.accountExists);
   try {
     const [user] = await app.db
       .insert(users)
@@ -77,9 +76,10 @@ export async function login(app: App, input: { email: string; password: string }
   }
   if (user?.inviteCodeHash) {
     const expired = !user.inviteExpiresAt || user.inviteExpiresAt.getTime() < Date.now();
-    if (expired || !(await app.passwords.verify(user.inviteCodeHash, input.password))) {
-      // Wrong code on a pending invite: the portal tells the user to use the invitation email (spec §8, 422).
-      throw new AppError(expired ? 401 : 422, expired ? apiErrors.wrongCredentials : apiErrors.pendingInvite);
+    if (!(await app.passwords.verify(user.inviteCodeHash, input.password)) || expired) {
+      // Answered like a wrong password or an unknown email: a stranger must not learn that an invitation
+      // exists (issue 26; it used to be 422 pendingInvite). Verified first, so an expired code costs the same.
+      throw unauthorized(apiErrors.wrongCredentials);
     }
     // Spend the code atomically: only one login can consume it.
     const spent = await app.db

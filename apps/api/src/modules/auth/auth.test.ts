@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import { eq } from 'drizzle-orm';
 import { users } from '../../db/schema.js';
 import { createTestApp, eventually, uniqueEmail, type TestApp } from '../../../test/helpers.js';
 import { createInvitation } from './invitations.service.js';
+import { createApplication } from '../platform-users/test-fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -149,8 +151,9 @@ describe('invitations', () => {
     expect(mail).toBeDefined();
     const code = decodeURIComponent(/code=([A-Za-z0-9_%-]+)/.exec(mail!)![1]!);
 
-    expect((await register({ email, password: 'abcde' })).statusCode).toBe(422);
-    expect((await login({ email, password: 'not-the-code' })).json()).toEqual({ code: 422, message: apiErrors.pendingInvite });
+    // A stranger learns nothing of the invitation: register and a wrong code answer as for an account / a bad password.
+    expect((await register({ email, password: 'abcde' })).json()).toEqual({ code: 409, message: apiErrors.accountExists });
+    expect((await login({ email, password: 'not-the-code' })).json()).toEqual({ code: 401, message: apiErrors.wrongCredentials });
 
     const first = await login({ email, password: code });
     expect(first.statusCode).toBe(200);
@@ -169,11 +172,39 @@ describe('invitations', () => {
     expect(after.json().passwordChangeRequired).toBeUndefined();
   });
 
-  it('register with force=true replaces a pending invitation', async () => {
-    const email = uniqueEmail('force');
-    await createInvitation(t.app, { email });
-    expect((await register({ email, password: 'abcde' }, '?force=true')).statusCode).toBe(200);
-    expect((await login({ email, password: 'abcde' })).statusCode).toBe(200);
+  it('register over a pending invitation, with or without force=true, takes nothing the invitation was given (issue 26)', async () => {
+    // An owner invites an email and makes that pending account an owner of their application.
+    const owner = (await register({ email: uniqueEmail('inviter'), password: 'abcde' })).json();
+    const invitee = uniqueEmail('invitee');
+    const asOwner = bearer(owner.authToken);
+    const applicationId = await createApplication(t, claimsOf(owner.authToken).sub, 'Door App');
+    expect((await t.app.inject({ method: 'POST', url: '/api/account/invite', headers: asOwner, payload: { email: invitee } })).statusCode).toBe(204);
+    const pending = (await t.app.inject({ method: 'POST', url: '/api/directory/query', headers: asOwner, payload: { email: invitee } })).json();
+    const added = await t.app.inject({ method: 'POST', url: `/api/platform/application/${applicationId}/owner`, headers: asOwner, payload: { userId: pending.id } });
+    expect(added.statusCode).toBe(204);
+
+    // A stranger registers that email without the code: refused exactly like an existing account, no token.
+    for (const query of ['', '?force=true', '?force=false']) {
+      const res = await register({ email: invitee.toUpperCase(), password: 'stranger-pass' }, query);
+      expect(res.statusCode).toBe(409);
+      expect(res.json()).toEqual({ code: 409, message: apiErrors.accountExists });
+      expect(res.json().authToken).toBeUndefined();
+    }
+    // The stranger's password opens nothing, and the pending account kept its ownership and invitation.
+    expect((await login({ email: invitee, password: 'stranger-pass' })).json()).toEqual({ code: 401, message: apiErrors.wrongCredentials });
+    const [row] = await t.database.db.select().from(users).where(eq(users.email, invitee));
+    expect(row!.passwordHash).toBeNull();
+    expect(row!.inviteCodeHash).not.toBeNull();
+    expect(row!.id).toBe(pending.id);
+
+    // Only the invitation code claims it: the invitee signs in with the code and sees the application.
+    const outbox = path.join(t.dataDir, 'outbox');
+    const mail = fs.readdirSync(outbox).map((f) => fs.readFileSync(path.join(outbox, f), 'utf8')).find((m) => m.includes(encodeURIComponent(invitee)));
+    const code = decodeURIComponent(/code=([A-Za-z0-9_%-]+)/.exec(mail!)![1]!);
+    const claimed = await login({ email: invitee, password: code });
+    expect(claimed.statusCode).toBe(200);
+    const apps = await t.app.inject({ url: '/api/platform/application', headers: bearer(claimed.json().authToken) });
+    expect(JSON.stringify(apps.json())).toContain(applicationId);
   });
 
   it('POST /account/invite invites a colleague, 409 for an existing account', async () => {
@@ -222,6 +253,52 @@ describe('rate limit', () => {
       expect(last!.json()).toEqual({ code: 429, message: apiErrors.tooManyAttempts });
     } finally {
       await limited.close();
+    }
+  });
+
+  it('limits one address across emails (spraying), without locking an email’s owner out from another address (issue 26)', async () => {
+    const limited = await createTestApp({ LOGIN_RATE_LIMIT_MAX: '3', LOGIN_ADDRESS_RATE_LIMIT_MAX: '5' });
+    try {
+      const victim = uniqueEmail('victim');
+      await limited.app.inject({ method: 'POST', url: '/api/auth/register', payload: { email: victim, password: 'right-pass' } });
+      const attempt = (email: string, remoteAddress: string, password = 'Spring2026!') =>
+        limited.app.inject({ method: 'POST', url: '/api/auth/token', remoteAddress, payload: { email, password } });
+      const sprayer = '203.0.113.66';
+      // One guess per email, every email different: the per address + email limit never trips, this one does.
+      const statuses: number[] = [];
+      for (const email of [victim, ...Array.from({ length: 5 }, () => uniqueEmail('sprayed'))]) statuses.push((await attempt(email, sprayer)).statusCode);
+      expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+      const refused = await attempt(uniqueEmail('sprayed'), sprayer);
+      expect(refused.json()).toEqual({ code: 429, message: apiErrors.tooManyAttempts });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      // The victim's email was tried from the sprayer's address; from their own address they sign in.
+      expect((await attempt(victim, '198.51.100.20', 'right-pass')).statusCode).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('rate limit shared through Redis', () => {
+  it('counts one address’s attempts on every email across instances', async () => {
+    const shared = await createTestApp({
+      REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      LOGIN_RATE_LIMIT_MAX: '100',
+      LOGIN_ADDRESS_RATE_LIMIT_MAX: '4',
+    });
+    const b = await shared.secondInstance();
+    try {
+      // Its own address, so earlier runs' counters on the same Redis do not count.
+      const remoteAddress = `2001:db8::${randomUUID().slice(0, 4)}:${randomUUID().slice(0, 4)}`;
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const app = i % 2 === 0 ? shared.app : b.app;
+        statuses.push((await app.inject({ method: 'POST', url: '/api/auth/token', remoteAddress, payload: { email: uniqueEmail('spray'), password: 'guess' } })).statusCode);
+      }
+      expect(statuses).toEqual([401, 401, 401, 401, 429]);
+    } finally {
+      await b.close();
+      await shared.close();
     }
   });
 });
