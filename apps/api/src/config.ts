@@ -58,6 +58,8 @@ const envSchema = z.object({
   RATE_LIMIT_WINDOW_SECONDS: int(60),
   ANONYMOUS_RATE_LIMIT_MAX: int(300),
   DIRECTORY_RATE_LIMIT_MAX: int(30),
+  /** Refused signed operations per lock user and window (five times that per address). */
+  REFUSED_OPERATION_RATE_LIMIT_MAX: int(20),
   LOGIN_RATE_LIMIT_MAX: int(10),
   LOGIN_RATE_LIMIT_WINDOW_SECONDS: int(60),
   /** Login attempts per address across all emails; unset = 3 × LOGIN_RATE_LIMIT_MAX. */
@@ -68,6 +70,11 @@ const envSchema = z.object({
   WEBHOOK_RETRY_LIMIT: int(12),
   WEBHOOK_TIMEOUT_SECONDS: int(10),
   WEBHOOK_WORKER: z.enum(['true', 'false']).default('true'),
+
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  METRICS_TOKEN: z.string().min(16).optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  OTEL_SERVICE_NAME: z.string().default('latchkey-api'),
 
   PRIVACY_POLICY_URL: z.url().default('https://www.latchkey.dev/privacy'),
   DOCS_URL: z.url().default('https://developer.latchkey.dev'),
@@ -140,9 +147,17 @@ export function loadConfig(env: Env = process.env) {
       loginAddressMax: e.LOGIN_ADDRESS_RATE_LIMIT_MAX ?? 3 * e.LOGIN_RATE_LIMIT_MAX,
       anonymousMax: e.ANONYMOUS_RATE_LIMIT_MAX,
       directoryMax: e.DIRECTORY_RATE_LIMIT_MAX,
+      refusedMax: e.REFUSED_OPERATION_RATE_LIMIT_MAX,
     },
     /** Hosts the outbound guard (lib/outbound.ts) lets through to private addresses and over http: dev and tests only. */
     outbound: { allowHosts: e.OUTBOUND_ALLOW.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean) },
+    /**
+     * GET /metrics (Prometheus): on its own port (METRICS_PORT, with the admin routes) and/or on the public
+     * port behind a bearer token (METRICS_TOKEN). Neither set: not served (plugins/metrics.ts).
+     */
+    metrics: { port: e.METRICS_PORT, token: e.METRICS_TOKEN },
+    /** OpenTelemetry traces (src/tracing.ts): off unless an OTLP endpoint is set. */
+    tracing: { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: e.OTEL_SERVICE_NAME },
     portal: { privacyPolicyUrl: e.PRIVACY_POLICY_URL, docsUrl: e.DOCS_URL },
     /**
      * Webhook deliveries (modules/webhooks): a failed attempt is retried after about delay·2^n seconds
