@@ -79,6 +79,9 @@ describe('weak and ill-fitting keys (issue 26)', () => {
     short[0] = 0x7f; // 2047 bits in 256 bytes
     refused({ ...rsa2048, kid: 'k', n: b64u(short) }, messages.keyRsaTooShort);
     refused({ ...rsa2048, kid: 'k', n: b64u(Buffer.concat([Buffer.from([0xc1]), Buffer.alloc(1024, 0xab)])) }, messages.keyRsaTooLong);
+    const even = Buffer.from(n);
+    even[even.length - 1]! &= 0xfe;
+    refused({ ...rsa2048, kid: 'k', n: b64u(even) }, messages.keyInvalid);
   });
 
   it('accepts keys on every supported curve and refuses points off the curve', () => {

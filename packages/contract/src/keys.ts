@@ -83,6 +83,8 @@ function rsaProblem(n: string, e: string): string | null {
   const bits = modulus ? bitLength(modulus) : 0;
   if (bits < MIN_RSA_BITS) return messages.keyRsaTooShort;
   if (bits > MAX_RSA_BITS) return messages.keyRsaTooLong;
+  // A product of two large primes is odd; an even modulus has the factor 2 for everyone to see.
+  if ((modulus![modulus!.length - 1]! & 1) === 0) return messages.keyInvalid;
   const exponent = base64UrlBytes(e);
   const value = exponent ? bigEndian(exponent) : 0n;
   if (value < 3n || value % 2n === 0n || value >= bigEndian(modulus!)) return messages.keyRsaExponent;

@@ -1,8 +1,9 @@
+import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { and, count, eq } from 'drizzle-orm';
-import { apiErrors, MAX_DOMAINS_PER_APPLICATION, MAX_KEYS_PER_APPLICATION, normaliseOrigin, type PublicJwk } from '@latchkey/contract';
+import { apiErrors, isKeyExpired, MAX_DOMAINS_PER_APPLICATION, MAX_KEYS_PER_APPLICATION, messages, normaliseOrigin, type PublicJwk } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { applicationCorsDomains, applicationIssuers, applicationKeys } from '../../db/schema.js';
-import { AppError, conflict, notFound } from '../../errors.js';
+import { AppError, badRequest, conflict, notFound } from '../../errors.js';
 import { discoverIssuer, issuerConfigs } from '../../lib/issuer-discovery.js';
 import { issuerKeys } from '../../lib/issuer-keys.js';
 import { isUniqueViolation, touchApplication } from './applications.service.js';
@@ -39,7 +40,40 @@ async function removeOnce<T>(db: Db, applicationId: string, remove: (tx: Db) => 
 /** What the history keeps of a public key: enough to recognise it, not the key material. */
 const keySummary = (jwk: PublicJwk) => ({ kid: jwk.kid, kty: jwk.kty, ...(jwk.crv ? { crv: jwk.crv } : {}), ...(jwk.alg ? { alg: jwk.alg } : {}), use: jwk.use ?? 'sig', ...(jwk.exp ? { exp: jwk.exp } : {}) });
 
+/** node's names of the curves the contract allows (issue 26). */
+const NODE_CURVES: Record<string, string> = { 'P-256': 'prime256v1', 'P-384': 'secp384r1', 'P-521': 'secp521r1', secp256k1: 'secp256k1' };
+
+/**
+ * A key is stored only as the crypto library reads it (issue 26): the contract's rules (RSA size and
+ * exponent, EC point on its curve, Ed25519 not small-order, alg fitting the key) ran on the body, and the
+ * same key imported here must say the same — a key the library refuses, or reads as something else, is
+ * a 400. A key whose `exp` has passed could never verify anything and is refused too.
+ */
+export function assertUsableKey(key: PublicJwk, nowSeconds = Math.floor(Date.now() / 1000)): void {
+  if (isKeyExpired(key, nowSeconds)) throw badRequest(messages.keyExpired);
+  const { kty, crv, x, y, n, e } = key;
+  let imported;
+  try {
+    imported = createPublicKey({ key: { kty, crv, x, y, n, e } as JsonWebKey, format: 'jwk' });
+  } catch {
+    throw badRequest(messages.keyInvalid);
+  }
+  const details = imported.asymmetricKeyDetails ?? {};
+  const fits =
+    kty === 'RSA'
+      ? imported.asymmetricKeyType === 'rsa' &&
+        (details.modulusLength ?? 0) >= 2048 &&
+        (details.modulusLength ?? 0) <= 8192 &&
+        (details.publicExponent ?? 0n) >= 3n &&
+        (details.publicExponent ?? 0n) % 2n === 1n
+      : kty === 'EC'
+        ? imported.asymmetricKeyType === 'ec' && details.namedCurve === NODE_CURVES[crv ?? '']
+        : imported.asymmetricKeyType === 'ed25519';
+  if (!fits) throw badRequest(messages.keyInvalid);
+}
+
 export async function addKey(db: Db, applicationId: string, key: PublicJwk, by: ChangeActor): Promise<void> {
+  assertUsableKey(key);
   const [{ n } = { n: 0 }] = await db.select({ n: count() }).from(applicationKeys).where(eq(applicationKeys.applicationId, applicationId));
   if (Number(n) >= MAX_KEYS_PER_APPLICATION) throw new AppError(409, apiErrors.tooManyKeys);
   const change: Change = { applicationId, actor: by, kind: 'key', subject: key.kid, changes: [{ field: 'authKeys', before: null, after: keySummary(key) }] };

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messages, type Application, type TokenCheckReport } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
+import { applicationKeys } from '../../db/schema.js';
 import { addKey, bearer, createApplication, createOwner, signUserToken, type SigningKey } from '../platform-users/test-fixtures.js';
 
 /**
@@ -54,7 +55,9 @@ describe('uploading a key with an expiry', () => {
 
 describe('an expired key stops verifying', () => {
   it('GET /platform/auth and the tester refuse a token signed with it, naming the expiry', async () => {
-    const key = await uploadWithExp(now() - 60);
+    // Uploading an expired key is refused (issue 26): this one was stored while it was still valid.
+    const key = await addKey(t, appId, 'ES256', { register: false });
+    await t.database.db.insert(applicationKeys).values({ applicationId: appId, kid: key.kid, jwk: { ...key.publicJwk, exp: now() - 60 } });
     const token = await signUserToken(key, { iss: ISS, sub: 'expired-1' });
     const res = await t.app.inject({ method: 'GET', url: '/api/platform/auth', headers: bearer(token) });
     expect(res.statusCode).toBe(401);
