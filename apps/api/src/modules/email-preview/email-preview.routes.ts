@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
@@ -19,21 +19,48 @@ import { sendTestEmail } from './test-email.js';
  */
 export const PREVIEW_CSP = "default-src 'none'; img-src https: http: data:; style-src 'unsafe-inline'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'";
 
-/** GET /email/preview/{applicationId} (spec §7): the branded sample email, as the portal's frame source. */
+/** The query fields that change what the sample shows (spec §7); `lang` only picks the language. */
+const OVERRIDES = ['ctaHeadline', 'ctaAbridged', 'ctaTarget', 'primaryColour', 'secondaryColour'] as const;
+
+/** Whether the raw query asks for caller-chosen content (an empty value is ignored, as the schema does). */
+export function asksForOverrides(query: unknown): boolean {
+  if (!query || typeof query !== 'object') return false;
+  return OVERRIDES.some((name) => {
+    const value = (query as Record<string, unknown>)[name];
+    return Array.isArray(value) ? value.some((v) => v !== '') : value !== undefined && value !== '';
+  });
+}
+
+/**
+ * GET /email/preview/{applicationId} (spec §7): the branded sample email.
+ *
+ * Issue 26 item 11b: without a token it shows only the application's saved branding, exactly what its
+ * emails would show — never caller-chosen text, link or colours on the portal's origin. The overrides
+ * (the card's unsaved form) are answered only to a signed-in owner of the application (bearer token:
+ * 401 without one, the usual 404 for anyone else), so the portal fetches them and shows the HTML in a
+ * sandboxed `srcdoc` frame instead of pointing the frame at a URL.
+ */
 export async function emailPreviewRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<ZodTypeProvider>();
+  const ownerForOverrides = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    if (!asksForOverrides(request.query)) return done();
+    app.authenticate(request, reply, (error) => (error ? done(error) : app.requireOwner(request, reply, done)));
+  };
 
   app.get(
     '/email/preview/:applicationId',
     {
       config: { public: true },
+      onRequest: ownerForOverrides,
       schema: {
         tags: ['email'],
-        summary: 'Branded email preview (HTML) with optional overrides; empty values are ignored',
+        summary:
+          'Branded email preview (HTML) of the saved branding; the overrides (empty values are ignored) need the bearer token of an owner of the application',
+        security: [{}, { bearer: [] }],
         params: z.object({ applicationId: z.string().max(100) }),
         querystring: emailPreviewQuerySchema,
         produces: ['text/html'],
-        response: { 200: z.string().describe('text/html'), 400: errorBodySchema, 404: errorBodySchema },
+        response: { 200: z.string().describe('text/html'), 400: errorBodySchema, 401: errorBodySchema, 404: errorBodySchema },
       },
     },
     async (request, reply) => {
@@ -42,7 +69,8 @@ export async function emailPreviewRoutes(instance: FastifyInstance) {
         .type('text/html; charset=utf-8')
         .header('content-security-policy', PREVIEW_CSP)
         .header('x-frame-options', 'SAMEORIGIN')
-        .header('cache-control', 'no-cache')
+        // An owner's unsaved form is theirs alone: no cache keeps it.
+        .header('cache-control', asksForOverrides(request.query) ? 'private, no-store' : 'no-cache')
         .send(html);
     },
   );

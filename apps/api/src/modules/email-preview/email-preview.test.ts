@@ -5,11 +5,17 @@ import { DEFAULT_PRIMARY_COLOUR, messages } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { applications } from '../../db/schema.js';
 import { seedApplication } from '../logos/test-fixtures.js';
+import { createOwner } from '../platform-users/test-fixtures.js';
 
 const PAYLOAD = `<img src=x onerror="alert(1)"><script>alert(1)</script>"'><svg onload=alert(1)>`;
 let t: TestApp;
 let appId: string;
-const preview = (query = '', id = appId) => t.app.inject({ url: `/api/email/preview/${id}${query ? `?${query}` : ''}` });
+/** An owner of appId: the overrides are answered to an owner only (issue 26 item 11b). */
+let owner: { userId: string; token: string };
+const previewAs = (token: string | null, query = '', id = appId) =>
+  t.app.inject({ url: `/api/email/preview/${id}${query ? `?${query}` : ''}`, headers: token ? { authorization: `Bearer ${token}` } : {} });
+const preview = (query = '', id = appId) => previewAs(owner.token, query, id);
+const anonymous = (query = '', id = appId) => previewAs(null, query, id);
 const qs = (o: Record<string, string>) => new URLSearchParams(o).toString();
 
 /** No script-capable tag and no event-handler attribute anywhere in the markup. */
@@ -24,7 +30,8 @@ function expectInert(html: string) {
 
 beforeAll(async () => {
   t = await createTestApp();
-  appId = await seedApplication(t, null, {
+  owner = await createOwner(t);
+  appId = await seedApplication(t, owner.userId, {
     name: `Acme ${PAYLOAD}`,
     companyName: PAYLOAD,
     mailingAddress: PAYLOAD,
@@ -41,7 +48,7 @@ afterAll(() => t?.close());
 
 describe('GET /email/preview/:applicationId', () => {
   it('renders the stored branding as HTML with a strict CSP, without a token', async () => {
-    const res = await preview();
+    const res = await anonymous();
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     const csp = String(res.headers['content-security-policy']);
@@ -95,7 +102,7 @@ describe('GET /email/preview/:applicationId', () => {
   });
 
   it('uses the default call to action for missing parts when none is stored', async () => {
-    const bare = await seedApplication(t, null);
+    const bare = await seedApplication(t, owner.userId);
     const none = await preview('', bare);
     expect(none.body).not.toContain('Need any help?');
     expect(none.body).toContain(`background-color:${DEFAULT_PRIMARY_COLOUR}`);
@@ -123,6 +130,44 @@ describe('GET /email/preview/:applicationId', () => {
       expect(res.statusCode, id).toBe(404);
       expect(res.json().code).toBe(404);
     }
+  });
+
+  describe('overrides need a signed-in owner (issue 26 item 11b)', () => {
+    const hostile = qs({ ctaHeadline: 'Your account is locked', ctaAbridged: 'Sign in again', ctaTarget: 'https://evil.example/login', primaryColour: '#ff0000' });
+
+    it('refuses caller-chosen text, link or colours without a token (401), rendering nothing of them', async () => {
+      for (const query of [hostile, qs({ ctaHeadline: 'x' }), qs({ ctaTarget: 'https://evil.example/' }), qs({ primaryColour: '#abc' }), qs({ secondaryColour: '#abc' }), qs({ ctaAbridged: 'x', lang: 'de' })]) {
+        const res = await anonymous(query);
+        expect(res.statusCode, query).toBe(401);
+        expect(res.body).not.toContain('evil.example');
+        expect(res.headers['content-type'], query).toMatch(/^application\/json/);
+      }
+      // A bad or expired token is no better.
+      expect((await previewAs('not-a-token', hostile)).statusCode).toBe(401);
+    });
+
+    it('answers a signed-in non-owner with the same 404 as an unknown application', async () => {
+      const stranger = await createOwner(t);
+      const res = await previewAs(stranger.token, hostile);
+      expect(res.statusCode).toBe(404);
+      expect(res.body).not.toContain('evil.example');
+    });
+
+    it('serves the overrides to an owner, uncached', async () => {
+      const res = await preview(hostile);
+      expect(res.statusCode).toBe(200);
+      expect(res.body).toContain('href="https://evil.example/login"');
+      expect(res.headers['cache-control']).toBe('private, no-store');
+      expect(res.headers['content-security-policy']).toContain("default-src 'none'");
+    });
+
+    it('still shows the saved branding to anyone, in any language, empty override fields ignored', async () => {
+      const res = await anonymous(qs({ lang: 'de', ctaHeadline: '', primaryColour: '' }));
+      expect(res.statusCode).toBe(200);
+      expect(res.body).toContain('Stored headline');
+      expect(res.body).toContain('background-color:#123456');
+      expect(res.headers['cache-control']).toBe('no-cache');
+    });
   });
 
   it('shows a change at once (the cache is keyed by version)', async () => {

@@ -9,8 +9,11 @@ export interface PreviewInput {
   lang?: string;
 }
 
-/** The preview frame's src; empty values are omitted (spec §7). actionText is what the API calls ctaAbridged. */
-export function emailPreviewSrc(applicationId: string, input: PreviewInput): string {
+/**
+ * The preview's path under the API base; empty values are omitted (spec §7). actionText is what the API
+ * calls ctaAbridged. The overrides are answered to a signed-in owner only (issue 26 item 11b).
+ */
+export function emailPreviewPath(applicationId: string, input: PreviewInput): string {
   const query = new URLSearchParams();
   const add = (key: string, value: string | undefined) => {
     if (value && value.trim() !== '') query.set(key, value.trim());
@@ -22,5 +25,10 @@ export function emailPreviewSrc(applicationId: string, input: PreviewInput): str
   add('secondaryColour', input.secondaryColour);
   if (input.lang && input.lang !== 'en') add('lang', input.lang);
   const qs = query.toString();
-  return `${API_BASE}/email/preview/${encodeURIComponent(applicationId)}${qs ? `?${qs}` : ''}`;
+  return `/email/preview/${encodeURIComponent(applicationId)}${qs ? `?${qs}` : ''}`;
+}
+
+/** The preview's URL on this origin. */
+export function emailPreviewSrc(applicationId: string, input: PreviewInput): string {
+  return API_BASE + emailPreviewPath(applicationId, input);
 }

@@ -129,7 +129,9 @@ describe('AddApplicationWizard', () => {
     const update = calls.find((c) => c.method === 'POST' && c.url === '/api/platform/application/app-9');
     expect(update?.body).toEqual({ privacyPolicy: 'https://acme.test/privacy', supportContact: 'mailto:help@acme.test', appLink: null });
     expect(screen.getByRole('button', { name: 'Back' })).toBeInTheDocument();
-    expect(screen.getByTitle('Email preview')).toHaveAttribute('src', expect.stringContaining('/api/email/preview/app-9'));
+    // The preview is fetched with the owner's token and shown through srcdoc (issue 26 item 11b).
+    await waitFor(() => expect(calls.find((c) => c.url.startsWith('/api/email/preview/app-9'))?.headers.Authorization).toMatch(/^Bearer /));
+    expect(screen.getByTitle('Email preview')).not.toHaveAttribute('src');
   });
 
   it('stays on the step and shows the server message when the save fails', async () => {
@@ -193,7 +195,7 @@ describe('AddApplicationWizard', () => {
     await screen.findByRole('heading', { name: 'Email info' });
     expect(updates(calls)).toHaveLength(savedBeforeBack);
     // The chosen colours already show in this step's preview.
-    await waitFor(() => expect(screen.getByTitle('Email preview')).toHaveAttribute('src', expect.stringContaining('primaryColour=%23CC3333')));
+    await waitFor(() => expect(calls.some((c) => c.url.startsWith('/api/email/preview/app-9') && c.url.includes('primaryColour=%23CC3333'))).toBe(true));
 
     await next(user);
     await screen.findByRole('heading', { name: 'Branding' });
