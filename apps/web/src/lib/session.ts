@@ -1,12 +1,15 @@
 import { indexedDbKeyStore } from './device-key-store';
 import { decodeClaims } from './jwt';
 
-/** Spec §3 "Auth session": what the portal keeps in browser storage, one key each. */
+/**
+ * Spec §3 "Auth session": what the portal keeps in browser storage, one key each. Not the per-session
+ * key pair the sign-in answer carries (spec §3 lists privateKey/publicKey): nothing in the portal uses it,
+ * and a private key in localStorage is one more secret for any script on the origin to read (issue 26
+ * item 11b). The lock-signing key is a non-extractable CryptoKey in IndexedDB (device-key-store).
+ */
 export const SESSION_KEYS = {
   token: 'token',
   refreshToken: 'refreshToken',
-  privateKey: 'privateKey',
-  publicKey: 'publicKey',
   email: 'email',
   appId: 'appId',
   displayName: 'displayName',
@@ -16,8 +19,6 @@ type SessionKey = keyof typeof SESSION_KEYS;
 export interface Session {
   token: string | null;
   refreshToken: string | null;
-  privateKey: string | null;
-  publicKey: string | null;
   email: string | null;
   appId: string | null;
   displayName: string | null;
@@ -35,6 +36,17 @@ function write(key: SessionKey, value: string | null | undefined): void {
   else localStorage.setItem(SESSION_KEYS[key], value);
 }
 
+/** Where earlier versions of the portal kept that key pair: removed once from browsers that still hold it. */
+export const RETIRED_KEYS = ['privateKey', 'publicKey'] as const;
+function dropRetiredKeys(): void {
+  try {
+    for (const key of RETIRED_KEYS) localStorage.removeItem(key);
+  } catch {
+    // Storage unavailable (privacy mode): nothing was kept there either.
+  }
+}
+dropRetiredKeys();
+
 function changed(): void {
   snapshot = null;
   for (const l of listeners) l();
@@ -45,8 +57,6 @@ export function getSession(): Session {
   snapshot ??= {
     token: read('token'),
     refreshToken: read('refreshToken'),
-    privateKey: read('privateKey'),
-    publicKey: read('publicKey'),
     email: read('email'),
     appId: read('appId'),
     displayName: read('displayName'),
@@ -62,16 +72,15 @@ export function subscribeSession(listener: () => void): () => void {
 export interface SignedIn {
   authToken: string;
   refreshToken: string;
-  privateKey: string;
-  publicKey: string;
+  /** Sent by the API's sign-in answer; never stored (see SESSION_KEYS). */
+  privateKey?: string;
+  publicKey?: string;
 }
 
 /** After login/register: stores the tokens and the email taken from the token's claim. */
 export function storeSignIn(auth: SignedIn): void {
   write('token', auth.authToken);
   write('refreshToken', auth.refreshToken);
-  write('privateKey', auth.privateKey);
-  write('publicKey', auth.publicKey);
   write('email', decodeClaims(auth.authToken)?.email ?? null);
   changed();
 }
