@@ -26,7 +26,7 @@ import { registerLockUserAuth } from './plugins/lock-user-auth.js';
 import { registerRateLimits } from './plugins/rate-limit.js';
 import { PlatformCa } from './plugins/platform-ca.js';
 import { registerErrorHandling } from './plugins/errors.js';
-import { registerSecurityHeaders } from './plugins/security-headers.js';
+import { portalCspDirectives, registerSecurityHeaders } from './plugins/security-headers.js';
 import { registerMetrics } from './plugins/metrics.js';
 import { accountRoutes } from './modules/account/account.routes.js';
 import { activityRoutes } from './modules/activity/activity.routes.js';
@@ -196,19 +196,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   registerSecurityHeaders(app, {
     apiPrefix: config.apiPrefix,
     contentSecurityPolicy: {
-      directives: {
-        defaultSrc: ["'self'"],
-        scriptSrc: ["'self'"],
-        // MUI (emotion) injects style elements at run time.
-        styleSrc: ["'self'", "'unsafe-inline'"],
-        imgSrc: ["'self'", 'data:', 'blob:', config.storage.cdnBaseUrl],
-        connectSrc: ["'self'", ...(config.storage.driver === 's3' && config.storage.s3.endpoint ? [config.storage.s3.endpoint] : []), 'https:'],
-        frameSrc: ["'self'"],
-        frameAncestors: ["'none'"],
-        objectSrc: ["'none'"],
-        baseUri: ["'self'"],
-        formAction: ["'self'"],
-      },
+      directives: portalCspDirectives({ publicUrl: config.publicUrl, cdnBaseUrl: config.storage.cdnBaseUrl, uploadBaseUrl: app.storage.uploadBaseUrl }),
     },
     crossOriginEmbedderPolicy: false,
   });

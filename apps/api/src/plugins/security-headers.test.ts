@@ -1,6 +1,7 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { helmetHeaders, registerSecurityHeaders } from './security-headers.js';
+import { createTestApp } from '../../test/helpers.js';
+import { helmetHeaders, portalCspDirectives, registerSecurityHeaders } from './security-headers.js';
 
 describe('helmetHeaders', () => {
   it("records helmet's headers for the given policy", () => {
@@ -46,5 +47,38 @@ describe('registerSecurityHeaders', () => {
     }
     expect((await headersOf('/api/own'))['content-security-policy']).toBe("default-src 'self'");
     await app.close();
+  });
+});
+
+describe("the portal's CSP (issue 26 item 11b)", () => {
+  const cspOf = (headers: Record<string, unknown>) => String(headers['content-security-policy']);
+  const directive = (csp: string, name: string) => csp.split(/;\s*/).find((d) => d.startsWith(`${name} `)) ?? '';
+
+  it("lets the portal connect to its own origin only, with local logo storage", async () => {
+    const t = await createTestApp();
+    try {
+      for (const url of ['/login', '/', '/some-app/overview']) {
+        const csp = cspOf((await t.app.inject({ url })).headers);
+        expect(directive(csp, 'connect-src'), url).toBe("connect-src 'self'");
+        expect(directive(csp, 'script-src'), url).toBe("script-src 'self'");
+      }
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('adds exactly the S3 upload origin when logos are uploaded to a bucket, and the CDN for images', () => {
+    const directives = portalCspDirectives({
+      publicUrl: 'https://portal.example.com',
+      cdnBaseUrl: 'https://cdn.example.com/logos',
+      uploadBaseUrl: 'https://my-logos.s3.eu-west-1.amazonaws.com',
+    });
+    expect(directives.connectSrc).toEqual(["'self'", 'https://my-logos.s3.eu-west-1.amazonaws.com']);
+    expect(directives.imgSrc).toEqual(["'self'", 'data:', 'blob:', 'https://cdn.example.com']);
+    // Same origin as the portal: nothing to add.
+    expect(portalCspDirectives({ publicUrl: 'http://localhost:3000', cdnBaseUrl: 'http://localhost:3000/cdn', uploadBaseUrl: 'http://localhost:3000/api/uploads' }).connectSrc).toEqual(["'self'"]);
+    const csp = helmetHeaders({ contentSecurityPolicy: { directives: directives } })['content-security-policy'];
+    expect(csp).toContain("connect-src 'self' https://my-logos.s3.eu-west-1.amazonaws.com;");
+    expect(csp).not.toMatch(/connect-src[^;]*https:(;| )/);
   });
 });

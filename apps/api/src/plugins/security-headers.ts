@@ -28,6 +28,44 @@ export function registerSecurityHeaders(app: FastifyInstance, options: HelmetOpt
   });
 }
 
+/** An absolute URL's origin (`https://host:port`), or null for anything else. */
+function originOf(url: string): string | null {
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The portal's CSP directives. `connect-src` names exactly what the portal calls (issue 26 item 11b): its
+ * own origin — the API, the live-events stream, the email preview — and, when logos are uploaded
+ * elsewhere (S3 presigned PUTs), that one upload origin; never every https origin, so an injected script
+ * (were one ever to run) could not send what it reads to a host of its choosing. Images: the origin,
+ * data:/blob: (the logo picker's local preview) and the logo CDN.
+ */
+export function portalCspDirectives(options: { publicUrl: string; cdnBaseUrl: string; uploadBaseUrl: string }): Record<string, string[]> {
+  const self = originOf(options.publicUrl);
+  const extra = (url: string) => {
+    const origin = originOf(url);
+    return origin && origin !== self ? [origin] : [];
+  };
+  return {
+    defaultSrc: ["'self'"],
+    scriptSrc: ["'self'"],
+    // MUI (emotion) injects style elements at run time.
+    styleSrc: ["'self'", "'unsafe-inline'"],
+    imgSrc: ["'self'", 'data:', 'blob:', ...extra(options.cdnBaseUrl)],
+    connectSrc: ["'self'", ...extra(options.uploadBaseUrl)],
+    frameSrc: ["'self'"],
+    frameAncestors: ["'none'"],
+    objectSrc: ["'none'"],
+    baseUri: ["'self'"],
+    formAction: ["'self'"],
+  };
+}
+
 /** The API answers' headers; HSTS is the documents' own, so both say the same about transport. */
 function apiAnswerHeaders(documentHeaders: Record<string, string>): Record<string, string> {
   return {
