@@ -1,11 +1,16 @@
-// Bundles the service into dist/main.js and the key CLI (npm run keys:rotate) into dist/keys.js. Workspace packages (@latchkey/*) are TypeScript sources and get
+// Bundles the service into dist/main.js, the key CLI (npm run keys:rotate) into dist/keys.js and the backup CLI
+// into dist/backup-cli.js. Split into chunks: main.js loads the service's chunk only after it has started
+// OpenTelemetry (src/tracing.ts, itself a chunk loaded only when traces are on), so pg and http are loaded
+// after the instrumentations are in place. Workspace packages (@latchkey/*) are TypeScript sources and get
 // bundled in; everything else stays in node_modules.
 import { build } from 'esbuild';
 
 await build({
-  entryPoints: ['src/main.ts', 'src/keys.ts'],
+  entryPoints: ['src/main.ts', 'src/keys.ts', 'src/backup-cli.ts'],
   outdir: 'dist',
   bundle: true,
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
   platform: 'node',
   format: 'esm',
   target: 'node20',

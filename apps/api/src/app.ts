@@ -11,6 +11,7 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
+import { trace } from '@opentelemetry/api';
 import type { Config } from './config.js';
 import { createDatabase, type Database, type Db } from './db/client.js';
 import { AccessCache } from './lib/access-cache.js';
@@ -26,6 +27,7 @@ import { registerLockUserAuth } from './plugins/lock-user-auth.js';
 import { registerRateLimits } from './plugins/rate-limit.js';
 import { PlatformCa } from './plugins/platform-ca.js';
 import { registerErrorHandling } from './plugins/errors.js';
+import { registerTextGuard } from './plugins/text-guard.js';
 import { portalCspDirectives, registerSecurityHeaders } from './plugins/security-headers.js';
 import { registerMetrics } from './plugins/metrics.js';
 import { accountRoutes } from './modules/account/account.routes.js';
@@ -87,19 +89,23 @@ export interface BuildOptions {
   /** Tests shorten the CORS cache so a removed domain can be seen to stop working. */
   cors?: Pick<CorsOptions, 'cacheTtlMs'>;
   /** Routes for the metrics port beside /metrics (main.ts: the embedded database's backup). */
-  adminRoutes?: (server: FastifyInstance) => Promise<void> | void;
+  adminRoutes?: (server: FastifyInstance, app: FastifyInstance) => Promise<void> | void;
 }
 
 /** Explicit wiring (house style 4): every plugin and module is registered here, in order. */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const tracing = Boolean(config.tracing.endpoint);
   const app = Fastify({
     // LOG_LEVEL=silent writes nothing, so it runs without a logger: a pino logger at level silent still
     // made a child per request and the two request log calls, about 9 % of a bare Fastify's throughput
     // (docs/performance.md).
-    logger: options.logger === false || config.logLevel === 'silent' ? false : { level: config.logLevel },
+    logger: options.logger === false || config.logLevel === 'silent' ? false : { level: config.logLevel, ...(tracing ? { mixin: traceIds } : {}) },
     trustProxy: config.trustProxy,
     bodyLimit: 256 * 1024,
-    genReqId: (req) => (typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'].slice(0, 100) : nextRequestId()),
+    // With traces on (src/tracing.ts), the request id is the trace id: logs, x-request-id and traces meet.
+    genReqId: (req) =>
+      (tracing && trace.getActiveSpan()?.spanContext().traceId) ||
+      (typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'].slice(0, 100) : nextRequestId()),
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
@@ -164,7 +170,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await liveEvents.stop();
     if (ownsDatabase) await database.close();
   });
-  // One onSend hook for both of these (each hook is a step of every request):
+  // One onSend hook for these (each hook is a step of every request):
+  // - The request id (the trace id with traces on) is answered as x-request-id.
   // - Graceful shutdown: requests in flight when close() starts still finish, and their keep-alive
   //   connections are told to close, so server.close() is not left waiting on idle sockets.
   // - Read your writes: a request that may have changed something answers only once this instance's
@@ -175,6 +182,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     closing = true;
   });
   app.addHook('onSend', (request, reply, payload, done) => {
+    reply.header('x-request-id', request.id);
     const reads = request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS';
     if (reads || reply.statusCode >= 500 || request.routeOptions.config.accessUnchanged) {
       if (closing) reply.header('connection', 'close');
@@ -189,6 +197,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
 
   registerErrorHandling(app, config.apiPrefix);
+  registerTextGuard(app);
   registerAuth(app, database.db, app.tokens, accessCache);
   registerOwnership(app, database.db);
   registerLockUserAuth(app, accessCache);
@@ -258,6 +267,12 @@ let requestCounter = 0;
 function nextRequestId(): string {
   requestCounter = (requestCounter + 1) % Number.MAX_SAFE_INTEGER;
   return `${requestIdPrefix}${requestCounter.toString(36)}`;
+}
+
+/** With traces on, every log line names the trace and span it was written in (pino's mixin). */
+function traceIds(): Record<string, string> {
+  const context = trace.getActiveSpan()?.spanContext();
+  return context ? { traceId: context.traceId, spanId: context.spanId } : {};
 }
 
 const probePaths = ['/health', '/ready', '/config'];

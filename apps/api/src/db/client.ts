@@ -32,6 +32,8 @@ export interface Database {
   executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
   /** The connection pool as it is now (metrics): PGlite is one in-process connection. */
   poolStats(): { max: number; total: number; idle: number; waiting: number };
+  /** PGlite only: its data directory as a gzipped tarball, taken between two statements (backup.ts). */
+  dumpDataDir?(): Promise<Blob>;
   /** NOTIFY on `channel`, outside any transaction. */
   notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
@@ -65,6 +67,12 @@ function migrationsFolder(): string {
     dir = path.dirname(dir);
   }
   throw new Error('Migrations folder (drizzle/) not found');
+}
+
+/** How many migrations this build knows (drizzle/meta/_journal.json): a backup made by a newer one has more. */
+export function knownMigrations(): number {
+  const journal = JSON.parse(fs.readFileSync(path.join(migrationsFolder(), 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] };
+  return journal.entries.length;
 }
 
 export interface DatabaseOptions {
@@ -114,6 +122,10 @@ async function createPglite(dataDir: string | undefined): Promise<Database> {
       await client.query('select pg_notify($1, $2)', [channel, payload]);
     },
     poolStats: () => ({ max: 1, total: 1, idle: 1, waiting: 0 }),
+    dumpDataDir: async () => {
+      await client.exec('checkpoint');
+      return client.dumpDataDir('gzip');
+    },
     close: () => client.close(),
   };
 }

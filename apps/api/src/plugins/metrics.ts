@@ -68,7 +68,7 @@ export interface MetricsOptions {
   /** How many server-sent-event streams are open on this instance. */
   sseClients: () => number;
   /** Registers the admin routes (backups) on the metrics port. */
-  adminRoutes?: (server: FastifyInstance) => Promise<void> | void;
+  adminRoutes?: (server: FastifyInstance, app: FastifyInstance) => Promise<void> | void;
 }
 
 export function registerMetrics(app: FastifyInstance, options: MetricsOptions): Metrics {
@@ -234,7 +234,7 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
       if (port === undefined) return null;
       const server = Fastify({ logger: false });
       server.get('/metrics', serve);
-      await options.adminRoutes?.(server);
+      await options.adminRoutes?.(server, app);
       const address = await server.listen({ host, port });
       metrics.server = server;
       return address;

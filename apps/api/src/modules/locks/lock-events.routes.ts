@@ -6,6 +6,8 @@ import { applicationIdParamsSchema, errorBodySchema } from '@latchkey/contract';
 import type { LiveEvent } from '../../plugins/live-events.js';
 
 const E = errorBodySchema;
+/** The last thing a stream gets when the instance stops: reconnect in about a second (`retry`, in ms). */
+export const RECONNECT_HINT = 'retry: 1000\nevent: reconnect\ndata: {}\n\n';
 
 /**
  * GET /platform/application/{id}/lock/events: the application's locks live, as server-sent events —
@@ -16,8 +18,11 @@ const E = errorBodySchema;
 export async function lockEventsRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<ZodTypeProvider>();
   const open = new Set<ServerResponse>();
+  // On shutdown (SIGTERM, a rolling restart) every stream ends at once with a reconnect hint, and its socket
+  // with it: a kept-alive socket would hold server.close() until the browser tab closes. The portal
+  // reconnects by itself (through the load balancer, to an instance that is up) and reloads what it shows.
   app.addHook('preClose', async () => {
-    for (const raw of open) raw.end();
+    for (const raw of open) raw.end(RECONNECT_HINT, () => raw.destroy());
   });
 
   app.get(

@@ -1,0 +1,30 @@
+import fs from 'node:fs';
+import { loadConfig } from './config.js';
+import { BackupRefused, backup, restore } from './backup.js';
+
+/**
+ * `npm run backup -- <file>` and `npm run restore -- <file>` (node apps/api/dist/backup-cli.js backup|restore <file>):
+ * the embedded database (from the running service, or its data directory when none runs) or, with
+ * DATABASE_URL, PostgreSQL through pg_dump / pg_restore. See src/backup.ts and docs/deploy.md.
+ */
+const [command, file] = process.argv.slice(2);
+if ((command !== 'backup' && command !== 'restore') || !file) {
+  console.error('Usage: npm run backup -- <file>   |   npm run restore -- <file>');
+  process.exit(2);
+}
+const config = loadConfig();
+try {
+  if (command === 'backup') {
+    const bytes = await backup(config);
+    // Written beside and renamed: a backup file is whole or absent.
+    fs.writeFileSync(`${file}.partial`, bytes);
+    fs.renameSync(`${file}.partial`, file);
+    console.log(`Backup written to ${file} (${bytes.length} bytes).`);
+  } else {
+    if (!fs.existsSync(file)) throw new BackupRefused(`No such file: ${file}`);
+    console.log(await restore(config, fs.readFileSync(file)));
+  }
+} catch (error) {
+  console.error(error instanceof BackupRefused ? error.message : `${command} failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}

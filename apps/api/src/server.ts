@@ -1,0 +1,42 @@
+import { buildApp, SECRETS_UNENCRYPTED_WARNING } from './app.js';
+import type { Config } from './config.js';
+import { registerAdminRoutes, serveAdminSocket } from './backup.js';
+
+/**
+ * Starts and stops (house style 4). SIGTERM (a rolling restart): the load balancer's next readiness probe
+ * fails, the port stops taking connections, requests in flight finish (their kept-alive sockets are told
+ * to close), live-update streams end at once with a reconnect hint, the webhook workers stop fetching and
+ * leave what is queued to the other instances; then the database closes. 15 s at most.
+ */
+export async function run(config: Config): Promise<void> {
+  const app = await buildApp(config, { adminRoutes: registerAdminRoutes });
+
+  let closing = false;
+  async function shutdown(signal: string) {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    try {
+      await app.close();
+      process.exit(0);
+    } catch (err) {
+      app.log.error({ err }, 'shutdown failed');
+      process.exit(1);
+    }
+  }
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  // The embedded database's backups go through the running service (docs/decisions/0011-backups.md).
+  await serveAdminSocket(app);
+  await app.listen({ host: config.host, port: config.port });
+  const metricsAt = await app.metrics.listen(config.host);
+  if (metricsAt) app.log.info(`Metrics at ${metricsAt}/metrics`);
+  const url = config.publicUrl;
+  app.log.info(`Latchkey is running at ${url}`);
+  // The one line a person starting `npm start` looks for.
+  console.log(`\n  Latchkey portal: ${url}\n  API docs:        ${url}${config.apiPrefix}/docs\n`);
+  if (!config.secretsEncryptionKey) console.warn(`  Warning: ${SECRETS_UNENCRYPTED_WARNING}\n`);
+}
