@@ -11,4 +11,9 @@ export const platformUserErrors = {
   invalidCursor: 'This page link is not valid; start again from the first page',
   pageSizeTooLarge: `At most ${PLATFORM_USERS_MAX_PAGE_SIZE} users per page`,
   tokenMissing: 'Send the application-signed token as "Authorization: Bearer <token>"',
+  /**
+   * Any failed issuer, key, algorithm or signature check, to everyone but the application's owners: which
+   * one failed would tell whether an issuer or a kid is registered (issue 26). The tester names it.
+   */
+  tokenNotVerified: "The token's signature could not be verified with a key registered for its issuer. The token tester on the application's Authentication card shows which check failed",
 } as const;

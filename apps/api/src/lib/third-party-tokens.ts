@@ -4,6 +4,7 @@ import { compactVerify, importJWK, type JWK } from 'jose';
 import {
   keyExpiryState,
   MAX_TEXT_LENGTH,
+  platformUserErrors,
   TOKEN_CHECK_IDS,
   type KeySource,
   TOKEN_CHECK_LABELS,
@@ -66,6 +67,9 @@ export function algorithmsFor(jwk: Pick<PublicJwk, 'kty' | 'crv'>): string[] {
   return [];
 }
 
+/** The checks whose own message would tell an outsider what is registered (see `finish`). */
+const UNDISCLOSED_CHECKS: ReadonlySet<TokenCheckId> = new Set(['issuer', 'key', 'algorithm', 'signature']);
+
 const B64URL = /^[A-Za-z0-9_-]*$/;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const MAX_ISSUER_LENGTH = 2048;
@@ -106,7 +110,11 @@ export async function verifyApplicationToken(db: Db, token: string, options: Ver
       ...(results.get(id) ?? { status: 'skipped' as const, message: 'Not checked because the token could not be decoded' }),
     }));
     const failed = checks.find((c) => c.status !== 'pass');
-    const report: TokenCheckReport = { valid: !failed, error: failed?.message ?? null, header, claims, applicationId, checks, keySource: keySourceOut };
+    // Outside the tester, the answer must not tell whether an issuer or a kid is registered: every failed
+    // issuer, key, algorithm or signature check reads the same. The tester (owners only, this application
+    // only) keeps each check's own message.
+    const error = !failed ? null : !options.applicationId && UNDISCLOSED_CHECKS.has(failed.id) ? platformUserErrors.tokenNotVerified : failed.message;
+    const report: TokenCheckReport = { valid: !failed, error, header, claims, applicationId, checks, keySource: keySourceOut };
     const keyExpiresAt = jwkOut?.exp ?? null;
     if (failed || !applicationId || !claims) return { report, identity: null, keyExpiresAt };
     return { report, identity: { applicationId, sub: claims.sub as string, ...profileOf(claims) }, keyExpiresAt };

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { discoveryErrors, outboundErrors, type Application, type TokenCheckReport } from '@latchkey/contract';
+import { discoveryErrors, outboundErrors, platformUserErrors, type Application, type TokenCheckReport } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { applicationIssuers } from '../../db/schema.js';
 import { issuerConfigs } from '../../lib/issuer-discovery.js';
@@ -184,11 +184,13 @@ describe('adding an auth domain with discovery', () => {
     const token = await signUserToken(issuerKey, { iss: issuer });
     const res = await platformAuth(token);
     expect(res.statusCode).toBe(401);
-    expect(res.json().message).toContain('could not be loaded');
+    // Outsiders learn nothing of the issuer (issue 26); the owner's tester gives the reason.
+    expect(res.json().message).toBe(platformUserErrors.tokenNotVerified);
     // Discovery's load, then the failed one; the failure is remembered briefly: a second token costs no call.
     expect(hits['/tenant-d/jwks']).toBe(2);
     await platformAuth(token);
     expect(hits['/tenant-d/jwks']).toBe(2);
+    expect((await tokenCheck(token)).error).toContain('could not be loaded');
   });
 
   it('removing the auth domain stops its keys verifying', async () => {
@@ -338,9 +340,10 @@ describe('the OpenID configuration is read again when it expires', () => {
     advance(JWKS_MAX_TTL_SECONDS);
     const refused = await platformAuth(token);
     expect(refused.statusCode).toBe(401);
-    expect(refused.json().message).toBe(`No uploaded key has kid issuer-key-1, and ${discoveryErrors.configExpired.charAt(0).toLowerCase()}${discoveryErrors.configExpired.slice(1)}: ${reason}`);
+    expect(refused.json().message).toBe(platformUserErrors.tokenNotVerified);
     const failed = await tokenCheck(token);
     expect(failed.valid).toBe(false);
+    expect(failed.error).toBe(`No uploaded key has kid issuer-key-1, and ${discoveryErrors.configExpired.charAt(0).toLowerCase()}${discoveryErrors.configExpired.slice(1)}: ${reason}`);
     expect(failed.keySource).toBeNull();
     expect(keyCheck(failed)).toContain(reason);
   });

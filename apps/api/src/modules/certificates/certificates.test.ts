@@ -1,6 +1,6 @@
 import { X509Certificate, generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CERTIFICATE_MIN_REMAINING_DAYS, operationErrors, type CertificateResponse } from '@latchkey/contract';
+import { CERTIFICATE_MIN_REMAINING_DAYS, operationErrors, platformUserErrors, type CertificateResponse } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { bearer } from '../platform-users/test-fixtures.js';
 import { appUserToken, createSandbox, type Sandbox } from '../operations/test-fixtures.js';
@@ -108,7 +108,7 @@ describe('POST /auth/certificate', () => {
     const forged = await appUserToken({ ...sandbox, issuer: 'https://unknown.example' }, 'x');
     const res = await request(forged, spki().toString('base64'));
     expect(res.statusCode).toBe(401);
-    expect(res.json().message).toMatch(/not registered/);
+    expect(res.json().message).toBe(platformUserErrors.tokenNotVerified);
   });
 
   it('keeps application tokens off /platform/*, password and refresh', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TokenCheckReport } from '@latchkey/contract';
+import { platformUserErrors, type TokenCheckReport } from '@latchkey/contract';
+import { applicationKeys } from '../../db/schema.js';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import {
   addIssuer,
@@ -41,10 +42,16 @@ const platformAuth = (token: string) => t.app.inject({ method: 'GET', url: '/api
 const tokenCheck = (token: string, applicationId = appId) =>
   t.app.inject({ method: 'POST', url: `/api/platform/application/${applicationId}/auth/token-check`, headers: bearer(owner.token), payload: { token } });
 
+/**
+ * GET /platform/auth answers 401; the owner's tester names the failing check with `message`. An outsider
+ * reads `message` too, except for the issuer, key, algorithm and signature checks: those all read
+ * `platformUserErrors.tokenNotVerified`, so whether an issuer or a kid is registered stays unknown.
+ */
+const UNDISCLOSED = new Set(['issuer', 'key', 'algorithm', 'signature']);
 async function expectRefused(token: string, message: RegExp, failingCheck: string) {
   const res = await platformAuth(token);
   expect(res.statusCode).toBe(401);
-  expect(res.json()).toEqual({ code: 401, message: expect.stringMatching(message) });
+  expect(res.json()).toEqual({ code: 401, message: UNDISCLOSED.has(failingCheck) ? platformUserErrors.tokenNotVerified : expect.stringMatching(message) });
   const check = await tokenCheck(token);
   expect(check.statusCode).toBe(200);
   const report = check.json() as TokenCheckReport;
@@ -70,7 +77,7 @@ describe('GET /platform/auth accepts every supported key type', () => {
   });
 });
 
-describe('GET /platform/auth refuses, naming the failing check', () => {
+describe('GET /platform/auth refuses (the tester names the failing check)', () => {
   it('without a bearer token', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/platform/auth' });
     expect(res.statusCode).toBe(401);
@@ -158,7 +165,36 @@ describe('GET /platform/auth refuses, naming the failing check', () => {
   it("the portal's own access token", async () => {
     const res = await platformAuth(owner.token);
     expect(res.statusCode).toBe(401);
-    expect(res.json().message).toMatch(/Issuer latchkey is not registered/);
+    expect(res.json()).toEqual({ code: 401, message: platformUserErrors.tokenNotVerified });
+  });
+
+  it('tells an outsider nothing of which issuers and kids are registered (issue 26)', async () => {
+    const expiredKey = await addKey(t, appId, 'ES256', { register: false });
+    await t.database.db.insert(applicationKeys).values({ applicationId: appId, kid: expiredKey.kid, jwk: { ...expiredKey.publicJwk, exp: now() - 60 } });
+    const impostor = await addKey(t, appId, 'RS256', { register: false });
+    const refusals = {
+      unknownIssuer: await signUserToken(rsa, { iss: 'https://never-registered.example' }),
+      unknownKid: await signUserToken(rsa, { iss: ISS, kid: 'no-such-kid' }),
+      expiredKey: await signUserToken(expiredKey, { iss: ISS }),
+      wrongAlgorithm: unsignedToken(rsa.kid, { iss: ISS }),
+      badSignature: await signUserToken(impostor, { iss: ISS, kid: rsa.kid }),
+      emptyIssuer: await signUserToken(rsa, { iss: '' }),
+    };
+    const answers = new Set<string>();
+    for (const [name, token] of Object.entries(refusals)) {
+      const res = await platformAuth(token);
+      expect(res.statusCode, name).toBe(401);
+      answers.add(res.body);
+      // The same on the lock-user routes (GET /account takes application-signed tokens).
+      const account = await t.app.inject({ url: '/api/account', headers: bearer(token) });
+      expect(account.statusCode, name).toBe(401);
+      answers.add(account.body);
+    }
+    expect([...answers]).toEqual([JSON.stringify({ code: 401, message: platformUserErrors.tokenNotVerified })]);
+    // The owner's tester still says which check failed.
+    expect((await tokenCheck(refusals.unknownIssuer)).json().error).toMatch(/is not registered on this application/);
+    expect((await tokenCheck(refusals.unknownKid)).json().error).toMatch(/No key with kid no-such-kid/);
+    expect((await tokenCheck(refusals.expiredKey)).json().error).toMatch(/expired at/);
   });
 });
 
