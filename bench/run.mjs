@@ -127,8 +127,9 @@ try {
       if (parts.has('preview')) await measurePreview();
       async function measurePreview() {
       const previewUrl = `${svc.url}/api/email/preview/${owner.appId}?primaryColour=%23112233&ctaHeadline=Hello`;
+      // The overrides are answered to a signed-in owner only (issue 26 item 11b), as the portal asks.
       const preview = await sequentialLatency(async () => {
-        const r = await fetch(previewUrl);
+        const r = await fetch(previewUrl, { headers });
         if (!r.ok) throw new Error(`preview ${r.status}`);
         await r.text();
       }, 300);
