@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { messages } from '@latchkey/contract';
 import { createTestApp, uniqueEmail, type TestApp } from '../helpers.js';
 import { injectAny } from './streams.js';
 
@@ -46,18 +47,62 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
+/**
+ * Issue 26: text PostgreSQL refuses (NUL) or that breaks a line or the reading direction (other C0/C1
+ * controls, U+2028/2029, bidi controls), and numbers a Date cannot hold. Every part of a request carries them.
+ */
+const HOSTILE_CHARS = [
+  ...Array.from({ length: 0x20 }, (_, c) => String.fromCharCode(c)),
+  ...Array.from({ length: 0x21 }, (_, c) => String.fromCharCode(0x7f + c)),
+  ...['\u202A', '\u202B', '\u202C', '\u202D', '\u202E', '\u2066', '\u2067', '\u2068', '\u2069', '\u200E', '\u200F', '\u061C', '\u2028', '\u2029'],
+];
+const HOSTILE = new RegExp(`[${HOSTILE_CHARS.map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}]`);
+const EXTREME_NUMBERS = [9e15, -9e15, 1e300, 1e308, -1e308, Number.MAX_VALUE, Number.MAX_SAFE_INTEGER + 2, -0];
+const NUMBER_LIKE = ['9e15', '1e300', '1e308', '-1e308', '1e400', '-1e400', 'NaN', 'Infinity', '-Infinity', '9007199254740993', '-0', '0x1p1000', '1e-400'];
+const hostileChar = fc.constantFrom(...HOSTILE_CHARS);
+/** A string with at least one hostile character somewhere in it (NUL more often: it is the 500). */
+const hostileString = fc
+  .tuple(fc.string({ maxLength: 12 }), fc.oneof({ weight: 1, arbitrary: fc.constant('\u0000') }, { weight: 3, arbitrary: hostileChar }), fc.string({ maxLength: 12 }))
+  .map(([a, c, b]) => `${a}${c}${b}`);
+const extremeNumber = fc.constantFrom(...EXTREME_NUMBERS);
+const numberLike = fc.constantFrom(...NUMBER_LIKE);
+/** Whether a request's text carries one of the above (JSON escapes controls as \uXXXX: read them back). */
+const unescapeJson = (text: string) => text.replace(/\\u([0-9a-fA-F]{4})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+const NUMERIC = /(?:^|[^0-9.])(?:-?9e\+?15|-?1e\+?(?:300|308|400)|1\.7976931348623157e\+?308|9007199254740993|NaN|-?Infinity|-0(?![.0-9])|0x1p1000|1e-400)/;
+const isHostile = (text: string) => HOSTILE.test(text) || HOSTILE.test(unescapeJson(text)) || NUMERIC.test(text);
+const hostileValue = fc.oneof(hostileString, extremeNumber, numberLike);
+
 const jsonValue = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),
   fc.dictionary(
     fc.constantFrom('email', 'password', 'name', 'url', 'kid', 'kty', 'userId', 'contentType', 'logoUrl', 'emailPreferences', 'displayName', 'oldPassword', 'newPassword', 'colour', 'settings', 'role', 'start', 'end', 'timeWindow', 'cursor', '__proto__', 'constructor'),
-    fc.jsonValue({ maxDepth: 2 }),
+    fc.oneof(fc.jsonValue({ maxDepth: 2 }), hostileValue),
   ),
 );
-const segment = fc.oneof(fc.constant('APP'), fc.constant('LOCK'), fc.uuid(), fc.string({ maxLength: 40 }), fc.constantFrom('..%2f..%2fetc%2fpasswd', '%00', "' or 1=1 --", '<script>'));
-const query = fc.dictionary(fc.string({ maxLength: 12 }), fc.string({ maxLength: 30 }), { maxKeys: 4 });
+const segment = fc.oneof(
+  fc.constant('APP'),
+  fc.constant('LOCK'),
+  fc.uuid(),
+  fc.string({ maxLength: 40 }),
+  fc.constantFrom('..%2f..%2fetc%2fpasswd', '%00', "' or 1=1 --", '<script>'),
+  hostileString,
+  numberLike,
+);
+const queryKey = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('start', 'end', 'cursor', 'search', 'actor', 'email', 'pageSize', 'kind', 'ctaHeadline', 'ctaTarget', 'lang', 'force'));
+const query = fc.dictionary(queryKey, fc.oneof(fc.string({ maxLength: 30 }), hostileString, numberLike, extremeNumber.map(String)), { maxKeys: 4 });
+
+/** JSON with the number texts JSON.stringify cannot write (-0, 1e400 …): `{ raw }` leaves are written as is. */
+const RAW = '\u0001raw:';
+function toJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'object' && v !== null && 'raw' in v ? `${RAW}${String((v as { raw: string }).raw)}` : Object.is(v, -0) ? `${RAW}-0` : v)).replace(
+    new RegExp(`"${RAW.replace('\u0001', '\\\\u0001')}([^"]*)"`, 'g'),
+    '$1',
+  );
+}
 const rawBody = fc.oneof(
   jsonValue.map((v) => ({ payload: JSON.stringify(v), type: 'application/json' })),
   fc.string({ maxLength: 200 }).map((s) => ({ payload: s, type: 'application/json' })),
+  fc.tuple(fc.string({ maxLength: 8 }), hostileValue).map(([k, v]) => ({ payload: toJson({ [k]: v }), type: 'application/json' })),
   fc.string({ maxLength: 200 }).map((s) => ({ payload: s, type: 'text/plain' })),
   fc.uint8Array({ maxLength: 200 }).map((b) => ({ payload: Buffer.from(b), type: 'application/octet-stream' })),
 );
@@ -81,6 +126,7 @@ describe('bad input never breaks the service', () => {
       (method === 'POST' && (url === '/api/account' || url.endsWith('/account/invite') || url.endsWith('/platform/application/:applicationId') || url.endsWith('/user')));
     const perRoute = RUNS_PER_ROUTE || Math.ceil(TOTAL_REQUESTS / routes.length);
     let requests = 0;
+    let hostile = 0;
     const problems: string[] = [];
     for (const route of routes) {
       await fc.assert(
@@ -101,6 +147,7 @@ describe('bad input never breaks the service', () => {
             ...(route.method === 'GET' ? {} : { payload: body.payload }),
           });
           requests++;
+          if (isHostile(param) || Object.entries(q).some(([k, v]) => isHostile(k) || isHostile(v)) || isHostile(String(body.payload))) hostile++;
           if (res.statusCode >= 500) problems.push(`${route.method} ${path} → ${res.statusCode} ${res.body.slice(0, 200)}`);
           if (res.statusCode >= 400 && res.headers['content-type']?.toString().includes('json')) {
             const b = res.json();
@@ -179,9 +226,128 @@ describe('bad input never breaks the service', () => {
       }),
       { numRuns: 100, seed: 17 },
     );
-    console.log(`bad input: ${requests} requests over ${routes.length} routes`);
+    // Issue 26: valid requests with one member made hostile (a control character, a bidi control, a line
+    // separator, a time a Date cannot hold), for every route that takes a body or a query: each must be
+    // refused (4xx, nothing stored), never a 5xx. The rest of each request is valid, so the hostile member is
+    // what the service meets — random bodies above are mostly refused before it gets that far.
+    const targeted = await hostileMembers(routes, problems);
+    requests += targeted.requests;
+    hostile += targeted.requests;
+    console.log(
+      `bad input: ${requests} requests over ${routes.length} routes; ${hostile} with control, bidi or line-separator characters or extreme numbers ` +
+        `(${targeted.requests} of them valid but for one hostile member, on ${targeted.routes} routes: ${[...targeted.statuses].map(([k, n]) => `${n}× ${k}`).join(', ')})`,
+    );
     expect(problems.slice(0, 20)).toEqual([]);
+    expect(hostile).toBeGreaterThanOrEqual(3_000);
     expect(requests).toBeGreaterThanOrEqual(TOTAL_REQUESTS);
     expect(await dump()).toBe(before);
   }, 300_000);
 });
+
+/** Valid requests per route (`:applicationId`, `:lockId` filled in); one member at a time is made hostile. */
+function templates(): Record<string, { body?: Record<string, unknown>; query?: Record<string, string> }> {
+  const rule = { start: '08:00', end: '17:00', timezone: 'Europe/London', days: ['MONDAY'] };
+  const cta = { headline: 'Need help?', actionText: 'Support', actionTarget: 'https://fuzz.example.com/help' };
+  const app = { name: 'Fuzz', companyName: 'Fuzz Co', mailingAddress: 'Fuzz Road 1', privacyPolicy: 'https://fuzz.example.com/privacy', supportContact: 'mailto:help@fuzz.example.com', appLink: 'https://fuzz.example.com', emailPreferences: { senderEmail: 'no-reply@fuzz.example.com', senderName: 'Fuzz', callToAction: cta } };
+  const A = '/api/platform/application/:applicationId';
+  return {
+    'POST /api/auth/register': { body: { email: 'fuzz-new@example.com', password: 'fuzz-pass', displayName: 'Fuzz User' } },
+    'POST /api/auth/token': { body: { email: 'fuzz-new@example.com', password: 'fuzz-pass' } },
+    'POST /api/account': { body: { displayName: 'Fuzz Owner' } },
+    'POST /api/account/password': { body: { oldPassword: 'fuzz-pass', newPassword: 'fuzz-pass-2' } },
+    'POST /api/account/invite': { body: { email: 'fuzz-invite@example.com' } },
+    'POST /api/platform/application': { body: app },
+    [`POST ${A}`]: { body: app },
+    [`POST ${A}/owner`]: { body: { userId: '00000000-0000-4000-8000-000000000000' } },
+    'POST /api/directory/query': { body: { email: 'fuzz-new@example.com' } },
+    [`POST ${A}/auth/key`]: { body: { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo', kid: 'fuzz-key', use: 'sig', alg: 'EdDSA' } },
+    [`DELETE ${A}/auth/key`]: { body: { kid: 'fuzz-key' } },
+    [`POST ${A}/auth/issuer`]: { body: { url: 'https://issuer.fuzz.example.com' } },
+    [`DELETE ${A}/auth/issuer`]: { body: { url: 'https://issuer.fuzz.example.com' } },
+    [`POST ${A}/cors`]: { body: { url: 'https://cors.fuzz.example.com' } },
+    [`DELETE ${A}/cors`]: { body: { url: 'https://cors.fuzz.example.com' } },
+    [`POST ${A}/auth/token-check`]: { body: { token: 'eyJhbGciOiJFZERTQSJ9.eyJpc3MiOiJodHRwczovL3guZXhhbXBsZS5jb20ifQ.c2ln' } },
+    [`GET ${A}/user`]: { query: { search: 'fuzz', pageSize: '10' } },
+    [`POST ${A}/user`]: { body: { email: 'fuzz-user@example.com' } },
+    [`POST ${A}/logo`]: { body: { contentType: 'image/png' } },
+    'GET /api/email/preview/:applicationId': { query: { ctaHeadline: 'Need help?', ctaAbridged: 'Support', ctaTarget: 'https://fuzz.example.com/help', primaryColour: '#123456' } },
+    [`POST ${A}/email/test`]: { body: { emailPreferences: { senderName: 'Fuzz', senderEmail: 'no-reply@fuzz.example.com', callToAction: cta } } },
+    [`POST ${A}/lock`]: { body: { name: 'Fuzz lock', colour: '#123456' } },
+    [`PUT ${A}/lock/:lockId`]: { body: { name: 'Front Door', settings: { unlockTime: 5, usageRequirements: { time: [rule], location: { latitude: 1, longitude: 1, radius: 10, accuracy: 'FINE', enabled: true } } } } },
+    [`GET ${A}/lock/:lockId/log`]: { query: { start: '1700000000', end: '1800000000', pageSize: '10' } },
+    [`POST ${A}/lock/:lockId/user`]: { body: { email: 'fuzz-share@example.com', role: 'USER', start: 1_700_000_000, end: 1_800_000_000, timeWindow: rule } },
+    [`GET ${A}/history`]: { query: { actor: 'fuzz@example.com', kind: 'lock', pageSize: '10' } },
+    [`POST ${A}/webhook`]: { body: { url: 'https://hooks.fuzz.example.com/in', events: ['lock.unlocked'] } },
+  };
+}
+
+type Leaf = { path: string; value: unknown; set: (v: unknown) => Record<string, unknown> };
+function leaves(value: Record<string, unknown>): Leaf[] {
+  const out: Leaf[] = [];
+  const walk = (node: unknown, path: (string | number)[], set: (v: unknown) => Record<string, unknown>) => {
+    if (Array.isArray(node)) node.forEach((v, i) => walk(v, [...path, i], (x) => set(node.map((y, j) => (j === i ? x : y)))));
+    else if (node && typeof node === 'object') for (const [k, v] of Object.entries(node)) walk(v, [...path, k], (x) => set({ ...(node as object), [k]: x }));
+    else out.push({ path: path.join('.'), value: node, set: set as (v: unknown) => Record<string, unknown> });
+  };
+  walk(value, [], (v) => v as Record<string, unknown>);
+  return out;
+}
+
+/** Hostile replacements for one leaf: its text with a hostile character inside, or a number a Date cannot hold. */
+const hostileFor = (leaf: Leaf) => {
+  const name = leaf.path.split('.').pop() ?? '';
+  // A password may hold bidi marks (it is never shown), a mailing address tab and line breaks: only what they refuse.
+  const chars = HOSTILE_CHARS.filter((c) => (/password/i.test(name) ? /[\u0000-\u001f\u007f-\u009f]/.test(c) : name === 'mailingAddress' ? !/[\t\n\r\u2028\u2029]/.test(c) : true));
+  // Inside the text, never at its ends: trimming would remove a leading or trailing line separator.
+  const strings = fc.tuple(fc.constantFrom(...chars), fc.nat()).map(([c, at]) => {
+    const text = `${String(leaf.value)}x`;
+    const i = 1 + (at % (text.length - 1));
+    return `${text.slice(0, i)}${c}${text.slice(i)}`;
+  });
+  // Out of range only: −0 and 1e-400 are the time 0, which a valid request may ask for (the first part sends them).
+  const outOfRange = NUMBER_LIKE.filter((n) => n !== '-0' && n !== '1e-400');
+  if (typeof leaf.value === 'number') return fc.oneof(fc.constantFrom(...EXTREME_NUMBERS.filter((n) => !Object.is(n, -0))), fc.constantFrom(...outOfRange).map((raw) => ({ raw })), strings);
+  // A number in a query (a time, a page size) is read as a number: a line break around it is white space.
+  if (typeof leaf.value === 'string' && /^\d+$/.test(leaf.value)) return fc.oneof(fc.constantFrom(...outOfRange), strings.filter((v) => /[^\s\d]/.test(v)));
+  return strings;
+};
+
+async function hostileMembers(routes: { method: string; url: string }[], problems: string[]) {
+  const table = templates();
+  const statuses = new Map<string, number>();
+  let requests = 0;
+  const covered = routes.filter((r) => table[`${r.method} ${r.url}`]);
+  const missing = Object.keys(table).filter((k) => !routes.some((r) => `${r.method} ${r.url}` === k));
+  if (missing.length) problems.push(`templates for routes that do not exist: ${missing.join(', ')}`);
+  for (const route of covered) {
+    const { body, query: q } = table[`${route.method} ${route.url}`]!;
+    const members = [...(body ? leaves(body).map((l) => ({ where: 'body' as const, leaf: l })) : []), ...(q ? leaves(q).map((l) => ({ where: 'query' as const, leaf: l })) : [])];
+    const path = route.url.replace(':applicationId', appId).replace(':lockId', lockId);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...members).chain((m) => hostileFor(m.leaf).map((v) => ({ ...m, v }))),
+        async ({ where, leaf, v }) => {
+          const payload = where === 'body' ? leaf.set(v) : body;
+          const qs = where === 'query' ? new URLSearchParams(leaf.set(typeof v === 'object' && v ? (v as { raw: string }).raw : String(v)) as Record<string, string>) : new URLSearchParams(q ?? {});
+          const url = qs.size ? `${path}?${qs}` : path;
+          const res = await t.app.inject({
+            method: route.method as 'POST',
+            url,
+            headers: { authorization: `Bearer ${token}`, ...(payload ? { 'content-type': 'application/json' } : {}) },
+            ...(payload ? { payload: toJson(payload) } : {}),
+          });
+          requests++;
+          const b = res.statusCode >= 400 ? (res.json() as { code?: unknown; message?: unknown }) : {};
+          const named = [messages.controlCharacters, messages.lineBreaks, messages.bidiControls, messages.timeRange].includes(b.message as never);
+          const key = `${res.statusCode}${named ? ' naming the character or the time' : ''}`;
+          statuses.set(key, (statuses.get(key) ?? 0) + 1);
+          if (res.statusCode < 400 || res.statusCode >= 500 || typeof b.message !== 'string')
+            problems.push(`${route.method} ${url} ${where}.${leaf.path}=${JSON.stringify(v)} → ${res.statusCode} ${res.body.slice(0, 160)}`);
+          return true;
+        },
+      ),
+      { numRuns: Math.max(60, members.length * 12), seed: 26 },
+    );
+  }
+  return { requests, routes: covered.length, statuses };
+}
