@@ -58,6 +58,9 @@ const envSchema = z.object({
   RATE_LIMIT_WINDOW_SECONDS: int(60),
   ANONYMOUS_RATE_LIMIT_MAX: int(300),
   DIRECTORY_RATE_LIMIT_MAX: int(30),
+  /** Certificates (POST /auth/certificate) per lock user and window: each one is a CA signature. */
+  CERTIFICATE_RATE_LIMIT_MAX: int(20),
+  CERTIFICATE_RATE_LIMIT_WINDOW_SECONDS: int(3600),
   /** Refused signed operations per lock user and window (five times that per address). */
   REFUSED_OPERATION_RATE_LIMIT_MAX: int(20),
   LOGIN_RATE_LIMIT_MAX: int(10),
@@ -147,6 +150,8 @@ export function loadConfig(env: Env = process.env) {
       loginAddressMax: e.LOGIN_ADDRESS_RATE_LIMIT_MAX ?? 3 * e.LOGIN_RATE_LIMIT_MAX,
       anonymousMax: e.ANONYMOUS_RATE_LIMIT_MAX,
       directoryMax: e.DIRECTORY_RATE_LIMIT_MAX,
+      certificateMax: e.CERTIFICATE_RATE_LIMIT_MAX,
+      certificateWindowSeconds: e.CERTIFICATE_RATE_LIMIT_WINDOW_SECONDS,
       refusedMax: e.REFUSED_OPERATION_RATE_LIMIT_MAX,
     },
     /** Hosts the outbound guard (lib/outbound.ts) lets through to private addresses and over http: dev and tests only. */

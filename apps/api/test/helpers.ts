@@ -62,6 +62,7 @@ export async function createTestApp(env: Env = {}, build: Pick<BuildOptions, 'co
     RATE_LIMIT_MAX: '100000',
     ANONYMOUS_RATE_LIMIT_MAX: '100000',
     DIRECTORY_RATE_LIMIT_MAX: '100000',
+    CERTIFICATE_RATE_LIMIT_MAX: '100000',
     LOGIN_RATE_LIMIT_MAX: '100000',
     ...env,
   });

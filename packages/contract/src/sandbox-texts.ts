@@ -40,6 +40,9 @@ export const lockErrors = {
 /** Why a certificate request or an operation was refused: the API answers these, and logs them as the reason. */
 export const operationErrors = {
   ephemeralKeyInvalid: 'ephemeralKey must be an Ed25519 public key in base64: the raw 32 bytes or DER SPKI',
+  ephemeralKeyWeak: 'ephemeralKey is a weak Ed25519 key (a small-order or non-canonical point) that no one holds a private key for: generate a fresh key pair',
+  ephemeralKeyReserved: 'ephemeralKey is a key the platform itself signs with: generate your own key pair',
+  certificateKeyWeak: 'The certificate is for a weak Ed25519 key (a small-order point); register a fresh key at /auth/certificate',
   lockNotFound: lockErrors.lockNotFound,
   notAdmin: 'Only an admin of this lock can see its log',
   malformed: 'The operation is not a compact JWS: three base64 or base64url parts separated by dots',
@@ -66,6 +69,8 @@ export const operationErrors = {
   operationInvalid: 'The operation is not valid',
   noAccess: 'You do not have access to this lock',
   adminOnly: 'Only an admin of this lock can do this',
+  shareSelfWiden: 'You cannot extend your own access to this lock: ask an owner of the application',
+  shareBeyondOwn: 'You cannot give access beyond your own: the share must end no later than your access to this lock ends',
   shareNotStarted: 'Your access to this lock has not started yet',
   shareEnded: 'Your access to this lock has ended',
   shareWindow: 'Your access to this lock does not cover this day and time',

@@ -39,6 +39,8 @@ interface StoredCa {
 export class PlatformCa {
   /** Standard base64 DER, the form chains are sent in. */
   readonly certificateBase64: string;
+  /** The CA's own public key, its 32 raw bytes in base64url (a JWK's `x`): never certified for a user. */
+  readonly publicKeyX: string;
   private readonly caCertificate: X509Certificate;
 
   private constructor(
@@ -48,6 +50,7 @@ export class PlatformCa {
   ) {
     this.certificateBase64 = certificateDer.toString('base64');
     this.caCertificate = new X509Certificate(certificateDer);
+    this.publicKeyX = ed25519X(this.caCertificate.publicKey);
   }
 
   static async load(db: Db): Promise<PlatformCa> {
@@ -124,6 +127,9 @@ async function createCa(): Promise<string> {
   createPrivateKey({ key: privateKey, format: 'der', type: 'pkcs8' });
   return JSON.stringify({ privateKey: privateKey.toString('base64'), certificate: Buffer.from(certificate.rawData).toString('base64') } satisfies StoredCa);
 }
+
+/** An Ed25519 public key's 32 raw bytes in base64url, as a JWK's `x`. */
+export const ed25519X = (key: KeyObject): string => key.export({ format: 'jwk' }).x!;
 
 /** Raw 32-byte Ed25519 keys get this DER SPKI prefix (RFC 8410). */
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');

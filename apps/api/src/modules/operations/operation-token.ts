@@ -1,6 +1,7 @@
 import { createHash, verify as verifySignature } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import {
+  ed25519KeyProblem,
   MAX_JTI_LENGTH,
   MAX_OPERATION_LENGTH,
   OPERATION_CLOCK_SKEW_S,
@@ -14,7 +15,7 @@ import {
   type OperationLocation,
 } from '@latchkey/contract';
 import { AppError } from '../../errors.js';
-import type { IssuedLeaf, PlatformCa } from '../../plugins/platform-ca.js';
+import { ed25519X, type IssuedLeaf, type PlatformCa } from '../../plugins/platform-ca.js';
 
 /**
  * Reads and verifies a signed operation (POST /device/{lockId}/execute). Nothing in it is trusted before
@@ -144,6 +145,8 @@ export class OperationVerifier {
     if (cached) return cached;
     const leaf = this.ca.readLeaf(Buffer.from(leafText!, 'base64'));
     if (!leaf) throw refuse(403, operationErrors.foreignChain);
+    // /auth/certificate no longer certifies small-order keys (issue 26); one certified before is refused here.
+    if (ed25519KeyProblem(Buffer.from(ed25519X(leaf.publicKey), 'base64url'))) throw refuse(403, operationErrors.certificateKeyWeak);
     this.leaves.set(leafText!, leaf);
     return leaf;
   }

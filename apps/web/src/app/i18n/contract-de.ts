@@ -129,6 +129,10 @@ export const contractDe: Catalogue<typeof contractEn> = {
   operationErrors: {
     ephemeralKeyInvalid:
       'ephemeralKey muss ein öffentlicher Ed25519-Schlüssel in Base64 sein: die rohen 32 Bytes oder DER-SPKI',
+    ephemeralKeyWeak:
+      'ephemeralKey ist ein schwacher Ed25519-Schlüssel (ein Punkt kleiner Ordnung oder nicht kanonisch), zu dem niemand einen privaten Schlüssel hat: Erzeugen Sie ein neues Schlüsselpaar',
+    ephemeralKeyReserved: 'ephemeralKey ist ein Schlüssel, mit dem die Plattform selbst signiert: Erzeugen Sie ein eigenes Schlüsselpaar',
+    certificateKeyWeak: 'Das Zertifikat gilt einem schwachen Ed25519-Schlüssel (einem Punkt kleiner Ordnung); registrieren Sie einen neuen Schlüssel bei /auth/certificate',
     lockNotFound: 'Schloss nicht gefunden',
     notAdmin: 'Nur ein Admin dieses Schlosses kann sein Protokoll sehen',
     malformed:
@@ -160,6 +164,8 @@ export const contractDe: Catalogue<typeof contractEn> = {
     operationInvalid: 'Die Operation ist ungültig',
     noAccess: 'Sie haben keinen Zugang zu diesem Schloss',
     adminOnly: 'Nur ein Admin dieses Schlosses kann das tun',
+    shareSelfWiden: 'Sie können Ihren eigenen Zugang zu diesem Schloss nicht erweitern: Fragen Sie einen Eigentümer der Anwendung',
+    shareBeyondOwn: 'Sie können keinen Zugang über Ihren eigenen hinaus geben: Die Freigabe muss spätestens enden, wenn Ihr Zugang zu diesem Schloss endet',
     shareNotStarted: 'Ihr Zugang zu diesem Schloss hat noch nicht begonnen',
     shareEnded: 'Ihr Zugang zu diesem Schloss ist beendet',
     shareWindow: 'Ihr Zugang zu diesem Schloss gilt nicht an diesem Tag zu dieser Uhrzeit',
