@@ -1,0 +1,167 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildApp } from './app.js';
+import { loadConfig } from './config.js';
+import { knownMigrations } from './db/client.js';
+import { BackupRefused, backup, readBackup, restore, serveAdminSocket } from './backup.js';
+import { testDbKind, uniqueEmail } from '../test/helpers.js';
+
+/**
+ * Issue 31: a database filled, backed up while writes continue, wiped, restored — every acknowledged
+ * write is there, and so is every signing key (a token issued before the backup still verifies). Bad
+ * files (truncated, damaged, from a newer schema) are refused with a clear message and change nothing.
+ * On PGlite the backup is asked of the running service over its socket, as `npm run backup` does.
+ */
+const cleanups: (() => Promise<void> | void)[] = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+async function freshDatabaseUrl(): Promise<string | undefined> {
+  if (testDbKind !== 'postgres') return undefined;
+  const adminUrl = process.env.TEST_DATABASE_URL!;
+  const name = `latchkey_backup_${randomUUID().replace(/-/g, '')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  cleanups.push(async () => {
+    const c = new pg.Client({ connectionString: adminUrl });
+    await c.connect();
+    await c.query(`drop database if exists ${name} with (force)`);
+    await c.end();
+  });
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Empties the database: the PGlite directory removed, or every schema of the PostgreSQL database dropped. */
+async function wipe(dataDir: string, url: string | undefined) {
+  if (!url) return fs.rmSync(path.join(dataDir, 'pgdata'), { recursive: true, force: true });
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  await c.query('drop schema public cascade; create schema public; drop schema if exists drizzle cascade');
+  for (const { nspname } of (await c.query(`select nspname from pg_namespace where nspname like 'pgboss%'`)).rows as { nspname: string }[])
+    await c.query(`drop schema ${nspname} cascade`);
+  await c.end();
+}
+
+async function start(dataDir: string, url: string | undefined): Promise<FastifyInstance> {
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    PUBLIC_URL: 'http://localhost:3000',
+    SECRETS_ENCRYPTION_KEY: 'backup-test-secrets-key-0123456789abcdef',
+    RATE_LIMIT_MAX: '100000',
+    ...(url ? { DATABASE_URL: url, DATABASE_POOL_SIZE: '5' } : {}),
+  });
+  const app = await buildApp(config, { logger: false });
+  await serveAdminSocket(app);
+  await app.ready();
+  return app;
+}
+const configOf = (dataDir: string, url: string | undefined) => loadConfig({ DATA_DIR: dataDir, ...(url ? { DATABASE_URL: url } : {}) });
+
+describe(`backup and restore (${testDbKind})`, { timeout: 120_000 }, () => {
+  it('restores every acknowledged write and every signing key of a backup taken while writes went on', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-backup-'));
+    cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+    const url = await freshDatabaseUrl();
+    let app = await start(dataDir, url);
+
+    // Fill: an owner, an application, some locks.
+    const email = uniqueEmail('backup');
+    const reg = await app.inject({ method: 'POST', url: '/api/auth/register', payload: { email, password: 'backup-pass' } });
+    expect(reg.statusCode, reg.body).toBe(200);
+    const token = reg.json<{ authToken: string }>().authToken;
+    const auth = { authorization: `Bearer ${token}` };
+    const created = await app.inject({ method: 'POST', url: '/api/platform/application', headers: auth, payload: { name: 'Backup Doors', companyName: 'Backup Co', mailingAddress: '1 Road' } });
+    expect(created.statusCode, created.body).toBe(201);
+    const applicationId = String(created.headers.location).split('/').pop()!;
+    const addLock = (name: string) => app.inject({ method: 'POST', url: `/api/platform/application/${applicationId}/lock`, headers: auth, payload: { name } });
+    for (let i = 0; i < 5; i++) expect((await addLock(`before ${i}`)).statusCode).toBe(201);
+
+    // Writes go on while the backup is taken; the ones acknowledged before it began must all be in it.
+    const acknowledged: string[] = [];
+    let writing = true;
+    const writer = (async () => {
+      for (let i = 0; writing; i++) {
+        const res = await addLock(`during ${i}`);
+        if (res.statusCode === 201) acknowledged.push(`during ${i}`);
+      }
+    })();
+    while (acknowledged.length < 3) await new Promise((r) => setTimeout(r, 5));
+    const ackedBefore = [...acknowledged];
+    const file = await backup(configOf(dataDir, url));
+    const ackedAfterStart = acknowledged.length;
+    writing = false;
+    await writer;
+    expect(acknowledged.length).toBeGreaterThan(3);
+    const backupFile = path.join(dataDir, 'latchkey.backup');
+    fs.writeFileSync(backupFile, file);
+    expect(readBackup(file, url ? 'postgres' : 'pglite').header.migrations).toBe(knownMigrations());
+
+    // Restoring while the embedded service runs is refused.
+    if (!url) await expect(restore(configOf(dataDir, url), file)).rejects.toThrow(/stop it first/);
+
+    await app.close();
+    await wipe(dataDir, url);
+    await restore(configOf(dataDir, url), fs.readFileSync(backupFile));
+    app = await start(dataDir, url);
+    cleanups.push(() => app.close());
+
+    // The token issued before the backup still verifies: the signing key and the session came back.
+    const locks = await app.inject({ url: `/api/platform/application/${applicationId}/lock`, headers: auth });
+    expect(locks.statusCode, locks.body).toBe(200);
+    const names = new Set(locks.json<{ name: string }[]>().map((l) => l.name));
+    for (let i = 0; i < 5; i++) expect(names.has(`before ${i}`)).toBe(true);
+    for (const name of ackedBefore) expect(names.has(name)).toBe(true);
+    // Nothing restored that was never written; writes after the backup began may or may not be in it.
+    for (const name of names) expect(name.startsWith('before') || name === 'Front Door' || acknowledged.slice(0, ackedAfterStart + 1).includes(name)).toBe(true);
+    const login = await app.inject({ url: '/api/account', headers: auth });
+    expect(login.statusCode, login.body).toBe(200);
+  });
+
+  it('refuses a truncated, a damaged and a newer-schema backup with a clear message, changing nothing', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-backup-'));
+    cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+    const url = await freshDatabaseUrl();
+    const app = await start(dataDir, url);
+    const email = uniqueEmail('kept');
+    expect((await app.inject({ method: 'POST', url: '/api/auth/register', payload: { email, password: 'kept-pass' } })).statusCode).toBe(200);
+    await app.close();
+    const config = configOf(dataDir, url);
+    const good = await backup(config);
+    const kind = url ? 'postgres' : 'pglite';
+
+    const truncated = good.subarray(0, good.length - 100);
+    const damaged = Buffer.from(good);
+    damaged[damaged.length - 10] ^= 0xff;
+    const text = good.toString('latin1');
+    const headerEnd = text.indexOf('\n', text.indexOf('\n') + 1);
+    const header = JSON.parse(text.slice(text.indexOf('\n') + 1, headerEnd)) as Record<string, unknown>;
+    const newer = Buffer.concat([Buffer.from(`LATCHKEY-BACKUP 1\n${JSON.stringify({ ...header, migrations: knownMigrations() + 1 })}\n`), good.subarray(headerEnd + 1)]);
+    const cases: [Buffer, RegExp][] = [
+      [truncated, /truncated/],
+      [damaged, /damaged/],
+      [newer, /newer Latchkey.*Upgrade Latchkey first/],
+      [good.subarray(0, 10), /not a Latchkey backup/],
+    ];
+    for (const [file, message] of cases) {
+      expect(() => readBackup(file, kind)).toThrow(BackupRefused);
+      await expect(restore(config, file)).rejects.toThrow(message);
+    }
+    if (!url) expect(fs.readdirSync(dataDir).filter((f) => f.startsWith('pgdata'))).toEqual(['pgdata']);
+
+    // The database is as it was: the user is still there.
+    const again = await start(dataDir, url);
+    cleanups.push(() => again.close());
+    expect((await again.inject({ method: 'POST', url: '/api/auth/register', payload: { email, password: 'kept-pass' } })).statusCode).toBe(409);
+  });
+});
