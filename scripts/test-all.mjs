@@ -80,6 +80,8 @@ vitestSuite('api', 'apps/api');
 vitestSuite('web', 'apps/web');
 stepSuite('build', 'npm', ['run', 'build', '--silent']);
 stepSuite('bundle-size', 'node', ['bench/bundle-size.mjs', '--check']);
+// deploy/prometheus: the alert rules and the scrape config as Prometheus reads them (issue 31; Debian's prometheus package).
+stepSuite('promtool', 'sh', ['-c', 'promtool check rules deploy/prometheus/alerts.yml && promtool check config deploy/prometheus/prometheus.yml']);
 // Real processes of the built service on PostgreSQL, s3rver and Redis (issue 6); needs TEST_DATABASE_URL.
 if (process.env.TEST_DATABASE_URL) vitestSuite('scale-out', 'apps/api', ['--config', 'vitest.scale.config.ts']);
 if (fs.existsSync(path.join(root, 'playwright.config.ts'))) playwrightSuite('e2e');
