@@ -26,7 +26,7 @@ import { registerCors, type CorsOptions } from './plugins/cors.js';
 import { registerLockUserAuth } from './plugins/lock-user-auth.js';
 import { registerRateLimits } from './plugins/rate-limit.js';
 import { PlatformCa } from './plugins/platform-ca.js';
-import { registerErrorHandling } from './plugins/errors.js';
+import { registerErrorHandling, serializeError } from './plugins/errors.js';
 import { registerTextGuard } from './plugins/text-guard.js';
 import { portalCspDirectives, registerSecurityHeaders } from './plugins/security-headers.js';
 import { registerMetrics } from './plugins/metrics.js';
@@ -88,6 +88,8 @@ export interface BuildOptions {
   logger?: boolean;
   /** Tests shorten the CORS cache so a removed domain can be seen to stop working. */
   cors?: Pick<CorsOptions, 'cacheTtlMs'>;
+  /** Where the log goes instead of stdout (tests read what was logged). */
+  logStream?: { write(line: string): void };
   /** Routes for the metrics port beside /metrics (main.ts: the embedded database's backup). */
   adminRoutes?: (server: FastifyInstance, app: FastifyInstance) => Promise<void> | void;
 }
@@ -99,7 +101,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // LOG_LEVEL=silent writes nothing, so it runs without a logger: a pino logger at level silent still
     // made a child per request and the two request log calls, about 9 % of a bare Fastify's throughput
     // (docs/performance.md).
-    logger: options.logger === false || config.logLevel === 'silent' ? false : { level: config.logLevel, ...(tracing ? { mixin: traceIds } : {}) },
+    // `err` through serializeError: a database error is logged without its statement or parameters.
+    logger:
+      options.logger === false || config.logLevel === 'silent'
+        ? false
+        : {
+            level: config.logLevel,
+            serializers: { err: serializeError },
+            ...(options.logStream ? { stream: options.logStream } : {}),
+            ...(tracing ? { mixin: traceIds } : {}),
+          },
     trustProxy: config.trustProxy,
     bodyLimit: 256 * 1024,
     // With traces on (src/tracing.ts), the request id is the trace id: logs, x-request-id and traces meet.

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { stdSerializers } from 'pino';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { apiErrors, type ErrorBody } from '@latchkey/contract';
 import { AppError } from '../errors.js';
@@ -13,6 +15,80 @@ function isDatabaseUnavailable(error: unknown): boolean {
     if (/Connection terminated|timeout exceeded when trying to connect|Query read timeout|Connection is closed/i.test(message)) return true;
   }
   return false;
+}
+
+/**
+ * The logger's `err` serializer (app.ts): a database error is logged as what failed — the statement's first
+ * keyword and a short hash of its text, the PostgreSQL error code, the constraint, table and column it
+ * names — never the statement itself nor its parameters (issue 26). Drizzle wraps a failed query in an
+ * error whose message, `query` and `params` carry the whole statement and every value, PGlite adds
+ * `query`/`params` to its own error, and PostgreSQL's `detail` ("Key (email)=(…) already exists") and some
+ * messages (`invalid input syntax for type uuid: "…"`) quote values too. Every other error is pino's
+ * standard serialization.
+ */
+export function serializeError(error: Error): SerializedError {
+  if (typeof error !== 'object' || error === null) return { type: typeof error, message: String(error), stack: '' };
+  return touchesDatabase(error) ? databaseError(error as LoggedError, 0) : stdSerializers.err(error);
+}
+
+export interface SerializedError {
+  type: string;
+  message: string;
+  stack: string;
+  [field: string]: unknown;
+}
+
+interface LoggedError {
+  name?: unknown;
+  message?: unknown;
+  stack?: unknown;
+  code?: unknown;
+  severity?: unknown;
+  query?: unknown;
+  params?: unknown;
+  cause?: unknown;
+  [field: string]: unknown;
+}
+
+const SQLSTATE = /^[0-9A-Z]{5}$/;
+/** Fields of a PostgreSQL error that name things (identifiers), never values. */
+const IDENTIFIER_FIELDS = ['severity', 'schema', 'table', 'column', 'dataType', 'constraint', 'routine'] as const;
+
+function touchesDatabase(error: object): boolean {
+  for (let e = error as LoggedError | undefined, i = 0; e && typeof e === 'object' && i < 8; e = e.cause as LoggedError | undefined, i++) {
+    if (typeof e.query === 'string' || Array.isArray(e.params)) return true;
+    if (typeof e.code === 'string' && SQLSTATE.test(e.code) && typeof e.severity === 'string') return true;
+    if (typeof e.message === 'string' && e.message.startsWith('Failed query:')) return true;
+  }
+  return false;
+}
+
+/** `select #3f9a1c0b2d`: enough to find the statement in the code, nothing it carried. */
+export function describeStatement(query: string): string {
+  const keyword = /^\s*(?:\(\s*)*([A-Za-z]+)/.exec(query)?.[1]?.toLowerCase() ?? 'statement';
+  return `${keyword} #${createHash('sha256').update(query).digest('hex').slice(0, 10)}`;
+}
+
+function databaseError(e: LoggedError, depth: number): SerializedError {
+  // Like pino's: the class (DrizzleQueryError, DatabaseError), which `name` often is not.
+  const type = (typeof e.constructor === 'function' && e.constructor.name) || (typeof e.name === 'string' ? e.name : 'Error');
+  const code = typeof e.code === 'string' ? e.code : undefined;
+  const isPostgres = code !== undefined && SQLSTATE.test(code);
+  let message: string;
+  if (typeof e.query === 'string' || (typeof e.message === 'string' && e.message.startsWith('Failed query:'))) message = 'Failed query';
+  else if (typeof e.message !== 'string') message = '';
+  // PostgreSQL's own text, its quoted parts (values, sometimes names) left out: the code says what happened.
+  else if (isPostgres) message = e.message.replace(/"(?:[^"]|"")*"/g, '"…"').slice(0, 200);
+  else message = e.message.split('\n')[0]!.slice(0, 200);
+  // The call sites only: the first lines of a stack repeat the message.
+  const stack = typeof e.stack === 'string' ? [`${type}: ${message}`, ...e.stack.split('\n').filter((line) => /^\s+at /.test(line))].join('\n') : '';
+  const out: SerializedError = { type, message, stack };
+  if (code !== undefined) out.code = code;
+  if (typeof e.query === 'string') out.statement = describeStatement(e.query);
+  if (Array.isArray(e.params)) out.paramCount = e.params.length;
+  if (isPostgres) for (const field of IDENTIFIER_FIELDS) if (typeof e[field] === 'string') out[field] = e[field];
+  if (e.cause && typeof e.cause === 'object' && depth < 8) out.cause = databaseError(e.cause as LoggedError, depth + 1);
+  return out;
 }
 
 /**
