@@ -90,6 +90,8 @@ export interface BuildOptions {
   cors?: Pick<CorsOptions, 'cacheTtlMs'>;
   /** Where the log goes instead of stdout (tests read what was logged). */
   logStream?: { write(line: string): void };
+  /** Where log lines go (tests read them); stdout otherwise. */
+  logStream?: { write(line: string): void };
   /** Routes for the metrics port beside /metrics (main.ts: the embedded database's backup). */
   adminRoutes?: (server: FastifyInstance, app: FastifyInstance) => Promise<void> | void;
 }
