@@ -6,6 +6,7 @@ import { recordActivity, type ActivityActor } from '../activity/activity.service
 import type { LockAccess } from './devices.service.js';
 import { OperationRefusal, logTypeOf, type VerifiedOperation } from './operation-token.js';
 import { diff, recordChange, type Change } from '../history/history.service.js';
+import { checkGrant } from './rules.js';
 import { publishEvent } from '../webhooks/outbox.js';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
@@ -26,7 +27,7 @@ export async function applyOperation(db: Db, access: LockAccess, verified: Verif
       .returning({ id: usedOperationIds.id });
     if (!fresh) throw new OperationRefusal(409, operationErrors.replayed, type);
     const history: Change[] = [];
-    const subject = await change(tx, access, verified.operation, (kind, about, changes) =>
+    const subject = await change(tx, access, actor.userId, verified.operation, (kind, about, changes) =>
       history.push({ applicationId: lock.applicationId, actor: { id: actor.userId, email: actor.email }, kind, subject: about, changes }),
     );
     await recordActivity(tx as unknown as Db, { lockId: lock.id, applicationId: lock.applicationId, type, actor, subject });
@@ -41,7 +42,7 @@ const seconds = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : null);
  * Makes the operation's change and tells `history` what changed in the application's terms (shares,
  * lock settings); answers the log entry's subject (whom or what it concerned).
  */
-async function change(tx: Tx, { lock }: LockAccess, operation: Operation, history: RecordHistory): Promise<string | null> {
+async function change(tx: Tx, { lock, terms: signerTerms }: LockAccess, signerId: string | null, operation: Operation, history: RecordHistory): Promise<string | null> {
   const refuse = (status: number, reason: string) => new OperationRefusal(status, reason, logTypeOf(operation));
   switch (operation.type) {
     case 'MUTATE_LOCK': {
@@ -59,7 +60,15 @@ async function change(tx: Tx, { lock }: LockAccess, operation: Operation, histor
       if (!target) throw refuse(404, lockErrors.userNotFound);
       const { start, end } = operation;
       if (start != null && end != null && end <= start) throw refuse(400, lockMessages.endBeforeStart);
-      const terms = { role: operation.role ?? 'USER', startsAt: start == null ? null : new Date(start * 1000), endsAt: end == null ? null : new Date(end * 1000) };
+      // Never beyond the signer's own share (issue 26): no later end, and their hours when they have some.
+      const grantProblem = checkGrant(signerTerms, target.id === signerId, end == null ? null : end * 1000);
+      if (grantProblem) throw refuse(403, grantProblem);
+      const terms = {
+        role: operation.role ?? 'USER',
+        startsAt: start == null ? null : new Date(start * 1000),
+        endsAt: end == null ? null : new Date(end * 1000),
+        ...(signerTerms.timeWindow ? { timeWindow: signerTerms.timeWindow } : {}),
+      };
       const [before] = await tx.select().from(lockShares).where(and(eq(lockShares.lockId, lock.id), eq(lockShares.userId, target.id))).limit(1);
       history(
         'share',

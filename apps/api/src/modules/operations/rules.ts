@@ -92,6 +92,19 @@ export function checkShareTerms(terms: ShareTerms, atMs: number): string | null 
   return terms.timeWindow ? checkTimeRules([terms.timeWindow], atMs, operationErrors.shareWindow) : null;
 }
 
+/**
+ * What an admin's ADD_USER may give (issue 26): nothing beyond the admin's own share. The share it writes
+ * (the admin's own included) must end no later than the admin's does — an admin whose access ends in an
+ * hour cannot make it, or anyone's, permanent — and it carries the admin's time window when they have
+ * one (operation-writes.ts). Owners have open terms, so no bound. Roles cannot widen: only an ADMIN gets
+ * here, and ADMIN is the highest. `grantEndMs` null = no end.
+ */
+export function checkGrant(signer: ShareTerms, toSelf: boolean, grantEndMs: number | null): string | null {
+  if (signer.end === null) return null;
+  if (grantEndMs === null || grantEndMs > signer.end) return toSelf ? operationErrors.shareSelfWiden : operationErrors.shareBeyondOwn;
+  return null;
+}
+
 /** The lock's usage requirements: its time rules, then its location rule when enabled. */
 export function checkUsageRequirements(requirements: UsageRequirements, location: OperationLocation | undefined, atMs: number): string | null {
   const timeProblem = checkTimeRules(requirements.time ?? [], atMs, operationErrors.lockHours);
