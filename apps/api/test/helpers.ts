@@ -64,6 +64,7 @@ export async function createTestApp(env: Env = {}, build: Pick<BuildOptions, 'co
     DIRECTORY_RATE_LIMIT_MAX: '100000',
     CERTIFICATE_RATE_LIMIT_MAX: '100000',
     LOGIN_RATE_LIMIT_MAX: '100000',
+    REFUSED_OPERATION_RATE_LIMIT_MAX: '100000',
     ...env,
   });
   const { database, url, drop } = await createTestDatabase();

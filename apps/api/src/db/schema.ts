@@ -289,6 +289,11 @@ export const lockActivity = pgTable(
     subject: text('subject'),
     rejected: boolean('rejected').notNull().default(false),
     reason: text('reason'),
+    /**
+     * How many refusals the entry stands for: identical refusals (same caller, lock, kind and reason)
+     * within a minute of it add here instead of adding entries (operations.service.ts).
+     */
+    repeats: integer('repeats').notNull().default(1),
   },
   (t) => [index('lock_activity_page_idx').on(t.lockId, t.at, t.seq)],
 );

@@ -12,6 +12,11 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** `preHandler` of the directory look-ups: DIRECTORY_RATE_LIMIT_MAX per signed-in user and window. */
     limitDirectoryLookups: preHandlerAsyncHookHandler;
+    /**
+     * Charges one refused signed operation to its caller before it is logged: REFUSED_OPERATION_RATE_LIMIT_MAX
+     * per lock user and window, five times that per address; beyond either, a 429 and nothing is written.
+     */
+    chargeRefusedOperation(request: FastifyRequest): Promise<void>;
   }
 }
 
@@ -54,7 +59,7 @@ export async function registerRateLimits(
   options: { config: Config; redis: Redis | null; cache: AccessCache; exempt: (request: FastifyRequest) => boolean },
 ) {
   const { config, redis, cache, exempt } = options;
-  const { max, windowSeconds, anonymousMax, directoryMax } = config.rateLimit;
+  const { max, windowSeconds, anonymousMax, directoryMax, refusedMax } = config.rateLimit;
   await app.register(rateLimit, {
     // No limiter is added to routes by itself: the one hook below counts every request once, and routes
     // with their own `config.rateLimit` (login) get theirs on top.
@@ -79,6 +84,16 @@ export async function registerRateLimits(
   const directory = app.createRateLimit({ keyGenerator: (request) => `dir:${request.user.id}`, max: directoryMax });
   app.decorate('limitDirectoryLookups', async function (request: FastifyRequest) {
     refuseIfExceeded(await directory(request));
+  });
+
+  // A refused operation writes a log entry and may owe a webhook delivery: it costs more than a request,
+  // so it has a budget of its own, far tighter, per lock user (whichever application it belongs to) and
+  // per address (many made-up users behind one address). Counted only when an operation is refused.
+  const refusedPerUser = app.createRateLimit({ keyGenerator: (request) => `refused:u:${request.lockUser.id}`, max: refusedMax });
+  const refusedPerAddress = app.createRateLimit({ keyGenerator: (request) => `refused:ip:${request.ip}`, max: 5 * refusedMax });
+  app.decorate('chargeRefusedOperation', async function (request: FastifyRequest) {
+    refuseIfExceeded(await refusedPerUser(request));
+    refuseIfExceeded(await refusedPerAddress(request));
   });
 }
 

@@ -6,7 +6,7 @@ import {
   type LockLogPage,
   type LockLogQuery,
 } from '@latchkey/contract';
-import type { Db } from '../../db/client.js';
+import { affectedRows, type Db } from '../../db/client.js';
 import { lockActivity, users } from '../../db/schema.js';
 import type { AuthUser } from '../../plugins/auth.js';
 import { cursorTimeOf, decodeCursor, encodeCursor } from '../../lib/keyset-cursor.js';
@@ -73,6 +73,27 @@ export async function recordActivity(db: Db, entry: NewActivity): Promise<LockLo
     })
     .returning();
   return toLogEntry(row!);
+}
+
+/**
+ * Counts a refusal on the entry that already records the same one — same lock, caller, kind and reason,
+ * written within `windowSeconds` — instead of adding an entry; answers whether there was one. Identical
+ * refusals are taken one at a time (a transaction-scoped advisory lock on what makes them identical), so
+ * a burst of them at once, on any instance, makes one entry. Call it in the transaction that would
+ * otherwise write the entry.
+ */
+export async function countRepeatedRefusal(tx: Db, entry: NewActivity, windowSeconds: number): Promise<boolean> {
+  const userId = entry.actor?.userId ?? null;
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`refusal|${entry.lockId}|${userId ?? ''}|${entry.type}|${entry.reason ?? ''}`}))`);
+  const updated = await tx.execute(sql`
+    update ${lockActivity} set repeats = repeats + 1 where id = (
+      select id from ${lockActivity}
+      where ${lockActivity.lockId} = ${entry.lockId} and ${lockActivity.at} > now() - make_interval(secs => ${windowSeconds})
+        and ${lockActivity.rejected} and ${lockActivity.actorUserId} is not distinct from ${userId}
+        and ${lockActivity.type} = ${entry.type} and ${lockActivity.reason} is not distinct from ${entry.reason ?? null}
+      order by ${lockActivity.at} desc, ${lockActivity.seq} desc limit 1
+    )`);
+  return affectedRows(updated) > 0;
 }
 
 /** One entry by id (live events fetch the entry a notice names). */

@@ -70,11 +70,11 @@ export async function operationsRoutes(instance: FastifyInstance) {
         security,
         params: deviceLockParamsSchema,
         body: z.string().max(MAX_OPERATION_LENGTH).describe('A compact JWS (application/jwt)'),
-        response: { 204: z.null().describe('Done'), ...errors, 409: errorBodySchema },
+        response: { 204: z.null().describe('Done'), ...errors, 409: errorBodySchema, 429: errorBodySchema },
       },
     },
     async (request, reply) => {
-      await executeOperation(operations, request.lockUser, request.params.lockId, unwrap(request.body));
+      await executeOperation(operations, request.lockUser, request.params.lockId, unwrap(request.body), () => app.chargeRefusedOperation(request));
       return reply.code(204).send(null);
     },
   );

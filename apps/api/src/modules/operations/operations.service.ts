@@ -3,7 +3,7 @@ import { apiErrors, lockErrors, operationErrors, type UsageRequirements } from '
 import type { Db } from '../../db/client.js';
 import { AppError, notFound } from '../../errors.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
-import { recordActivity } from '../activity/activity.service.js';
+import { countRepeatedRefusal, recordActivity } from '../activity/activity.service.js';
 import { publishEvent } from '../webhooks/outbox.js';
 import { getLockAccess, type LockAccess } from './devices.service.js';
 import { MutateLockBatcher } from './mutate-lock.js';
@@ -23,6 +23,18 @@ import { checkShareTerms, checkUsageRequirements } from './rules.js';
  * repeated unlock costs a share of one statement (mutate-lock.ts: unlocks arriving together commit
  * together), which re-checks that standing in the database itself. A cached standing is only ever used to accept: any refusal is decided on a fresh read.
  */
+/**
+ * Identical refusals (same caller, lock, kind and reason) within this many seconds of a logged one are
+ * counted on it (`repeats`): one log entry and one lock.unlock_refused delivery, not one per attempt.
+ */
+export const REFUSAL_COALESCE_SECONDS = 60;
+
+/**
+ * Charges a refusal to the caller before anything is written for it: throws (429) when the caller has
+ * used up its budget of refused operations, and then nothing is logged or announced (plugins/rate-limit.ts).
+ */
+export type ChargeRefusal = () => Promise<void>;
+
 export interface OperationContext {
   db: Db;
   verifier: OperationVerifier;
@@ -35,7 +47,13 @@ export function createOperationContext(db: Db, verifier: OperationVerifier): Ope
   return { db, verifier, standings: new LRUCache<string, LockAccess>({ max: 20_000, ttl: 60_000 }), unlocks: new MutateLockBatcher(db) };
 }
 
-export async function executeOperation({ db, verifier, standings, unlocks }: OperationContext, user: LockUser, lockId: string, jws: string): Promise<void> {
+export async function executeOperation(
+  { db, verifier, standings, unlocks }: OperationContext,
+  user: LockUser,
+  lockId: string,
+  jws: string,
+  charge: ChargeRefusal = async () => {},
+): Promise<void> {
   const actor = { userId: user.id, email: user.email, displayName: user.displayName };
   const key = `${user.id}|${lockId}`;
   const cached = standings.get(key);
@@ -50,7 +68,7 @@ export async function executeOperation({ db, verifier, standings, unlocks }: Ope
     if (verified?.operation.type === 'MUTATE_LOCK') {
       const outcome = await unlocks.submit(user, cached, verified, actor);
       if (outcome === 'done') return;
-      if (outcome === 'replayed') return refuse(db, cached, actor, new OperationRefusal(409, operationErrors.replayed, logTypeOf(verified.operation)));
+      if (outcome === 'replayed') return refuse(db, cached, actor, new OperationRefusal(409, operationErrors.replayed, logTypeOf(verified.operation)), charge);
     }
     standings.delete(key);
   }
@@ -69,21 +87,32 @@ export async function executeOperation({ db, verifier, standings, unlocks }: Ope
       if (outcome === 'replayed') throw new OperationRefusal(409, operationErrors.replayed, logTypeOf(verified.operation));
       if (outcome === 'done') return void standings.set(key, access);
     } catch (error) {
-      if (error instanceof OperationRefusal) return refuse(db, access, actor, error);
+      if (error instanceof OperationRefusal) return refuse(db, access, actor, error, charge);
       throw error;
     }
   }
   throw new AppError(503, apiErrors.serviceUnavailable);
 }
 
-/** Logs the refusal; a refused unlock is also announced (lock.unlock_refused), in the same transaction. */
-async function refuse(db: Db, access: LockAccess, actor: { userId: string; email: string | null; displayName: string | null }, refusal: OperationRefusal): Promise<never> {
+/**
+ * Charges the refusal to the caller (over its budget: 429, nothing written), then logs it; a refused
+ * unlock is also announced (lock.unlock_refused), in the same transaction. The same refusal again within
+ * REFUSAL_COALESCE_SECONDS only counts on the entry already written, and announces nothing more.
+ */
+async function refuse(
+  db: Db,
+  access: LockAccess,
+  actor: { userId: string; email: string | null; displayName: string | null },
+  refusal: OperationRefusal,
+  charge: ChargeRefusal,
+): Promise<never> {
+  await charge();
   const { lock } = access;
   const entry = { lockId: lock.id, applicationId: lock.applicationId, type: refusal.logType, actor, rejected: true, reason: refusal.message };
-  if (refusal.logType !== 'UNLOCK') await recordActivity(db, entry);
-  else {
-    await db.transaction(async (tx) => {
-      await recordActivity(tx, entry);
+  await db.transaction(async (tx) => {
+    if (await countRepeatedRefusal(tx, entry, REFUSAL_COALESCE_SECONDS)) return;
+    await recordActivity(tx, entry);
+    if (refusal.logType === 'UNLOCK') {
       await publishEvent(tx, lock.applicationId, 'lock.unlock_refused', {
         applicationId: lock.applicationId,
         lockId: lock.id,
@@ -92,8 +121,8 @@ async function refuse(db: Db, access: LockAccess, actor: { userId: string; email
         email: actor.email,
         reason: refusal.message,
       });
-    });
-  }
+    }
+  });
   throw refusal;
 }
 
