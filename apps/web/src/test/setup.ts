@@ -4,6 +4,10 @@ import { afterEach, beforeAll } from 'vitest';
 import { loadAppPageTexts, setLanguage } from '../app/i18n';
 import { hideSaved } from '../components/ui/saved-notice';
 
+// The suite's browser reads British English (jsdom says en-US): English dates follow the browser's English
+// (lib/dates.ts), and the tests read them as dd/mm/yyyy; lib/dates.test.ts tries the others.
+Object.defineProperty(navigator, 'languages', { configurable: true, get: () => ['en-GB', 'en'] });
+
 // Pages render as their routes load them: the signed-in pages with their strings.
 beforeAll(() => loadAppPageTexts());
 

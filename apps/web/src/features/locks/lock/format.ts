@@ -1,4 +1,4 @@
-import type { LockShare } from '@latchkey/contract';
+import type { LockLogEntry, LockShare } from '@latchkey/contract';
 import type { TFunction } from 'i18next';
 
 import { formatDateTime, formatTimeSeconds } from '../../../lib/dates';
@@ -24,4 +24,31 @@ export function describeAccess(
     parts.push(t('shares.window', { days, start: window.start, end: window.end, zone: window.timezone }));
   }
   return parts.length > 0 ? parts.join(', ') : t('shares.always');
+}
+
+/** One part of a settings change's subject, as the API writes it, in words ('unlockTime' → 'unlock time'). */
+function settingPart(part: string, t: TFunction): string {
+  if (part === 'unlockTime' || part === 'usageRequirements') return t(`activity.settingNames.${part}`);
+  const seconds = /^unlock time (\d+) s$/.exec(part);
+  if (seconds) return t('activity.unlockTimeValue', { seconds: seconds[1] ?? '' });
+  const hours = /^hours (\S+)–(\S+) (\S+)$/.exec(part);
+  if (hours) return t('activity.hoursValue', { start: hours[1] ?? '', end: hours[2] ?? '', zone: hours[3] ?? '' });
+  if (part === 'hours cleared') return t('activity.hoursCleared');
+  return part;
+}
+
+/**
+ * What a log entry concerned, in the reader's language: a settings change names the settings in words
+ * (the API writes field names: "unlockTime, usageRequirements"), a share its role; anything else (whom
+ * a share or revocation was for) as the API gave it.
+ */
+export function describeSubject(entry: Pick<LockLogEntry, 'type' | 'subject'>, t: TFunction): string | null {
+  if (!entry.subject) return null;
+  if (entry.type === 'SETTINGS') {
+    return t('activity.settingsSubject', { what: entry.subject.split(', ').map((part) => settingPart(part, t)).join(', ') });
+  }
+  const withRole = /^(.*) \((USER|ADMIN)\)$/.exec(entry.subject);
+  const role = withRole?.[2] as 'USER' | 'ADMIN' | undefined;
+  const subject = withRole && role ? `${withRole[1]} (${t(`shares.roles.${role}`)})` : entry.subject;
+  return t('activity.subject', { subject });
 }

@@ -265,4 +265,29 @@ describe('Lock page', () => {
     expect(unlockTime).toHaveFocus();
     expect(screen.queryByRole('alertdialog', { name: 'Failed' })).toBeNull();
   });
+  it('the log names who by their email, as the shares and History do, and a settings change in words (issue 28)', async () => {
+    setup((call) =>
+      call.url.split('?')[0] === `${LOCK}/log`
+        ? json({
+            items: [
+              sampleEntry({
+                id: 'settings',
+                type: 'SETTINGS',
+                subject: 'unlockTime',
+                actor: { userId: 'u1', email: 'dana@example.com', displayName: 'Dana' },
+              }),
+            ],
+            nextCursor: null,
+          })
+        : undefined,
+    );
+    const row = await waitFor(() => {
+      const r = within(activity()).getAllByRole('row');
+      expect(r).toHaveLength(2);
+      return r[1]!;
+    });
+    expect(row).toHaveTextContent('dana@example.com changed: unlock time');
+    expect(row).not.toHaveTextContent('unlockTime');
+    expect(row).not.toHaveTextContent('Dana');
+  });
 });
