@@ -18,6 +18,9 @@ export async function run(config: Config): Promise<void> {
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
+    // Stop accepting at once, before anything else: a connection made while close() runs its hooks would be
+    // answered 503, which a load balancer cannot pass on for a POST; refused, it goes to another instance.
+    app.server.close();
     try {
       await app.close();
       process.exit(0);
