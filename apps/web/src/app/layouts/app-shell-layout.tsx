@@ -1,6 +1,6 @@
 import { Alert, Box, Button, ButtonBase, Container, type SxProps, type Theme } from '@mui/material';
 import { usePrefetchQuery } from '@tanstack/react-query';
-import { useEffect } from 'react';
+import { useEffect, useRef } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Outlet, Link as RouterLink, useLocation, useParams } from 'react-router';
 import { PageLoader } from '../../components/ui/page-loader';
@@ -54,10 +54,22 @@ function SectionLinks({ appId, tab }: { appId: string; tab: ReturnType<typeof ac
     { value: 'webhooks', label: t('nav.webhooks'), to: paths.webhooks(appId) },
     { value: 'history', label: t('nav.history'), to: paths.history(appId) },
   ] as const;
+  // On a phone the sections are one row that scrolls sideways (wrapped, German took three rows): the
+  // current one is brought into view, and the one cut at the edge shows there are more.
+  const row = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const container = row.current;
+    const current = container?.querySelector<HTMLElement>('[aria-current="page"]');
+    if (!container || !current || container.scrollWidth <= container.clientWidth) return;
+    container.scrollLeft = current.offsetLeft - (container.clientWidth - current.offsetWidth) / 2;
+  }, [tab]);
   return (
     <Box component="nav" aria-label={t('nav.applicationTabs')} sx={{ bgcolor: 'background.paper', borderBottom: 1, borderColor: 'grey.300' }}>
-      {/* On a phone the sections wrap onto a second row rather than hide past the right edge. */}
-      <Container maxWidth="lg" sx={{ display: 'flex', flexWrap: { xs: 'wrap', md: 'nowrap' }, overflowX: 'auto', px: { xs: 1, sm: 2, md: 3 } }}>
+      <Container
+        ref={row}
+        maxWidth="lg"
+        sx={{ display: 'flex', flexWrap: 'nowrap', overflowX: 'auto', scrollbarWidth: 'thin', position: 'relative', px: { xs: 1, sm: 2, md: 3 } }}
+      >
         {sections.map((section) => (
           <ButtonBase
             key={section.value}

@@ -18,6 +18,7 @@ import {
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Icon } from '../../components/ui/icon';
+import { stackedOnPhone } from '../../components/ui/stacked-table';
 import { formatDate } from '../../lib/dates';
 
 interface Props {
@@ -42,7 +43,8 @@ export function UsersTable({ users, loading, search, onRemove }: Props) {
 
   return (
     <TableContainer>
-      <Table aria-label={t('settings.title')} aria-busy={loading}>
+      {/* On a phone each user is their email (and the row menu) over their captioned name, date and status. */}
+      <Table aria-label={t('settings.title')} aria-busy={loading} sx={stackedOnPhone}>
         <TableHead>
           <TableRow>
             <TableCell>{t('settings.userEmail')}</TableCell>
@@ -58,9 +60,11 @@ export function UsersTable({ users, loading, search, onRemove }: Props) {
             return (
               <TableRow key={user.userId} hover>
                 <TableCell sx={{ overflowWrap: 'anywhere' }}>{user.email ?? notSet}</TableCell>
-                <TableCell>{user.displayName ?? notSet}</TableCell>
-                <TableCell>{formatDate(user.createdAt, i18n.language)}</TableCell>
-                <TableCell>
+                <TableCell data-caption={t('settings.displayName')} sx={{ overflowWrap: 'anywhere' }}>
+                  {user.displayName ?? notSet}
+                </TableCell>
+                <TableCell data-caption={t('settings.added')}>{formatDate(user.createdAt, i18n.language)}</TableCell>
+                <TableCell data-caption={t('settings.status')}>
                   <Chip
                     size="small"
                     variant="outlined"
@@ -68,7 +72,7 @@ export function UsersTable({ users, loading, search, onRemove }: Props) {
                     label={t(`settings.statusValue.${user.status}`)}
                   />
                 </TableCell>
-                <TableCell align="right">
+                <TableCell align="right" data-actions>
                   <IconButton
                     aria-label={t('settings.rowActions', { user: who })}
                     aria-haspopup="menu"

@@ -115,7 +115,7 @@ export function AuthenticationCard({ app }: { app: Application }) {
           ) : (
             <Box component="ul" sx={{ display: 'flex', flexWrap: 'wrap', gap: 1, listStyle: 'none', p: 0, mt: 1 }}>
               {keys.map((key, i) => (
-                <Box component="li" key={key.kid} sx={{ display: 'inline-flex', alignItems: 'center', gap: 0.5 }}>
+                <Box component="li" key={key.kid} sx={{ display: 'inline-flex', alignItems: 'center', gap: 0.5, maxWidth: '100%', minWidth: 0 }}>
                   <Chip
                     label={key.kid}
                     aria-label={t('authCard.editKeyLabel', { kid: key.kid })}
@@ -123,7 +123,8 @@ export function AuthenticationCard({ app }: { app: Application }) {
                     aria-describedby={expiry(key) === 'valid' || key.exp === undefined ? undefined : `${expiryIds}-${i}`}
                     onClick={() => setKeyDialog({ mode: 'edit', key })}
                     color={expiry(key) === 'expired' ? 'error' : 'default'}
-                    sx={{ maxWidth: 260 }}
+                    // A long kid is cut short (the whole of it is in the edit dialog) before its remove button is.
+                    sx={{ maxWidth: 260, minWidth: 0 }}
                   />
                   <KeyExpiryMark jwk={key} state={expiry(key)} descriptionId={`${expiryIds}-${i}`} />
                   <IconButton size="small" aria-label={t('authCard.removeKeyLabel', { kid: key.kid })} onClick={() => setRemoval({ type: 'remove-key', kid: key.kid })}>

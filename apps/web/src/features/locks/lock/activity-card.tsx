@@ -17,9 +17,10 @@ import {
 import { useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router';
 import { PageLoader } from '../../../components/ui/page-loader';
+import { stackedOnPhone } from '../../../components/ui/stacked-table';
 import { errorMessage } from '../../../lib/http';
 import { useLockLog, type LogRange } from '../log-api';
-import { formatLogTime } from './format';
+import { describeSubject, formatLogTime } from './format';
 
 /** The filter lives in the URL (?from=yyyy-mm-dd&to=yyyy-mm-dd), whole local days, both inclusive. */
 export function rangeFromDays(from: string | null, to: string | null): LogRange {
@@ -31,16 +32,18 @@ export function rangeFromDays(from: string | null, to: string | null): LogRange 
   return { start: day(from, false), end: day(to, true) };
 }
 
+/** Who did it, by their email as the shares and History name people, and what it concerned. */
 function Actor({ entry }: { entry: LockLogEntry }) {
   const { t } = useTranslation();
-  const name = entry.actor.displayName ?? entry.actor.email ?? entry.actor.userId ?? t('activity.system');
+  const name = entry.actor.email ?? entry.actor.displayName ?? entry.actor.userId ?? t('activity.system');
+  const subject = describeSubject(entry, t);
   return (
     <>
       {name}
-      {entry.subject && (
+      {subject && (
         <Typography component="span" variant="body2" color="text.secondary">
           {' '}
-          {t('activity.subject', { subject: entry.subject })}
+          {subject}
         </Typography>
       )}
     </>
@@ -127,7 +130,8 @@ export function ActivityCard({ appId, lockId }: { appId: string; lockId: string 
       )}
       {entries.length > 0 && (
         <TableContainer>
-          <Table size="small" aria-labelledby="activity-heading">
+          {/* On a phone each entry is its time over its captioned event and result, and who did it. */}
+          <Table size="small" aria-labelledby="activity-heading" sx={stackedOnPhone}>
             <TableHead>
               <TableRow>
                 <TableCell>{t('activity.time')}</TableCell>
@@ -143,11 +147,11 @@ export function ActivityCard({ appId, lockId }: { appId: string; lockId: string 
                   <TableCell sx={{ whiteSpace: 'nowrap', fontVariantNumeric: 'tabular-nums' }}>
                     {formatLogTime(entry.timestamp, i18n.language)}
                   </TableCell>
-                  <TableCell>{t(`activity.types.${entry.type}`)}</TableCell>
-                  <TableCell sx={{ overflowWrap: 'anywhere', minWidth: 160 }}>
+                  <TableCell data-caption={t('activity.event')}>{t(`activity.types.${entry.type}`)}</TableCell>
+                  <TableCell data-caption={t('activity.by')} data-stack="full" sx={{ overflowWrap: 'anywhere', minWidth: 160 }}>
                     <Actor entry={entry} />
                   </TableCell>
-                  <TableCell>
+                  <TableCell data-caption={t('activity.result')}>
                     {entry.rejected ? (
                       <Box>
                         <Chip size="small" color="error" variant="outlined" label={t('activity.refused')} />

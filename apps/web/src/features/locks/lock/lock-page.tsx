@@ -103,7 +103,8 @@ export function LockPage() {
           sx={{
             display: 'grid',
             gap: { xs: 2, md: 3 },
-            gridTemplateColumns: { xs: '1fr', md: 'minmax(0, 2fr) minmax(0, 3fr)' },
+            // minmax(0, …): a plain 1fr grows to its widest content, and a table made the page wider than a phone.
+            gridTemplateColumns: { xs: 'minmax(0, 1fr)', md: 'minmax(0, 2fr) minmax(0, 3fr)' },
             alignItems: 'start',
           }}
         >

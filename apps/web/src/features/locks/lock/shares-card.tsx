@@ -20,6 +20,7 @@ import { useTranslation } from 'react-i18next';
 import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
 import { Icon } from '../../../components/ui/icon';
 import { PageLoader } from '../../../components/ui/page-loader';
+import { stackedOnPhone } from '../../../components/ui/stacked-table';
 import { showSaved } from '../../../components/ui/saved-notice';
 import { useOperation } from '../../../components/ui/use-operation';
 import { errorMessage } from '../../../lib/http';
@@ -73,7 +74,8 @@ export function SharesCard({ appId, lockId }: { appId: string; lockId: string })
       )}
       {shares.data && shares.data.length > 0 && (
         <TableContainer sx={{ mt: 1 }}>
-          <Table size="small" aria-labelledby="shares-heading">
+          {/* On a phone each share is its user (and the revoke button) over its captioned role, status and access. */}
+          <Table size="small" aria-labelledby="shares-heading" sx={stackedOnPhone}>
             <TableHead>
               <TableRow>
                 <TableCell>{t('shares.user')}</TableCell>
@@ -87,9 +89,11 @@ export function SharesCard({ appId, lockId }: { appId: string; lockId: string })
               {shares.data.map((share) => (
                 <TableRow key={share.userId}>
                   <TableCell sx={{ overflowWrap: 'anywhere', minWidth: 160 }}>{who(share)}</TableCell>
-                  <TableCell>{t(`shares.roles.${share.role}`)}</TableCell>
-                  <TableCell sx={{ minWidth: 180 }}>{describeAccess(share, t, i18n.language)}</TableCell>
-                  <TableCell>
+                  <TableCell data-caption={t('shares.role')}>{t(`shares.roles.${share.role}`)}</TableCell>
+                  <TableCell data-caption={t('shares.access')} data-stack="full" sx={{ minWidth: 180 }}>
+                    {describeAccess(share, t, i18n.language)}
+                  </TableCell>
+                  <TableCell data-caption={t('shares.status')}>
                     <Chip
                       size="small"
                       variant="outlined"
@@ -97,7 +101,7 @@ export function SharesCard({ appId, lockId }: { appId: string; lockId: string })
                       label={t(`shares.statusValue.${share.status}`)}
                     />
                   </TableCell>
-                  <TableCell align="right">
+                  <TableCell align="right" data-actions>
                     <IconButton
                       aria-label={t('shares.revoke', { user: who(share) })}
                       onClick={() => setRevoking(share)}

@@ -1,0 +1,119 @@
+import { expect, type APIRequestContext, type Page } from '@playwright/test';
+import { createAppViaApi, publicJwk, registerViaApi, uniqueEmail } from './support';
+
+/** The pages of the portal and an application filled with long values, for phone-widths.spec.ts. */
+
+const LONG_EMAIL = 'alexandra.konstantinopoulou-schmidt@partner-integrations.example.com';
+
+export interface Seed {
+  session: Record<string, string>;
+  appId: string;
+  lockId: string;
+  webhookId: string;
+}
+
+export async function seed(request: APIRequestContext): Promise<Seed> {
+  const email = uniqueEmail('phone.widths');
+  const auth = await registerViaApi(request, email, 'Dana Phone');
+  const signIn = (await (
+    await request.post('/api/auth/token', { data: { email, password: 'journey-pass' } })
+  ).json()) as { authToken: string; refreshToken: string; privateKey: string; publicKey: string };
+  const headers = { authorization: `Bearer ${auth.authToken}` };
+  const appId = await createAppViaApi(request, auth.authToken, 'Phone Width Doors');
+  const app = `/api/platform/application/${appId}`;
+  const ok = async (res: Promise<{ status(): number; text(): Promise<string> }>) => {
+    const r = await res;
+    expect(r.status(), await r.text()).toBeLessThan(300);
+    return r;
+  };
+  await ok(request.post(app, { headers, data: { privacyPolicy: 'https://phone-width-doors.example.com/legal/privacy-policy', supportContact: 'mailto:support@phone-width-doors.example.com' } }));
+  await ok(request.post(`${app}/auth/key`, { headers, data: publicJwk('phone-width-key-with-a-long-identifier-2026') }));
+  await ok(request.post(`${app}/auth/issuer`, { headers, data: { url: `https://auth.${email.split('@')[0]!.replace(/\./g, '-')}.example.com/realms/production` } }));
+  const locks = (await (await ok(request.get(`${app}/lock`, { headers }))).json()) as { id: string }[];
+  const lockId = locks[0]!.id;
+  await ok(request.put(`${app}/lock/${lockId}`, { headers, data: { settings: { unlockTime: 12 } } }));
+  const day = 24 * 3600;
+  const now = Math.floor(Date.now() / 1000);
+  await ok(
+    request.post(`${app}/lock/${lockId}/user`, {
+      headers,
+      data: {
+        email: LONG_EMAIL,
+        role: 'USER',
+        start: now + day,
+        end: now + 30 * day,
+        timeWindow: { days: ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY'], start: '08:00', end: '18:00', timezone: 'Europe/Berlin' },
+      },
+    }),
+  );
+  await ok(request.post(`${app}/user`, { headers, data: { email: `second.${LONG_EMAIL}` } }));
+  const hook = await ok(
+    request.post(`${app}/webhook`, { headers, data: { url: 'https://93.184.215.14/a-rather-long-webhook-receiver-path/latchkey', events: ['application.updated'] } }),
+  );
+  const webhookId = ((await hook.json()) as { id: string }).id;
+  await ok(request.post(app, { headers, data: { companyName: 'Phone Width Doors Incorporated International' } }));
+  return {
+    appId,
+    lockId,
+    webhookId,
+    session: {
+      token: signIn.authToken,
+      refreshToken: signIn.refreshToken,
+      privateKey: signIn.privateKey,
+      publicKey: signIn.publicKey,
+      email,
+      displayName: 'Dana Phone',
+    },
+  };
+}
+
+export const signedOutPages = ['/login', '/register', '/accept-invite?email=new.person%40example.com&code=ABC123', '/no-such-page/at-all'];
+
+export const signedInPages = ({ appId, lockId, webhookId }: Seed) => [
+  '/start',
+  '/start/new',
+  `/${appId}/overview`,
+  `/${appId}/overview?tokenTester=open`,
+  `/${appId}/getting-started/ios`,
+  `/${appId}/getting-started/android`,
+  `/${appId}/getting-started/javascript`,
+  `/${appId}/getting-started/backend`,
+  `/${appId}/locks`,
+  `/${appId}/locks/${lockId}`,
+  `/${appId}/outbox`,
+  `/${appId}/webhooks?webhook=${webhookId}`,
+  `/${appId}/history`,
+  `/${appId}/settings`,
+];
+
+/** The page has drawn what it loads: no spinner left, and its fonts and transitions settled. */
+export async function settled(page: Page) {
+  await expect(page.locator('main, [role="dialog"], [role="region"]').first()).toBeVisible();
+  await expect(page.getByRole('progressbar')).toHaveCount(0, { timeout: 20_000 });
+  await page.evaluate(() => document.fonts.ready.then(() => undefined));
+}
+
+export async function expectNoWiderThanViewport(page: Page, label: string) {
+  const { scrollWidth, innerWidth, wide, offscreen } = await page.evaluate(() => {
+    const describe = (e: Element) =>
+      `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}.${[...e.classList].slice(0, 2).join('.')} "${(e.getAttribute('aria-label') ?? e.textContent ?? '').slice(0, 40)}"`;
+    const beyond = (e: Element) => {
+      const box = e.getBoundingClientRect();
+      return box.width > 0 && box.right > window.innerWidth + 0.5;
+    };
+    return {
+      scrollWidth: document.documentElement.scrollWidth,
+      innerWidth: window.innerWidth,
+      // What sticks out, to say where in a failure.
+      wide: [...document.querySelectorAll('body *')].filter((e) => beyond(e) && !e.closest('[aria-hidden="true"]')).slice(0, 4).map(describe),
+      // A control of the page (not the section links, a row that scrolls) that a table pushed past the edge.
+      offscreen: [...document.querySelectorAll('main :is(button, a[href], input, select, textarea), [role="dialog"] :is(button, a[href], input)')]
+        // A tab list scrolls sideways by design (its arrows reach the rest).
+        .filter((e) => beyond(e) && !e.closest('[role="tablist"]'))
+        .slice(0, 4)
+        .map(describe),
+    };
+  });
+  expect.soft(scrollWidth, `${label} is ${scrollWidth} px wide at ${innerWidth} px: ${wide.join(' | ')}`).toBeLessThanOrEqual(innerWidth);
+  expect.soft(offscreen, `${label}: controls past the right edge`).toEqual([]);
+}
