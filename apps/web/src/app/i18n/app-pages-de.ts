@@ -142,6 +142,11 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     addFailed: 'Der Eigentümer konnte nicht hinzugefügt werden. Bitte versuchen Sie es erneut.',
     removeFailed: 'Der Eigentümer konnte nicht entfernt werden. Bitte versuchen Sie es erneut.',
     editHint: 'Mit dem Stift oben fügen Sie Eigentümer hinzu oder entfernen sie.',
+    inviteTitle: '{{email}} einladen?',
+    inviteMessage:
+      'Zu dieser E-Mail-Adresse gibt es noch kein Konto. Eine Einladung senden, um eines anzulegen? Die Person wird sofort Eigentümer dieser Anwendung und kann sie öffnen, sobald sie ein Passwort gewählt hat.',
+    inviteButton: 'Einladung senden',
+    invited: 'Einladung an {{email}} gesendet. Die Person ist jetzt Eigentümer und kann die Anwendung öffnen, sobald sie ein Passwort gewählt hat.',
   },
   signOutEverywhere: {
     action: 'Überall abmelden',

@@ -137,6 +137,11 @@ export const appPagesEn = {
     addFailed: uiErrors.ownerAddFailed,
     removeFailed: uiErrors.ownerRemoveFailed,
     editHint: 'Use the pen icon above to add or remove owners.',
+    inviteTitle: 'Invite {{email}}?',
+    inviteMessage:
+      'No account uses this email yet. Send an invitation to create one? They become an owner of this application now, and can open it once they have chosen a password.',
+    inviteButton: 'Send invitation',
+    invited: 'Invitation sent to {{email}}. They are an owner now and can open the application once they have chosen a password.',
   },
   signOutEverywhere: {
     action: 'Sign out everywhere',

@@ -55,6 +55,26 @@ export function useAddOwner(id: string) {
   });
 }
 
+/**
+ * An owner who has no account yet: the platform emails them an invitation (POST /account/invite, in the
+ * inviter's language), which makes them a pending user the directory finds; they are added as an owner
+ * at once and open the application once they have chosen a password.
+ */
+export async function inviteOwner(id: string, email: string): Promise<void> {
+  await request('/account/invite', { method: 'POST', body: { email } });
+  const user = await queryDirectory(email);
+  if (!user?.id) throw new ApiError(404, 'The user with that email address has not been found');
+  await addOwner(id, user.id);
+}
+
+export function useInviteOwner(id: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (email: string) => inviteOwner(id, email),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: applicationKeys.detail(id) }),
+  });
+}
+
 export function useRemoveOwner(id: string) {
   const queryClient = useQueryClient();
   return useMutation({

@@ -1,4 +1,4 @@
-import { screen, waitFor } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { storeSignIn } from '../../../lib/session';
@@ -96,6 +96,63 @@ describe('Application card edit mode', () => {
     await user.click(screen.getByRole('button', { name: 'Edit Application' }));
     expect(removeOther).toBeEnabled();
     expect(screen.getByRole('button', { name: 'Add owner' })).toBeEnabled();
+  });
+
+  it('an owner without an account is offered an invitation: sent once confirmed, then added as an owner (issue 28)', async () => {
+    storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600, sub: 'user-1' }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
+    let invited = false;
+    const calls = stubFetch((call) => {
+      if (call.url.endsWith('/owner') && call.method === 'GET') return json(owners);
+      if (call.url === '/api/directory/query')
+        return invited ? json({ id: 'user-3', publicKey: null }) : json({ code: 404, message: 'The user with that email address has not been found' }, 404);
+      if (call.url === '/api/account/invite') {
+        invited = true;
+        return noContent();
+      }
+      if (call.method === 'POST') return noContent();
+      return json(sampleApplication);
+    });
+    const user = userEvent.setup();
+    renderRoute(<ApplicationCard app={sampleApplication} />);
+    await user.click(screen.getByRole('button', { name: 'Edit Application' }));
+    await user.click(screen.getByRole('button', { name: 'Add owner' }));
+    const add = await screen.findByRole('dialog', { name: 'Add owner' });
+    await user.type(within(add).getByRole('textbox', { name: /Owner email/ }), 'new.owner@example.com');
+    await user.click(within(add).getByRole('button', { name: 'Add' }));
+
+    const offer = await screen.findByRole('dialog', { name: 'Invite new.owner@example.com?' });
+    expect(offer).toHaveTextContent('No account uses this email yet.');
+    // Nothing is sent before the owner confirms.
+    expect(calls.filter((c) => c.url === '/api/account/invite')).toHaveLength(0);
+    await user.click(within(offer).getByRole('button', { name: 'Send invitation' }));
+
+    await waitFor(() => expect(screen.getAllByRole('status').map((s) => s.textContent)).toContain('Invitation sent to new.owner@example.com. They are an owner now and can open the application once they have chosen a password.'));
+    const sent = calls.filter((c) => c.method === 'POST' && !c.url.endsWith('/directory/query'));
+    expect(sent.map((c) => [c.url, c.body])).toEqual([
+      ['/api/account/invite', { email: 'new.owner@example.com' }],
+      ['/api/platform/application/app-1/owner', { userId: 'user-3' }],
+    ]);
+    expect(screen.queryByRole('dialog')).toBeNull();
+  });
+
+  it('declining the invitation sends nothing', async () => {
+    const { calls, user } = setup();
+    stubFetch((call) => {
+      calls.push(call);
+      if (call.url.endsWith('/owner') && call.method === 'GET') return json(owners);
+      if (call.url === '/api/directory/query') return json({ code: 404, message: 'The user with that email address has not been found' }, 404);
+      return json(sampleApplication);
+    });
+    renderRoute(<ApplicationCard app={sampleApplication} />);
+    await user.click(screen.getByRole('button', { name: 'Edit Application' }));
+    await user.click(screen.getByRole('button', { name: 'Add owner' }));
+    const add = await screen.findByRole('dialog', { name: 'Add owner' });
+    await user.type(within(add).getByRole('textbox', { name: /Owner email/ }), 'nobody@example.com');
+    await user.click(within(add).getByRole('button', { name: 'Add' }));
+    const offer = await screen.findByRole('dialog', { name: 'Invite nobody@example.com?' });
+    await user.click(within(offer).getByRole('button', { name: 'Cancel' }));
+    await waitFor(() => expect(screen.queryByRole('dialog', { name: 'Invite nobody@example.com?' })).toBeNull());
+    expect(calls.filter((c) => c.url === '/api/account/invite' || c.url.endsWith('/owner') && c.method === 'POST')).toHaveLength(0);
   });
 });
 

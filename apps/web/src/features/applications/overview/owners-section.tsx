@@ -7,7 +7,8 @@ import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
 import { Icon } from '../../../components/ui/icon';
 import { useOperation } from '../../../components/ui/use-operation';
 import { currentUserId } from '../../../lib/session';
-import { useAddOwner, useOwners, useRemoveOwner } from '../owners-api';
+import { errorMessage } from '../../../lib/http';
+import { useAddOwner, useInviteOwner, useOwners, useRemoveOwner } from '../owners-api';
 import { AddOwnerDialog } from './add-owner-dialog';
 
 class OwnerNotFound extends Error {}
@@ -18,12 +19,16 @@ export function OwnersSection({ applicationId, editing }: { applicationId: strin
   const owners = useOwners(applicationId);
   const add = useAddOwner(applicationId);
   const remove = useRemoveOwner(applicationId);
+  const invite = useInviteOwner(applicationId);
   const op = useOperation();
   const [adding, setAdding] = useState(false);
+  /** An email with no account behind it: the offer to invite them instead. */
+  const [inviting, setInviting] = useState<string | null>(null);
   const [removing, setRemoving] = useState<Owner | null>(null);
   const me = currentUserId();
 
   // The add dialog stays open (with the typed email) until the add succeeds, so a miss loses nothing.
+  // An email with no account is not a dead end: the owner is offered to invite them (issue 28).
   const onAdd = async (email: string) => {
     const result = await op.run(
       async () => {
@@ -35,9 +40,19 @@ export function OwnersSection({ applicationId, editing }: { applicationId: strin
         inPlace: () => true,
       },
     );
+    if (!result.ok && result.error instanceof OwnerNotFound) {
+      setAdding(false);
+      setInviting(email);
+      return null;
+    }
     if (!result.ok) return result.message;
     setAdding(false);
     return null;
+  };
+
+  const onInvite = async (email: string) => {
+    setInviting(null);
+    await op.run(() => invite.mutateAsync(email), { notice: t('owners.invited', { email }), failureMessage: (e) => errorMessage(e) });
   };
 
   const onRemove = async (owner: Owner) => {
@@ -90,6 +105,16 @@ export function OwnersSection({ applicationId, editing }: { applicationId: strin
         })}
       </List>
       <AddOwnerDialog open={adding} onCancel={() => setAdding(false)} onAdd={onAdd} />
+      <ConfirmDialog
+        open={inviting !== null}
+        title={t('owners.inviteTitle', { email: inviting ?? '' })}
+        message={t('owners.inviteMessage')}
+        confirmLabel={t('owners.inviteButton')}
+        cancelLabel={t('common.cancel')}
+        destructive={false}
+        onConfirm={() => inviting && void onInvite(inviting)}
+        onCancel={() => setInviting(null)}
+      />
       <ConfirmDialog
         open={removing !== null}
         title={t('owners.removeConfirm')}
