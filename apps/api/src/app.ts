@@ -31,6 +31,8 @@ import { registerTextGuard } from './plugins/text-guard.js';
 import { portalCspDirectives, registerSecurityHeaders } from './plugins/security-headers.js';
 import { registerMetrics } from './plugins/metrics.js';
 import { accountRoutes } from './modules/account/account.routes.js';
+import { accountTrustRoutes } from './modules/account/account-trust.routes.js';
+import { registerAccountTrust } from './modules/account/account-trust.service.js';
 import { activityRoutes } from './modules/activity/activity.routes.js';
 import { lockEventsRoutes } from './modules/locks/lock-events.routes.js';
 import { findLock } from './modules/locks/locks.service.js';
@@ -89,8 +91,6 @@ export interface BuildOptions {
   /** Tests shorten the CORS cache so a removed domain can be seen to stop working. */
   cors?: Pick<CorsOptions, 'cacheTtlMs'>;
   /** Where the log goes instead of stdout (tests read what was logged). */
-  logStream?: { write(line: string): void };
-  /** Where log lines go (tests read them); stdout otherwise. */
   logStream?: { write(line: string): void };
   /** Routes for the metrics port beside /metrics (main.ts: the embedded database's backup). */
   adminRoutes?: (server: FastifyInstance, app: FastifyInstance) => Promise<void> | void;
@@ -231,6 +231,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     cache: accessCache,
     exempt: (request) => isExemptFromRateLimit(request.method, request.url, config.apiPrefix),
   });
+  await registerAccountTrust(app);
   await app.register(swagger, {
     openapi: {
       info: { title: 'Latchkey platform API', version: '1.0.0' },
@@ -247,6 +248,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(certificatesRoutes);
       await api.register(operationsRoutes);
       await api.register(accountRoutes);
+      await api.register(accountTrustRoutes);
       await api.register(applicationsRoutes);
       await api.register(platformUsersRoutes);
       await api.register(logosRoutes);

@@ -142,7 +142,7 @@ describe(`backup and restore (${testDbKind})`, { timeout: 120_000 }, () => {
 
     const truncated = good.subarray(0, good.length - 100);
     const damaged = Buffer.from(good);
-    damaged[damaged.length - 10] ^= 0xff;
+    damaged.writeUInt8(damaged.readUInt8(damaged.length - 10) ^ 0xff, damaged.length - 10);
     const text = good.toString('latin1');
     const headerEnd = text.indexOf('\n', text.indexOf('\n') + 1);
     const header = JSON.parse(text.slice(text.indexOf('\n') + 1, headerEnd)) as Record<string, unknown>;

@@ -93,7 +93,7 @@ describe('rolling restart', () => {
       return s;
     };
     // startService picks its own port; the upstreams need fixed ones, so PORT is given in env (it wins).
-    let a = await start(ports[0]!);
+    const a = await start(ports[0]!);
     const b = await start(ports[1]!);
     await waitReady(`http://127.0.0.1:${ports[0]}`);
     await waitReady(`http://127.0.0.1:${ports[1]}`);
@@ -132,16 +132,15 @@ describe('rolling restart', () => {
 
     // Restart A, then B, each while the other carries the load.
     expect(await stop(a)).toBe(0);
-    a = await start(ports[0]!);
+    await start(ports[0]!);
     await waitReady(`http://127.0.0.1:${ports[0]}`);
     await new Promise((r) => setTimeout(r, 1000));
     expect(await stop(b)).toBe(0);
-    const b2 = await start(ports[1]!);
+    await start(ports[1]!);
     await waitReady(`http://127.0.0.1:${ports[1]}`);
     await new Promise((r) => setTimeout(r, 1000));
     running = false;
     await load;
-    void b2;
 
     expect(done).toBeGreaterThan(50);
     expect(failures).toEqual([]);
