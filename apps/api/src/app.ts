@@ -31,8 +31,6 @@ import { registerTextGuard } from './plugins/text-guard.js';
 import { portalCspDirectives, registerSecurityHeaders } from './plugins/security-headers.js';
 import { registerMetrics } from './plugins/metrics.js';
 import { accountRoutes } from './modules/account/account.routes.js';
-import { accountTrustRoutes } from './modules/account/account-trust.routes.js';
-import { registerAccountTrust } from './modules/account/account-trust.service.js';
 import { activityRoutes } from './modules/activity/activity.routes.js';
 import { lockEventsRoutes } from './modules/locks/lock-events.routes.js';
 import { findLock } from './modules/locks/locks.service.js';
@@ -231,7 +229,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     cache: accessCache,
     exempt: (request) => isExemptFromRateLimit(request.method, request.url, config.apiPrefix),
   });
-  await registerAccountTrust(app);
   await app.register(swagger, {
     openapi: {
       info: { title: 'Latchkey platform API', version: '1.0.0' },
@@ -248,7 +245,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(certificatesRoutes);
       await api.register(operationsRoutes);
       await api.register(accountRoutes);
-      await api.register(accountTrustRoutes);
       await api.register(applicationsRoutes);
       await api.register(platformUsersRoutes);
       await api.register(logosRoutes);
