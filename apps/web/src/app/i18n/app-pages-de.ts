@@ -156,7 +156,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
   },
   platformAudience: {
     title: 'Zielgruppe (aud)',
-    text: 'Benutzer-Tokens, die Ihr Backend signiert, müssen diese Zielgruppe im aud-Claim tragen.',
+    text: 'Nutzer-Tokens, die Ihr Backend signiert, müssen diese Zielgruppe im aud-Claim tragen.',
   },
   gettingStarted: {
     title: 'Erste Schritte',
@@ -394,6 +394,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     choose: 'Wählen Sie eine E-Mail, um sie so zu sehen, wie sie gesendet wurde.',
     loadFailed: 'Der Postausgang konnte nicht geladen werden: {{message}}',
     emails: 'Gesendete E-Mails',
+    asSent: 'Jede E-Mail erscheint genau so, wie sie gesendet wurde: Betreff und Text stehen in der Sprache, in der das Portal beim Senden eingestellt war.',
   },
   history: {
     title: 'Verlauf',
@@ -465,7 +466,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
       start: 'Ab',
       end: 'Bis',
       timeWindow: 'Zeitfenster',
-      settings_unlockTime: 'Entriegelungsdauer (s)',
+      settings_unlockTime: 'Öffnungsdauer (s)',
       settings_usageRequirements: 'Nutzungsbedingungen',
       url: 'URL',
       events: 'Ereignisse',

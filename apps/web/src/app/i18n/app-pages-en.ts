@@ -379,6 +379,7 @@ export const appPagesEn = {
     choose: 'Choose an email to see it as it was sent.',
     loadFailed: 'The outbox could not be loaded: {{message}}',
     emails: 'Sent emails',
+    asSent: 'Each email is shown exactly as it was sent: its subject and text are in the language the portal was in when it was sent.',
   },
   history: {
     title: 'History',

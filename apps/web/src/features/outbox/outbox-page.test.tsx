@@ -75,4 +75,11 @@ describe('Outbox', () => {
     await setLanguage('de');
     expect(await screen.findByText('05.03.2024, 14:30:07')).toBeInTheDocument();
   });
+
+  it('in German, says that each email keeps the language it was sent in (issue 28)', async () => {
+    await setLanguage('de');
+    setup([email(1)]);
+    expect(await screen.findByText('You have a new key 1')).toBeInTheDocument();
+    expect(screen.getByText(/Betreff und Text stehen in der Sprache, in der das Portal beim Senden eingestellt war/)).toBeInTheDocument();
+  });
 });

@@ -58,8 +58,12 @@ export function OutboxPage() {
       <Typography variant="h1" sx={{ mb: 1 }}>
         {t('outbox.title')}
       </Typography>
-      <Typography color="text.secondary" sx={{ mb: 2 }}>
+      <Typography color="text.secondary" sx={{ mb: 1 }}>
         {t('outbox.intro')}
+      </Typography>
+      {/* A subject stays in the language it was sent in (issue 28: English subjects on a German page). */}
+      <Typography variant="body2" color="text.secondary" sx={{ mb: 2 }}>
+        {t('outbox.asSent')}
       </Typography>
       {outbox.isPending && <PageLoader />}
       {outbox.isError && (
