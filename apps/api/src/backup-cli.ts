@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { loadConfig } from './config.js';
 import { BackupRefused, backup, restore } from './backup.js';
 
@@ -7,7 +8,10 @@ import { BackupRefused, backup, restore } from './backup.js';
  * the embedded database (from the running service, or its data directory when none runs) or, with
  * DATABASE_URL, PostgreSQL through pg_dump / pg_restore. See src/backup.ts and docs/deploy.md.
  */
-const [command, file] = process.argv.slice(2);
+const [command, fileArg] = process.argv.slice(2);
+// npm runs the workspace script in apps/api (where DATA_DIR is resolved); the file is named from where
+// the operator typed the command (npm's INIT_CWD).
+const file = fileArg && path.resolve(process.env.INIT_CWD ?? process.cwd(), fileArg);
 if ((command !== 'backup' && command !== 'restore') || !file) {
   console.error('Usage: npm run backup -- <file>   |   npm run restore -- <file>');
   process.exit(2);
