@@ -16,12 +16,10 @@ export function isEpochSeconds(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value >= EPOCH_SECONDS_MIN && value <= EPOCH_SECONDS_MAX;
 }
 
-/** An epoch-seconds member of a JSON body. `typeMessage`: what a value that is not a number gets. */
-export const epochSeconds = (typeMessage: string = messages.timeRange) =>
-  z.number({ error: typeMessage }).check(z.refine(isEpochSeconds, messages.timeRange));
+/** An epoch-seconds member of a JSON body; `message`: what a value that is not one gets (a field may name itself). */
+export const epochSeconds = (message: string = messages.timeRange) => z.number({ error: message }).check(z.refine(isEpochSeconds, message));
 
 /** The same in a query string (`?start=1700000000`): the text is read as a number first. */
-export const epochSecondsQuery = (typeMessage: string = messages.timeRange) =>
-  z.coerce.number({ error: typeMessage }).check(z.refine(isEpochSeconds, messages.timeRange));
+export const epochSecondsQuery = (message: string = messages.timeRange) => z.coerce.number({ error: message }).check(z.refine(isEpochSeconds, message));
 
 export const epochSecondsSchema = epochSeconds();

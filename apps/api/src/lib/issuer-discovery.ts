@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { discoveryErrors, outboundErrors } from '@latchkey/contract';
+import { normaliseIssuerUrl, discoveryErrors, outboundErrors } from '@latchkey/contract';
 import { AppError } from '../errors.js';
 import {
   discoveryClock,
@@ -33,8 +33,8 @@ export interface ConfigLoad {
 
 /**
  * `{issuer}/.well-known/openid-configuration` through the guard, checked (OpenID Connect Discovery 1.0
- * §4): it answers 200 with a JSON object, its `issuer` is the auth domain byte for byte (tokens' `iss` is
- * compared the same way) and it names a `jwks_uri`.
+ * §4): it answers 200 with a JSON object, its `issuer` is the auth domain in the RFC 3986 normal form
+ * (`normaliseIssuerUrl`; tokens' `iss` is compared the same way, issue 26) and it names a `jwks_uri`.
  */
 export async function loadIssuerConfig(issuer: string): Promise<ConfigLoad> {
   const configUrl = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
@@ -49,7 +49,7 @@ export async function loadIssuerConfig(issuer: string): Promise<ConfigLoad> {
   if (answer.status !== 200) throw fail(422, discoveryErrors.configNotFound);
   const config = answer.json;
   if (!isObject(config)) throw fail(422, discoveryErrors.configNotJson);
-  if (config.issuer !== issuer) throw fail(422, discoveryErrors.issuerMismatch);
+  if (typeof config.issuer !== 'string' || normaliseIssuerUrl(config.issuer) !== normaliseIssuerUrl(issuer)) throw fail(422, discoveryErrors.issuerMismatch);
   const jwksUri = config.jwks_uri;
   if (typeof jwksUri !== 'string' || !URL.canParse(jwksUri)) throw fail(422, discoveryErrors.jwksUriMissing);
   return { jwksUri, ttlSeconds: jwksTtlSeconds(answer.cacheControl) };

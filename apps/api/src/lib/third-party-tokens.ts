@@ -1,9 +1,10 @@
 import { createPublicKey, verify as cryptoVerify, type JsonWebKey } from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import { compactVerify, importJWK, type JWK } from 'jose';
 import {
   keyExpiryState,
   MAX_TEXT_LENGTH,
+  normaliseIssuerUrl,
   platformUserErrors,
   TOKEN_CHECK_IDS,
   type KeySource,
@@ -137,20 +138,23 @@ export async function verifyApplicationToken(db: Db, token: string, options: Ver
   // 2. Issuer → application (exact match; an issuer belongs to one application only).
   let applicationId: string | null = null;
   let discovery: { jwksUri: string; checkedAt: Date } | null = null;
+  let registeredIssuer: string | null = null;
   const iss = claims.iss;
   const scope = options.applicationId ? 'on this application' : 'by any application';
   if (typeof iss !== 'string' || iss.length === 0) fail('issuer', 'The token has no issuer (iss)');
   else if (!storable(iss, MAX_ISSUER_LENGTH)) fail('issuer', `Issuer ${JSON.stringify(iss.slice(0, 100))} is not registered ${scope}`);
   else {
     const [row] = await db
-      .select({ applicationId: applicationIssuers.applicationId, jwksUri: applicationIssuers.jwksUri, createdAt: applicationIssuers.createdAt })
+      .select({ url: applicationIssuers.url, applicationId: applicationIssuers.applicationId, jwksUri: applicationIssuers.jwksUri, createdAt: applicationIssuers.createdAt })
       .from(applicationIssuers)
-      .where(eq(applicationIssuers.url, iss))
+      // Issue 26: in the auth domains' normal form; a domain stored before that (as given) by its exact text.
+      .where(inArray(applicationIssuers.url, [...new Set([normaliseIssuerUrl(iss) ?? iss, iss])]))
       .limit(1);
     if (!row || (options.applicationId && row.applicationId !== options.applicationId))
       fail('issuer', `Issuer ${iss} is not registered ${scope} (auth domains must match exactly)`);
     else {
       applicationId = row.applicationId;
+      registeredIssuer = row.url;
       // Added with discovery: the jwks_uri checked then, and when (see IssuerConfigs.jwksUriFor).
       discovery = row.jwksUri ? { jwksUri: row.jwksUri, checkedAt: row.createdAt } : null;
       pass('issuer', `Issuer ${iss} is registered${discovery ? ' (keys also from its OpenID configuration)' : ''}`);
@@ -181,7 +185,7 @@ export async function verifyApplicationToken(db: Db, token: string, options: Ver
       keySource = { type: 'uploaded', kid };
     } else if (discovery) {
       try {
-        ({ jwksUri, problem: configProblem } = await issuerConfigs.jwksUriFor(iss as string, discovery, options.log));
+        ({ jwksUri, problem: configProblem } = await issuerConfigs.jwksUriFor(registeredIssuer ?? (iss as string), discovery, options.log));
         const found = await issuerKeys.find(jwksUri, kid);
         if (found && keyExpiryState(found.exp, now) !== 'expired') {
           jwk = found;

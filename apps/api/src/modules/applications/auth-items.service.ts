@@ -1,6 +1,6 @@
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
-import { and, count, eq } from 'drizzle-orm';
-import { apiErrors, isKeyExpired, MAX_DOMAINS_PER_APPLICATION, MAX_KEYS_PER_APPLICATION, messages, normaliseOrigin, type PublicJwk } from '@latchkey/contract';
+import { and, count, eq, inArray, sql } from 'drizzle-orm';
+import { apiErrors, isKeyExpired, MAX_DOMAINS_PER_APPLICATION, MAX_KEYS_PER_APPLICATION, messages, normaliseIssuerUrl, normaliseOrigin, type PublicJwk } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { applicationCorsDomains, applicationIssuers, applicationKeys } from '../../db/schema.js';
 import { AppError, badRequest, conflict, notFound } from '../../errors.js';
@@ -91,20 +91,34 @@ export async function removeKey(db: Db, applicationId: string, kid: string, by: 
 }
 
 /**
- * Issuers are stored exactly as given (trimmed): token verification compares `iss` byte for byte, so
- * rewriting them (a trailing slash, letter case) would make the owner's own tokens fail.
+ * Issue 26: an auth domain is stored and compared in its RFC 3986 normal form (`normaliseIssuerUrl`:
+ * lower-case scheme and host, no default port, normalised escapes, an empty path written as none), and a
+ * token's `iss` is looked up in the same form (lib/third-party-tokens.ts), so `https://ID.example.com:443/`
+ * is the issuer `https://id.example.com` — one registration, and the owner's tokens verify however their
+ * `iss` writes it. Rows stored before (as given) are not rewritten; they are found by their normal form
+ * here (`sameIssuer`) and by their exact text at verification.
  */
+export const issuerOf = (url: string) => normaliseIssuerUrl(url) ?? url.trim();
+
+/** The stored auth domains that are `issuer` (normal form) — its own row, or one stored before as written. */
+async function sameIssuer(db: Db, issuer: string, applicationId?: string): Promise<string[]> {
+  const host = URL.canParse(issuer) ? new URL(issuer).hostname : issuer;
+  const pattern = `%${host.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const rows = await db
+    .select({ url: applicationIssuers.url })
+    .from(applicationIssuers)
+    .where(and(sql`lower(${applicationIssuers.url}) like ${pattern}`, applicationId ? eq(applicationIssuers.applicationId, applicationId) : undefined));
+  return rows.map((r) => r.url).filter((url) => issuerOf(url) === issuer);
+}
+
 export async function addIssuer(db: Db, applicationId: string, url: string, by: ChangeActor, options: { discovery?: boolean } = {}): Promise<void> {
   const [{ n } = { n: 0 }] = await db.select({ n: count() }).from(applicationIssuers).where(eq(applicationIssuers.applicationId, applicationId));
   if (Number(n) >= MAX_DOMAINS_PER_APPLICATION) throw new AppError(409, apiErrors.tooManyDomains);
-  const issuer = url.trim();
+  const issuer = issuerOf(url);
+  // A taken issuer (in any form) is refused before any call leaves; the insert below still decides a race.
+  if ((await sameIssuer(db, issuer)).length > 0) throw conflict(apiErrors.issuerTaken);
   let discovered: Awaited<ReturnType<typeof discoverIssuer>> | null = null;
-  if (options.discovery) {
-    // A taken issuer is refused before any call leaves; the insert below still decides a race.
-    const [taken] = await db.select({ url: applicationIssuers.url }).from(applicationIssuers).where(eq(applicationIssuers.url, issuer)).limit(1);
-    if (taken) throw conflict(apiErrors.issuerTaken);
-    discovered = await discoverIssuer(issuer);
-  }
+  if (options.discovery) discovered = await discoverIssuer(issuer);
   const jwksUri = discovered?.config.jwksUri ?? null;
   const change: Change = {
     applicationId,
@@ -121,23 +135,26 @@ export async function addIssuer(db: Db, applicationId: string, url: string, by: 
 
 export async function removeIssuer(db: Db, applicationId: string, url: string, by: ChangeActor): Promise<void> {
   let jwksUri: string | null = null;
+  let removed = '';
+  const issuer = issuerOf(url);
   await removeOnce(
     db,
     applicationId,
-    (tx) =>
+    async (tx) =>
       tx
         .delete(applicationIssuers)
-        .where(and(eq(applicationIssuers.applicationId, applicationId), eq(applicationIssuers.url, url.trim())))
+        .where(and(eq(applicationIssuers.applicationId, applicationId), inArray(applicationIssuers.url, [issuer, ...(await sameIssuer(tx, issuer, applicationId))])))
         .returning({ url: applicationIssuers.url, jwksUri: applicationIssuers.jwksUri }),
     apiErrors.issuerNotFound,
     (gone) => {
       jwksUri = gone.jwksUri;
+      removed = gone.url;
       return { applicationId, actor: by, kind: 'issuer', changes: [{ field: 'authDomains', before: gone.url, after: null }] };
     },
   );
   if (jwksUri) {
     issuerKeys.forget(jwksUri);
-    issuerConfigs.forget(url.trim());
+    issuerConfigs.forget(removed);
   }
 }
 

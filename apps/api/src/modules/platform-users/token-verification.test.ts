@@ -93,8 +93,9 @@ describe('GET /platform/auth refuses (the tester names the failing check)', () =
     await expectRefused(await signUserToken(rsa, { iss: 'https://unknown.example' }), /Issuer https:\/\/unknown\.example is not registered/, 'issuer');
   });
 
-  it('issuer differing only by a trailing slash (exact match)', async () => {
-    await expectRefused(await signUserToken(rsa, { iss: `${ISS}/` }), /is not registered/, 'issuer');
+  // Issue 26: compared in the RFC 3986 normal form — `${ISS}/` is the same issuer (issuer-normal-form.test.ts), another path is not.
+  it('issuer differing by its path', async () => {
+    await expectRefused(await signUserToken(rsa, { iss: `${ISS}/tenant` }), /is not registered/, 'issuer');
   });
 
   it('an issuer or kid Postgres cannot store (NUL byte) is refused, not a 500', async () => {
