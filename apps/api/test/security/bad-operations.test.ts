@@ -16,6 +16,8 @@ const RUNS = Number(process.env.FUZZ_OPERATION_RUNS ?? 600);
 let t: TestApp;
 let lockId: string;
 let closedLockId: string;
+/** A lock alice administers: ADD_USER reaches its start and end there. */
+let adminLockId: string;
 let alice: KeyHolder;
 let foreignChain: string[];
 const otherKey = generateKeyPairSync('ed25519').privateKey;
@@ -43,6 +45,8 @@ beforeAll(async () => {
   closedLockId = await createLock(t, sandbox.applicationId, { name: 'Closed', usageRequirements: closed });
   alice = await certify(t, await appUserToken(sandbox, 'fuzz-alice'));
   for (const lock of [lockId, closedLockId]) await share(t, lock, alice.userId);
+  adminLockId = await createLock(t, sandbox.applicationId, { name: 'Admin' });
+  await share(t, adminLockId, alice.userId, { role: 'ADMIN' });
   const other = await createTestApp();
   foreignChain = await other.app.platformCa.issue(alice.userId, alice.publicKey);
   await other.close();
@@ -56,8 +60,10 @@ const validOperation = fc.constantFrom<Record<string, unknown>>(
   { type: 'MUTATE_LOCK', locked: false, duration: 5 },
   { type: 'MUTATE_LOCK', locked: true },
 );
-type Defect = 'alg' | 'typ' | 'x5c' | 'key' | 'iss' | 'sub' | 'lifetime' | 'expired' | 'operation' | 'coordinates' | 'zone' | 'garbage' | 'closed' | 'tamper';
-const defect = fc.constantFrom<Defect>('alg', 'typ', 'x5c', 'key', 'iss', 'sub', 'lifetime', 'expired', 'operation', 'coordinates', 'zone', 'garbage', 'closed', 'tamper');
+type Defect = 'alg' | 'typ' | 'x5c' | 'key' | 'iss' | 'sub' | 'lifetime' | 'expired' | 'operation' | 'coordinates' | 'zone' | 'garbage' | 'closed' | 'tamper' | 'claimTime' | 'shareTime';
+const defect = fc.constantFrom<Defect>('alg', 'typ', 'x5c', 'key', 'iss', 'sub', 'lifetime', 'expired', 'operation', 'coordinates', 'zone', 'garbage', 'closed', 'tamper', 'claimTime', 'shareTime');
+/** Issue 26: times a Date cannot hold (or no one means), in the claims and in ADD_USER's start and end. */
+const EXTREME_TIMES = [9e15, -9e15, 1e300, 1e308, -1e308, Number.MAX_VALUE, Number.MAX_SAFE_INTEGER + 2, 253_402_300_800, -1];
 
 const generated = fc.record({
   defect,
@@ -71,12 +77,14 @@ const generated = fc.record({
   encoding: fc.constantFrom('base64url' as const, 'base64' as const),
   contentType: fc.constantFrom('application/jwt', 'application/json'),
   jti: fc.oneof(fc.uuid(), fc.constant(undefined)),
+  extremeTime: fc.constantFrom(...EXTREME_TIMES),
+  timeClaim: fc.constantFrom('exp', 'nbf', 'iat', 'all', 'start', 'end', 'both'),
 });
 
 type Generated = typeof generated extends fc.Arbitrary<infer T> ? T : never;
 
 function build(g: Generated): { url: string; body: string } {
-  const target = g.defect === 'closed' ? closedLockId : lockId;
+  const target = g.defect === 'closed' ? closedLockId : g.defect === 'shareTime' ? adminLockId : lockId;
   if (g.defect === 'garbage') return { url: target, body: g.garbage };
   const header: Record<string, unknown> = { alg: 'EdDSA', typ: 'JWT', x5c: alice.chain };
   if (g.defect === 'alg') header.alg = g.alg;
@@ -91,6 +99,17 @@ function build(g: Generated): { url: string; body: string } {
   if (g.defect === 'operation') claims.operation = { type: `NOT_${String(g.alg)}`, locked: false };
   if (g.defect === 'coordinates') claims.location = { latitude: g.latitude, longitude: 0, accuracy: 5 };
   if (g.defect === 'zone') claims.operation = { type: 'MUTATE_SETTING', unlockBetween: { start: '08:00', end: '09:00', timezone: g.zone, days: ['MONDAY'] } };
+  if (g.defect === 'claimTime') {
+    const x = g.extremeTime;
+    if (g.timeClaim === 'all') Object.assign(claims, { nbf: x, iat: x, exp: x });
+    else if (g.timeClaim === 'exp' || g.timeClaim === 'nbf' || g.timeClaim === 'iat') claims[g.timeClaim] = x;
+    else Object.assign(claims, { nbf: x - 30, iat: x - 30, exp: x });
+  }
+  if (g.defect === 'shareTime') {
+    // Otherwise valid: alice is an admin of the lock and adds herself; only the bound is wrong.
+    const bounds = g.timeClaim === 'start' ? { start: g.extremeTime } : g.timeClaim === 'end' ? { end: g.extremeTime } : { start: g.extremeTime, end: g.extremeTime === Number.MAX_VALUE ? Number.MAX_VALUE : g.extremeTime * 2 || 1 };
+    claims.operation = { type: 'ADD_USER', user: alice.userId, role: 'ADMIN', ...bounds };
+  }
   const jws = signJws(header, claims, g.defect === 'key' ? otherKey : alice.privateKey, g.encoding);
   if (g.defect !== 'tamper') return { url: target, body: jws };
   const [h, p, s] = jws.split('.');
@@ -102,13 +121,15 @@ describe('generated bad operations', () => {
     const before = await snapshot();
     const problems: string[] = [];
     let logged = 0;
+    let extreme = 0;
     const statuses = new Map<string, number>();
     await fc.assert(
       fc.asyncProperty(generated, async (g) => {
         const { url, body } = build(g);
+        if (g.defect === 'claimTime' || g.defect === 'shareTime') extreme++;
         const res = await execute(t, url, alice.token, body, g.contentType);
         if (res.statusCode < 400 || res.statusCode >= 500) problems.push(`${g.defect} → ${res.statusCode} ${res.body.slice(0, 120)}`);
-        const b = res.json() as { code?: unknown; message?: unknown };
+        const b = (res.body ? res.json() : {}) as { code?: unknown; message?: unknown };
         if (b.code !== res.statusCode || typeof b.message !== 'string' || b.message.length === 0) problems.push(`${g.defect}: body ${res.body.slice(0, 120)}`);
         if (res.statusCode !== 415) logged++;
         const key = `${res.statusCode} ${b.message as string}`.slice(0, 60);
@@ -117,9 +138,10 @@ describe('generated bad operations', () => {
       }),
       { numRuns: RUNS, seed: 17 },
     );
-    console.log(`bad operations: ${RUNS} requests; ${[...statuses].map(([k, n]) => `${n}× ${k}`).join('; ')}`);
+    console.log(`bad operations: ${RUNS} requests (${extreme} with extreme times); ${[...statuses].map(([k, n]) => `${n}× ${k}`).join('; ')}`);
     const after = await snapshot();
     expect(problems.slice(0, 20)).toEqual([]);
+    expect(extreme).toBeGreaterThanOrEqual(RUNS / 20);
     expect(after.tables).toBe(before.tables);
     const added = after.activity.length - before.activity.length;
     expect(added).toBe(logged);

@@ -9,6 +9,7 @@ import {
   OPERATION_TYPES,
   operationErrors,
   operationLocationSchema,
+  isOperationTime,
   operationSchema,
   type LockLogEntry,
   type Operation,
@@ -70,7 +71,8 @@ export function logTypeOf(operation: unknown): LogType {
   return op.type === 'MUTATE_LOCK' && op.locked === true ? 'LOCK' : 'UNLOCK';
 }
 
-const isTime = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+/** exp, nbf, iat: epoch seconds within the contract's bounds (1970 … 9999); anything else is timesMissing. */
+const isTime = isOperationTime;
 
 export class OperationVerifier {
   /** Leaves already verified against the CA, by their base64 text: the chain check runs once per leaf. */
