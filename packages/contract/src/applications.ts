@@ -140,6 +140,11 @@ export const emailPreviewQuerySchema = z.object({
   ),
   primaryColour: emptyAsAbsent(hexColourSchema),
   secondaryColour: emptyAsAbsent(hexColourSchema),
+  /** Issue 28: the card's unsaved sender name, essentials-only choice, and a call to action switched off. */
+  senderName: emptyAsAbsent(text({ max: MAX_TEXT_LENGTH, min: 0, trim: false })),
+  onlySendEssentialEmails: emptyAsAbsent(z.enum(['true', 'false'])),
+  /** `none`: the sample without a call to action, even when one is stored. */
+  cta: emptyAsAbsent(z.enum(['none'])),
   /** The language the sample is written in (the portal passes its own); English when absent. */
   lang: emptyAsAbsent(z.enum(LANGUAGES)),
 });

@@ -20,7 +20,7 @@ import { sendTestEmail } from './test-email.js';
 export const PREVIEW_CSP = "default-src 'none'; img-src https: http: data:; style-src 'unsafe-inline'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'";
 
 /** The query fields that change what the sample shows (spec §7); `lang` only picks the language. */
-const OVERRIDES = ['ctaHeadline', 'ctaAbridged', 'ctaTarget', 'primaryColour', 'secondaryColour'] as const;
+const OVERRIDES = ['ctaHeadline', 'ctaAbridged', 'ctaTarget', 'primaryColour', 'secondaryColour', 'senderName', 'onlySendEssentialEmails', 'cta'] as const;
 
 /** Whether the raw query asks for caller-chosen content (an empty value is ignored, as the schema does). */
 export function asksForOverrides(query: unknown): boolean {

@@ -57,22 +57,27 @@ export function applyOverrides(branding: EmailBranding, query: EmailPreviewQuery
     ...branding,
     emailPreferences: {
       ...prefs,
+      senderName: query.senderName ?? prefs.senderName,
+      onlySendEssentialEmails: query.onlySendEssentialEmails === undefined ? prefs.onlySendEssentialEmails : query.onlySendEssentialEmails === 'true',
       primaryColour: query.primaryColour ?? prefs.primaryColour,
       secondaryColour: query.secondaryColour ?? prefs.secondaryColour,
-      callToAction: ctaGiven
-        ? {
-            headline: query.ctaHeadline ?? base.headline,
-            actionText: query.ctaAbridged ?? base.actionText,
-            actionTarget: query.ctaTarget ?? base.actionTarget,
-          }
-        : prefs.callToAction,
+      callToAction:
+        query.cta === 'none'
+          ? null
+          : ctaGiven
+            ? {
+                headline: query.ctaHeadline ?? base.headline,
+                actionText: query.ctaAbridged ?? base.actionText,
+                actionTarget: query.ctaTarget ?? base.actionTarget,
+              }
+            : prefs.callToAction,
     },
   };
 }
 
 export async function renderPreview(db: Db, applicationId: string, query: EmailPreviewQuery): Promise<string> {
   const app = await loadApplication(db, applicationId);
-  const key = JSON.stringify([app.id, app.version, query.ctaHeadline, query.ctaAbridged, query.ctaTarget, query.primaryColour, query.secondaryColour, query.lang]);
+  const key = JSON.stringify([app.id, app.version, query.ctaHeadline, query.ctaAbridged, query.ctaTarget, query.primaryColour, query.secondaryColour, query.senderName, query.onlySendEssentialEmails, query.cta, query.lang]);
   const cached = cache.get(key);
   if (cached !== undefined) return cached;
   const { html } = await renderBrandedEmail({ branding: applyOverrides(app.branding, query), message: { kind: 'sample' }, language: query.lang });

@@ -101,6 +101,22 @@ describe('GET /email/preview/:applicationId', () => {
     expect(res.body).toContain('background-color:#123456');
   });
 
+  it('shows the card\'s unsaved sender name, essentials choice and a switched-off call to action (issue 28)', async () => {
+    const res = await preview(qs({ senderName: 'Zed from Support', onlySendEssentialEmails: 'false', cta: 'none' }));
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('Zed from Support');
+    expect(res.body).not.toContain('Stored headline');
+    const stored = await preview();
+    expect(stored.body).not.toContain('Zed from Support');
+    expect(stored.body).toContain('Stored headline');
+    // The essentials line follows the unsaved choice.
+    const essentials = await preview(qs({ onlySendEssentialEmails: 'true' }));
+    expect(res.body.length).toBeLessThan(essentials.body.length);
+    // Caller-chosen text like the others: an owner's only.
+    expect((await anonymous(qs({ senderName: 'Your bank' }))).statusCode).toBe(401);
+    expect((await preview(qs({ cta: 'all' }))).statusCode).toBe(400);
+  });
+
   it('uses the default call to action for missing parts when none is stored', async () => {
     const bare = await seedApplication(t, owner.userId);
     const none = await preview('', bare);

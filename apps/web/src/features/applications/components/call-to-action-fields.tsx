@@ -12,15 +12,18 @@ const FIELDS = [
   ['actionTarget', 'wizard.ctaActionTarget'],
 ] as const;
 
-/** The call-to-action switch and its three fields; reads the surrounding form through FormProvider. */
-export function CallToActionFields({ disabled = false }: { disabled?: boolean }) {
+/**
+ * The call-to-action switch and its three fields; reads the surrounding form through FormProvider.
+ * `supportContact`: the application's own support URL or mailto:, the button's target when switched on.
+ */
+export function CallToActionFields({ disabled = false, supportContact = null }: { disabled?: boolean; supportContact?: string | null }) {
   const { t } = useTranslation();
   const { control, setValue, getValues } = useFormContext<CtaForm>();
   const cta = useWatch({ control, name: 'callToAction' });
   const stored = useRef<CallToAction | null>(null);
 
   const onToggle = (on: boolean) => {
-    const result = toggleCallToAction(on, getValues('callToAction'), stored.current);
+    const result = toggleCallToAction(on, getValues('callToAction'), stored.current, supportContact);
     stored.current = result.stored;
     setValue('callToAction', result.next, { shouldDirty: true, shouldValidate: true, shouldTouch: true });
   };

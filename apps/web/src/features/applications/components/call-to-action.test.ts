@@ -14,8 +14,15 @@ describe('call-to-action toggle (spec §4)', () => {
     expect(toggleCallToAction(true, null, custom)).toEqual({ next: custom, stored: null });
   });
 
-  it('on without a stored one uses the default', () => {
-    expect(toggleCallToAction(true, null, null).next).toEqual(DEFAULT_CALL_TO_ACTION);
+  it('on without a stored one uses the default words, leading to the application’s own support contact (issue 28)', () => {
+    expect(toggleCallToAction(true, null, null, 'mailto:help@acme.test').next).toEqual({
+      headline: DEFAULT_CALL_TO_ACTION.headline,
+      actionText: DEFAULT_CALL_TO_ACTION.actionText,
+      actionTarget: 'mailto:help@acme.test',
+    });
+    // Never Latchkey's own support page in an application's emails: without a contact the owner fills it in.
+    expect(toggleCallToAction(true, null, null).next?.actionTarget).toBe('');
+    expect(toggleCallToAction(true, null, null, 'https://acme.test/help').next?.actionTarget).not.toContain('latchkey');
   });
 });
 
@@ -30,6 +37,11 @@ describe('email preview src', () => {
       ctaTarget: 'https://help.test',
       primaryColour: '#112233',
     });
-    expect(emailPreviewSrc('app-1', { callToAction: null })).toBe('/api/email/preview/app-1');
+    expect(emailPreviewSrc('app-1', {})).toBe('/api/email/preview/app-1');
+  });
+
+  it('passes the unsaved sender name, the essentials choice and a call to action switched off (issue 28)', () => {
+    const url = new URL(emailPreviewSrc('app-1', { callToAction: null, senderName: ' Night Shift ', onlySendEssentialEmails: false }), 'http://x');
+    expect(Object.fromEntries(url.searchParams)).toEqual({ cta: 'none', senderName: 'Night Shift', onlySendEssentialEmails: 'false' });
   });
 });

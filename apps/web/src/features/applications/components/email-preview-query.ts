@@ -2,7 +2,10 @@ import type { CallToAction } from '@latchkey/contract';
 import { API_BASE } from '../../../lib/http';
 
 export interface PreviewInput {
+  /** null: the form has no call to action (switched off), whatever is stored; undefined: as stored. */
   callToAction?: CallToAction | null;
+  senderName?: string;
+  onlySendEssentialEmails?: boolean;
   primaryColour?: string;
   secondaryColour?: string;
   /** The portal's language; the sample is written in it (English needs no parameter). */
@@ -10,7 +13,8 @@ export interface PreviewInput {
 }
 
 /**
- * The preview's path under the API base; empty values are omitted (spec §7). actionText is what the API
+ * The preview's path under the API base; empty values are omitted (spec §7). Every field of the form the
+ * sample shows is passed (issue 28: the sender name too), so the preview is the unsaved form. actionText is what the API
  * calls ctaAbridged. The overrides are answered to a signed-in owner only (issue 26 item 11b).
  */
 export function emailPreviewPath(applicationId: string, input: PreviewInput): string {
@@ -21,6 +25,9 @@ export function emailPreviewPath(applicationId: string, input: PreviewInput): st
   add('ctaHeadline', input.callToAction?.headline);
   add('ctaTarget', input.callToAction?.actionTarget);
   add('ctaAbridged', input.callToAction?.actionText);
+  if (input.callToAction === null) add('cta', 'none');
+  add('senderName', input.senderName);
+  if (input.onlySendEssentialEmails !== undefined) add('onlySendEssentialEmails', String(input.onlySendEssentialEmails));
   add('primaryColour', input.primaryColour);
   add('secondaryColour', input.secondaryColour);
   if (input.lang && input.lang !== 'en') add('lang', input.lang);

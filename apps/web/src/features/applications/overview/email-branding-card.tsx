@@ -48,9 +48,10 @@ function EmailBrandingCardForm({ app }: { app: Application }) {
   // Every stored field can show in the email; the query hands back the same object while nothing changed.
   const revision = useMemo(() => JSON.stringify(app), [app]);
   const { form, editing, startEdit, cancel, finish, saveEnabled } = useEditFormContext<EmailBrandingValues>();
-  const [callToAction, primaryColour, secondaryColour] = useWatch({
+  // Every field the sample shows, as typed (issue 28: the sender name too).
+  const [callToAction, primaryColour, secondaryColour, senderName, onlySendEssentialEmails] = useWatch({
     control: form.control,
-    name: ['callToAction', 'primaryColour', 'secondaryColour'],
+    name: ['callToAction', 'primaryColour', 'secondaryColour', 'senderName', 'onlySendEssentialEmails'],
   });
 
   // Spec §4: the Email save sends the whole emailPreferences object, then says so.
@@ -76,7 +77,7 @@ function EmailBrandingCardForm({ app }: { app: Application }) {
       <Typography variant="h3" sx={{ mb: 1 }}>
         {t('wizard.preview')}
       </Typography>
-      <EmailPreviewFrame applicationId={app.applicationId} input={{ callToAction, primaryColour, secondaryColour }} revision={revision} />
+      <EmailPreviewFrame applicationId={app.applicationId} input={{ callToAction, primaryColour, secondaryColour, senderName, onlySendEssentialEmails }} revision={revision} />
       <TestEmailButton applicationId={app.applicationId} />
     </>
   );
@@ -113,7 +114,7 @@ function EmailBrandingCardForm({ app }: { app: Application }) {
         <Typography variant="h3" sx={{ mt: 2 }}>
           {t('overview.callToActionHeading')}
         </Typography>
-        <CallToActionFields disabled={!editing} />
+        <CallToActionFields disabled={!editing} supportContact={app.supportContact} />
         <Typography variant="h3" sx={{ mt: 2 }}>
           {t('overview.colours')}
         </Typography>

@@ -15,7 +15,7 @@ export function StepEmailInfo(props: StepProps<2>) {
   const { form, back, submit } = useStepForm(2, props);
   // Colours the user already chose on the Branding step (kept by its Back) show here too, once valid.
   const branding = wizardStepSchemas[3].safeParse(drafts[3]).data ?? values[3];
-  const callToAction = useWatch({ control: form.control, name: 'callToAction' });
+  const [callToAction, senderName, onlySendEssentialEmails] = useWatch({ control: form.control, name: ['callToAction', 'senderName', 'onlySendEssentialEmails'] });
   return (
     <FormProvider {...form}>
       <form noValidate onSubmit={submit}>
@@ -53,12 +53,12 @@ export function StepEmailInfo(props: StepProps<2>) {
                   </Box>
                 )}
               />
-              <CallToActionFields />
+              <CallToActionFields supportContact={values[1].supportContact} />
             </>
           }
           preview={
             applicationId && (
-              <EmailPreviewFrame applicationId={applicationId} input={{ ...branding, callToAction }} />
+              <EmailPreviewFrame applicationId={applicationId} input={{ ...branding, callToAction, senderName, onlySendEssentialEmails }} />
             )
           }
           footer={<WizardFooter step={2} isValid={form.formState.isValid} busy={busy} onBack={back} />}
