@@ -31,6 +31,8 @@ import { registerTextGuard } from './plugins/text-guard.js';
 import { portalCspDirectives, registerSecurityHeaders } from './plugins/security-headers.js';
 import { registerMetrics } from './plugins/metrics.js';
 import { accountRoutes } from './modules/account/account.routes.js';
+import { accountTrustRoutes } from './modules/account/account-trust.routes.js';
+import { registerAccountTrust } from './modules/account/account-trust.service.js';
 import { activityRoutes } from './modules/activity/activity.routes.js';
 import { lockEventsRoutes } from './modules/locks/lock-events.routes.js';
 import { findLock } from './modules/locks/locks.service.js';
@@ -230,6 +232,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     exempt: (request) => isExemptFromRateLimit(request.method, request.url, config.apiPrefix),
   });
   await app.register(swagger, {
+  await registerAccountTrust(app);
     openapi: {
       info: { title: 'Latchkey platform API', version: '1.0.0' },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
@@ -246,6 +249,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(operationsRoutes);
       await api.register(accountRoutes);
       await api.register(applicationsRoutes);
+      await api.register(accountTrustRoutes);
       await api.register(platformUsersRoutes);
       await api.register(logosRoutes);
       await api.register(emailPreviewRoutes);

@@ -20,3 +20,5 @@ export * from './test-email.js';
 export * from './webhooks.js';
 export * from './text.js';
 export * from './time.js';
+export * from './account-trust.js';
+export * from './tiles-sites.js';

@@ -88,7 +88,7 @@ function content(branding: EmailBranding, message: EmailMessage, words: EmailTex
         subject: message.subject,
         heading: message.heading,
         paragraphs: message.paragraphs,
-        code: null,
+        code: message.code ?? null,
         action: message.action && href ? { text: message.action.text, href } : null,
       };
     }

@@ -60,6 +60,8 @@ export interface NoticeMessage {
   heading: string;
   paragraphs: string[];
   action?: { text: string; url: string };
+  /** A one-time code shown on its own line (a key's verification code). */
+  code?: string;
 }
 
 export type EmailMessage = InvitationMessage | SampleMessage | KeyShareMessage | NoticeMessage;

@@ -48,8 +48,53 @@ export const sessions = pgTable(
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     createdAt: createdAt(),
+    /** The browser (User-Agent) that signed in, for the account page's list of sessions. */
+    userAgent: text('user_agent'),
+    /** Set at sign-in and at every refresh: when the session was last used, to a refresh's precision. */
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
+    /** Signed in with a passkey: counts as the second factor when a new key is certified (issue 29). */
+    secondFactor: boolean('second_factor').notNull().default(false),
   },
   (t) => [index('sessions_user_id_idx').on(t.userId)],
+);
+
+/**
+ * One-time proofs sent by email (issue 29): password-reset links and email-verification links (`token_hash`,
+ * the SHA-256 of the secret in the link) and six-digit codes for certifying a new key (`sealed_code`,
+ * AES-GCM under a server secret: the check needs the code itself to verify its signature). Used once
+ * (`used_at`), until `expires_at`; a code takes at most five wrong tries (`attempts`).
+ */
+export const accountTokens = pgTable(
+  'account_tokens',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    purpose: text('purpose').notNull(),
+    tokenHash: text('token_hash'),
+    sealedCode: text('sealed_code'),
+    /** key-verify: the Ed25519 key (base64url x) the code certifies once checked. */
+    keyX: text('key_x'),
+    attempts: integer('attempts').notNull().default(0),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    usedAt: timestamp('used_at', { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('account_tokens_token_hash_key').on(t.tokenHash), index('account_tokens_user_purpose_idx').on(t.userId, t.purpose)],
+);
+
+/** Keys a portal user proved with a second factor (issue 29): certifying them again needs no new code. */
+export const certifiedKeys = pgTable(
+  'certified_keys',
+  {
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    keyX: text('key_x').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.keyX] })],
 );
 
 export const applications = pgTable('applications', {

@@ -127,7 +127,7 @@ describe('authorization matrix', () => {
     await addIssuer(t, partnerApp, issuer);
     const partnerKey = await addKey(t, partnerApp, 'EdDSA');
     const appToken = await signUserToken(partnerKey, { iss: issuer, sub: 'matrix-user', email: 'matrix.user@example.com' });
-    const lockUserRoute = (r: { method: string; url: string }) => (r.method === 'GET' && r.url === '/api/account') || r.url === '/api/auth/certificate' || r.url.startsWith('/api/device/');
+    const lockUserRoute = (r: { method: string; url: string }) => (r.method === 'GET' && r.url === '/api/account') || r.url.startsWith('/api/auth/certificate') || r.url.startsWith('/api/device/');
     const routes = t.app.routeTable.filter((r) => r.url.startsWith('/api') && !DOCS.test(r.url) && !r.public && !SIGN_OUT.test(r.url));
     expect(routes.filter(lockUserRoute).length).toBeGreaterThanOrEqual(6);
     const failures: string[] = [];
@@ -143,7 +143,7 @@ describe('authorization matrix', () => {
   it('marks as public only routes that really need no token', () => {
     const publicRoutes = t.app.routeTable.filter((r) => r.public).map((r) => `${r.method} ${r.url}`);
     for (const r of publicRoutes) {
-      expect(r).toMatch(/\/(health|ready|config)$|\/auth\/(token|register|token\/refresh)$|\/email\/preview\/|\/uploads\/|\/cdn\/|\/platform\/auth$|^GET \/\.well-known\/jwks\.json$/);
+      expect(r).toMatch(/\/(health|ready|config)$|\/auth\/(token|register|token\/refresh)$|\/account\/password\/reset\/(initialize|verify)$|\/account\/email\/verify$|\/email\/preview\/|\/uploads\/|\/cdn\/|\/platform\/auth$|^GET \/\.well-known\/jwks\.json$/);
     }
   });
 });

@@ -32,7 +32,12 @@ export async function accountRoutes(instance: FastifyInstance) {
 
   app.post(
     '/account/invite',
-    { ...portal, schema: { ...secured, body: directoryQuerySchema, response: { ...noContent, 409: errorBodySchema } } },
+    {
+      ...portal,
+      // Issue 29: an invitation is an email the platform sends; an unverified account sends only a few a day.
+      preHandler: async (request) => app.chargeUnverifiedEmail(request),
+      schema: { ...secured, body: directoryQuerySchema, response: { ...noContent, 409: errorBodySchema, 429: errorBodySchema } },
+    },
     async (request, reply) => {
       const [me] = await Promise.all([getAccount(app, request.user)]);
       // Written in the inviter's language (the portal sends it), the best guess at the invitee's.

@@ -9,6 +9,7 @@ import {
   registerQuerySchema,
   registerSchema,
 } from '@latchkey/contract';
+import { pickLanguage } from '@latchkey/email';
 import { bearerToken } from '../../plugins/auth.js';
 import { refuseIfExceeded } from '../../plugins/rate-limit.js';
 import { destroyAllSessions, destroySession, login, refresh, register } from './auth.service.js';
@@ -36,7 +37,11 @@ export async function authRoutes(instance: FastifyInstance) {
         response: { 200: authResponseSchema, 409: errorBodySchema, ...errors },
       },
     },
-    async (request) => register(app, request.body, request.query.force),
+    async (request) =>
+      register(app, request.body, request.query.force, {
+        userAgent: request.headers['user-agent'] ?? null,
+        language: pickLanguage(request.headers['accept-language']),
+      }),
   );
 
   app.post(
@@ -55,7 +60,7 @@ export async function authRoutes(instance: FastifyInstance) {
       },
       schema: { tags: ['auth'], body: loginSchema, response: { 200: authResponseSchema, ...errors } },
     },
-    async (request) => login(app, request.body),
+    async (request) => login(app, request.body, request.headers['user-agent'] ?? null),
   );
 
   app.post(

@@ -1,9 +1,10 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { and, eq, gt, isNull, sql } from 'drizzle-orm';
-import { apiErrors, type AuthResponse, type Register } from '@latchkey/contract';
+import { apiErrors, type AuthResponse, type Language, type Register } from '@latchkey/contract';
 import type { FastifyInstance } from 'fastify';
 import { sessions, users } from '../../db/schema.js';
 import { conflict, unauthorized } from '../../errors.js';
+import { afterReply, sendVerificationEmail } from '../account/account-trust.service.js';
 
 type App = FastifyInstance;
 
@@ -11,7 +12,12 @@ const isUniqueViolation = (err: unknown) =>
   (err as { code?: string })?.code === '23505' || (err as { cause?: { code?: string } })?.cause?.code === '23505';
 
 /** A session: a row holding the only refresh-token id still valid, and a per-session Ed25519 pair. */
-export async function createSession(app: App, user: { id: string; email: string }, passwordChangeRequired = false): Promise<AuthResponse> {
+export async function createSession(
+  app: App,
+  user: { id: string; email: string },
+  passwordChangeRequired = false,
+  options: { userAgent?: string | null; secondFactor?: boolean } = {},
+): Promise<AuthResponse> {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const publicDer = publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
   const refreshJti = randomUUID();
@@ -22,6 +28,9 @@ export async function createSession(app: App, user: { id: string; email: string 
       refreshJti,
       publicKey: publicDer,
       expiresAt: new Date(Date.now() + app.config.jwt.refreshTtl * 1000),
+      userAgent: options.userAgent ? options.userAgent.slice(0, 300) : null,
+      lastUsedAt: new Date(),
+      secondFactor: options.secondFactor ?? false,
     })
     .returning({ id: sessions.id });
   const sid = session!.id;
@@ -45,7 +54,12 @@ export async function createSession(app: App, user: { id: string; email: string 
  * invitation was given (ownerships) passes only to whoever presents its code (login, then a new
  * password); a stranger cannot tell an invitation from an account here, nor take it over.
  */
-export async function register(app: App, input: Register, _force: boolean): Promise<AuthResponse> {
+export async function register(
+  app: App,
+  input: Register,
+  _force: boolean,
+  options: { userAgent?: string | null; language?: Language } = {},
+): Promise<AuthResponse> {
   const email = input.email.toLowerCase();
   // Hashed before the look-up, so a taken email answers no faster than a free one.
   const passwordHash = await app.passwords.hash(input.password);
@@ -56,7 +70,9 @@ export async function register(app: App, input: Register, _force: boolean): Prom
       .insert(users)
       .values({ email, passwordHash, displayName: input.displayName || null })
       .returning({ id: users.id });
-    return createSession(app, { id: user!.id, email });
+    // Issue 29: the address is proved by the link in this email (sent after the answer).
+    afterReply(app, () => sendVerificationEmail(app, { id: user!.id, email }, options.language ?? 'en'));
+    return createSession(app, { id: user!.id, email }, false, { userAgent: options.userAgent });
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(apiErrors.accountExists);
     throw err;
@@ -67,12 +83,12 @@ export async function register(app: App, input: Register, _force: boolean): Prom
  * Password login, or — for a pending invitation — a one-time login with the emailed code. The code is
  * spent on first use; the account then has to choose a password (`passwordChangeRequired`).
  */
-export async function login(app: App, input: { email: string; password: string }): Promise<AuthResponse> {
+export async function login(app: App, input: { email: string; password: string }, userAgent: string | null = null): Promise<AuthResponse> {
   const email = input.email.toLowerCase();
   const [user] = await app.db.select().from(users).where(eq(users.email, email)).limit(1);
   if (user?.passwordHash) {
     if (!(await app.passwords.verify(user.passwordHash, input.password))) throw unauthorized(apiErrors.wrongCredentials);
-    return createSession(app, user, user.passwordChangeRequired);
+    return createSession(app, user, user.passwordChangeRequired, { userAgent });
   }
   if (user?.inviteCodeHash) {
     const expired = !user.inviteExpiresAt || user.inviteExpiresAt.getTime() < Date.now();
@@ -88,7 +104,7 @@ export async function login(app: App, input: { email: string; password: string }
       .where(and(eq(users.id, user.id), eq(users.inviteCodeHash, user.inviteCodeHash)))
       .returning({ id: users.id });
     if (spent.length === 0) throw unauthorized(apiErrors.wrongCredentials);
-    return createSession(app, user, true);
+    return createSession(app, user, true, { userAgent });
   }
   await app.passwords.verify(null, input.password);
   throw unauthorized(apiErrors.wrongCredentials);
@@ -110,7 +126,7 @@ export async function refresh(app: App, token: string | null): Promise<{ authTok
   const next = randomUUID();
   const rotated = await app.db
     .update(sessions)
-    .set({ refreshJti: next })
+    .set({ refreshJti: next, lastUsedAt: sql`now()` })
     .where(and(eq(sessions.id, claims.sid), eq(sessions.refreshJti, claims.jti), isNull(sessions.revokedAt), gt(sessions.expiresAt, sql`now()`)))
     .returning({ userId: sessions.userId });
   if (rotated.length === 0) {

@@ -1,8 +1,9 @@
-import { sql } from 'drizzle-orm';
-import { ed25519KeyProblem, operationErrors, type CertificateResponse } from '@latchkey/contract';
+import type { KeyObject } from 'node:crypto';
+import { and, eq, sql } from 'drizzle-orm';
+import { accountErrors, ed25519KeyProblem, operationErrors, type CertificateResponse } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
-import { signingKeys } from '../../db/schema.js';
-import { badRequest } from '../../errors.js';
+import { certifiedKeys, sessions, signingKeys } from '../../db/schema.js';
+import { AppError, badRequest } from '../../errors.js';
 import { ed25519X, readEphemeralKey, type PlatformCa } from '../../plugins/platform-ca.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
 
@@ -23,13 +24,44 @@ export interface CertificateIssuer {
  * itself signs with (the CA's, or any token signing key it ever had), whose certificate could pass its
  * signatures off as a user's. Limited per user (CERTIFICATE_RATE_LIMIT_MAX, certificates.routes.ts).
  */
-export async function issueCertificate({ ca, db, tokenKeys }: CertificateIssuer, user: LockUser, ephemeralKey: string): Promise<CertificateResponse> {
+export async function issueCertificate(
+  { ca, db, tokenKeys }: CertificateIssuer,
+  user: LockUser,
+  ephemeralKey: string,
+  secondFactor: { sessionId?: string } = {},
+): Promise<CertificateResponse> {
+  const { key, x } = await checkEphemeralKey({ ca, db, tokenKeys }, ephemeralKey);
+  // Issue 29: a password alone does not certify a new key for a portal account (key-verification.ts).
+  if (user.kind === 'portal' && !(await keyProved(db, user.id, x, secondFactor.sessionId))) throw new AppError(423, accountErrors.secondFactorRequired);
+  return { certificateChain: await ca.issue(user.id, key), userId: user.id };
+}
+
+/** The key as the SDKs send it, refused (400) unless someone can hold it (issue 26). */
+export async function checkEphemeralKey({ ca, db, tokenKeys }: CertificateIssuer, ephemeralKey: string): Promise<{ key: KeyObject; x: string }> {
   const key = readEphemeralKey(ephemeralKey);
   if (!key) throw badRequest(operationErrors.ephemeralKeyInvalid);
   const x = ed25519X(key);
   if (ed25519KeyProblem(Buffer.from(x, 'base64url'))) throw badRequest(operationErrors.ephemeralKeyWeak);
   if (await isPlatformKey({ ca, db, tokenKeys }, x)) throw badRequest(operationErrors.ephemeralKeyReserved);
-  return { certificateChain: await ca.issue(user.id, key), userId: user.id };
+  return { key, x };
+}
+
+/**
+ * A portal user's key is certified without a new code when it was proved before (certified_keys), or when
+ * the session asking signed in with a passkey — then the key is recorded as proved.
+ */
+async function keyProved(db: Db, userId: string, x: string, sessionId: string | undefined): Promise<boolean> {
+  const [known] = await db
+    .select({ x: certifiedKeys.keyX })
+    .from(certifiedKeys)
+    .where(and(eq(certifiedKeys.userId, userId), eq(certifiedKeys.keyX, x)))
+    .limit(1);
+  if (known) return true;
+  if (!sessionId) return false;
+  const [session] = await db.select({ secondFactor: sessions.secondFactor }).from(sessions).where(eq(sessions.id, sessionId)).limit(1);
+  if (!session?.secondFactor) return false;
+  await db.insert(certifiedKeys).values({ userId, keyX: x }).onConflictDoNothing();
+  return true;
 }
 
 /** The CA's key, a token key in use, or any signing key the database has held (retired ones too). */

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CERTIFICATE_MIN_REMAINING_DAYS, operationErrors, platformUserErrors, type CertificateResponse } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { bearer } from '../platform-users/test-fixtures.js';
-import { appUserToken, createSandbox, type Sandbox } from '../operations/test-fixtures.js';
+import { appUserToken, certifyWithCode, createSandbox, type Sandbox } from '../operations/test-fixtures.js';
 
 /** Issue 17: POST /auth/certificate issues a real X.509 chain to our CA for either kind of user token. */
 let t: TestApp;
@@ -45,9 +45,11 @@ function validityAtTbsIndexFour(der: Buffer): boolean {
 }
 
 describe('POST /auth/certificate', () => {
-  it('certifies a raw libsodium key for a portal user: leaf first, signed by the platform CA', async () => {
-    const key = ed25519();
-    const res = await request(sandbox.owner.token, spki(key).subarray(12).toString('base64'));
+  it('certifies a raw libsodium key for a portal user (after the emailed code, issue 29): leaf first, signed by the platform CA', async () => {
+    const pair = generateKeyPairSync('ed25519');
+    const key = pair.publicKey;
+    expect((await request(sandbox.owner.token, spki(key).subarray(12).toString('base64'))).statusCode).toBe(423);
+    const res = await certifyWithCode(t, sandbox.owner.token, pair);
     expect(res.statusCode).toBe(200);
     const body = res.json() as CertificateResponse;
     expect(body.userId).toBe(sandbox.owner.userId);
@@ -86,8 +88,9 @@ describe('POST /auth/certificate', () => {
   it('uses one CA across instances: the chain from a second instance ends at the same certificate', async () => {
     const other = await t.secondInstance();
     try {
-      const res = await other.app.inject({ method: 'POST', url: '/api/auth/certificate', headers: bearer(sandbox.owner.token), payload: { ephemeralKey: spki().toString('base64') } });
-      const first = await request(sandbox.owner.token, spki().toString('base64'));
+      const token = await appUserToken(sandbox, 'two-instances');
+      const res = await other.app.inject({ method: 'POST', url: '/api/auth/certificate', headers: bearer(token), payload: { ephemeralKey: spki().toString('base64') } });
+      const first = await request(token, spki().toString('base64'));
       expect(res.json().certificateChain[1]).toBe(first.json().certificateChain[1]);
     } finally {
       await other.close();

@@ -86,7 +86,11 @@ export async function emailPreviewRoutes(instance: FastifyInstance) {
     '/platform/application/:applicationId/email/test',
     {
       onRequest: [app.authenticate, app.requireOwner],
-      preHandler: async (request) => refuseIfExceeded(await perOwner(request)),
+      preHandler: async (request) => {
+        refuseIfExceeded(await perOwner(request));
+        // Issue 29: an account whose email is not verified sends only a few a day.
+        await app.chargeUnverifiedEmail(request);
+      },
       schema: {
         tags: ['email'],
         summary: 'Send the sample email in the given (unsaved) branding to the signed-in owner',

@@ -24,7 +24,14 @@ export async function sharesRoutes(instance: FastifyInstance) {
   // 201 for a new share, 200 when an existing one was changed (or its invitation renewed).
   app.post(
     users,
-    { ...owner, schema: { tags, security, params: lockIdParamsSchema, body: createLockShareSchema, response: { 200: lockShareSchema, 201: lockShareSchema, 400: E, 401: E, 404: E } } },
+    {
+      ...owner,
+      // Issue 29: a share by email makes the platform send one; an unverified account sends only a few a day.
+      preHandler: async (request) => {
+        if (request.body.email) await app.chargeUnverifiedEmail(request);
+      },
+      schema: { tags, security, params: lockIdParamsSchema, body: createLockShareSchema, response: { 200: lockShareSchema, 201: lockShareSchema, 400: E, 401: E, 404: E, 429: E } },
+    },
     async (request, reply) => {
       // The email is written in the sharer's language (the portal sends it), the best guess at the recipient's.
       const language = pickLanguage(request.headers['accept-language']);

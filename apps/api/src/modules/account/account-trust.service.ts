@@ -1,0 +1,220 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { and, eq, gt, isNull, sql } from 'drizzle-orm';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import {
+  accountErrors,
+  EMAIL_VERIFICATION_TTL_HOURS,
+  PASSWORD_RESET_TTL_MINUTES,
+  UNVERIFIED_EMAIL_LIMIT,
+  type AuthResponse,
+  type Language,
+  type PasswordResetVerify,
+} from '@latchkey/contract';
+import { portalBranding, renderAccountEmail, type AccountEmail } from '@latchkey/email';
+import { accountTokens, sessions, users } from '../../db/schema.js';
+import { AppError, badRequest } from '../../errors.js';
+import { loadOrCreateSecret } from '../../lib/server-secrets.js';
+import { createSession } from '../auth/auth.service.js';
+
+type App = FastifyInstance;
+
+export const PURPOSE = { passwordReset: 'password-reset', verifyEmail: 'email-verify', keyCode: 'key-verify' } as const;
+
+/** SHA-256 of a link's secret, hex: what the database keeps (the secret itself only travels in the email). */
+export const hashSecret = (secret: string) => createHash('sha256').update(secret, 'utf8').digest('hex');
+const newSecret = () => randomBytes(32).toString('base64url');
+
+/** The portal's own mail (issue 29): branded as the portal, in the reader's language, through the mailer. */
+export async function sendAccountEmail(app: App, to: string, email: AccountEmail, language: Language): Promise<void> {
+  const branding = portalBranding({ privacyPolicy: app.config.portal.privacyPolicyUrl });
+  const mail = await renderAccountEmail(branding, email, language);
+  await app.mailer.send({ to, ...mail });
+}
+
+/**
+ * Work done after the answer has gone (a reset request): the caller learns nothing from how long it takes.
+ * Failures are logged. Tests and shutdown can wait for what is still running (`settleAccountMail`).
+ */
+const running = new Set<Promise<void>>();
+export function afterReply(app: App, work: () => Promise<void>): void {
+  const p = work().catch((err: unknown) => app.log.error({ err }, 'account email failed'));
+  running.add(p);
+  void p.finally(() => running.delete(p));
+}
+export async function settleAccountMail(_app?: App): Promise<void> {
+  while (running.size > 0) await Promise.all([...running]);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Forgot password
+
+/**
+ * POST /account/password/reset/initialize: for an account with a password, a single-use link (its secret
+ * stored hashed, 30 minutes) by email; for any other address nothing. Runs after the answer, which is the
+ * same 204 either way.
+ */
+export async function initializePasswordReset(app: App, email: string, language: Language): Promise<void> {
+  const address = email.toLowerCase();
+  const [user] = await app.db.select({ id: users.id, passwordHash: users.passwordHash }).from(users).where(eq(users.email, address)).limit(1);
+  if (!user?.passwordHash) return;
+  const token = newSecret();
+  await app.db.insert(accountTokens).values({
+    userId: user.id,
+    purpose: PURPOSE.passwordReset,
+    tokenHash: hashSecret(token),
+    expiresAt: new Date(Date.now() + PASSWORD_RESET_TTL_MINUTES * 60_000),
+  });
+  const url = `${app.config.publicUrl}/reset-password?userId=${encodeURIComponent(user.id)}&token=${encodeURIComponent(token)}`;
+  await sendAccountEmail(app, address, { kind: 'passwordReset', url, minutes: PASSWORD_RESET_TTL_MINUTES }, language);
+}
+
+/**
+ * POST /account/password/reset/verify: spends the link (one UPDATE: of two uses at once, one wins), sets the
+ * password, ends every session of the account, proves the email, and signs in.
+ */
+export async function verifyPasswordReset(app: App, input: PasswordResetVerify, userAgent: string | null): Promise<AuthResponse> {
+  const tokenHash = hashSecret(input.token);
+  const [row] = await app.db
+    .select()
+    .from(accountTokens)
+    .where(and(eq(accountTokens.tokenHash, tokenHash), eq(accountTokens.userId, input.userId), eq(accountTokens.purpose, PURPOSE.passwordReset)))
+    .limit(1);
+  if (!row) throw badRequest(accountErrors.resetLinkInvalid);
+  if (row.usedAt) throw badRequest(accountErrors.resetLinkUsed);
+  if (row.expiresAt.getTime() <= Date.now()) throw badRequest(accountErrors.resetLinkExpired);
+  // Hashed before the link is spent: a failure here leaves the link usable.
+  const passwordHash = await app.passwords.hash(input.password);
+  const user = await app.db.transaction(async (tx) => {
+    const spent = await tx
+      .update(accountTokens)
+      .set({ usedAt: new Date() })
+      .where(and(eq(accountTokens.id, row.id), isNull(accountTokens.usedAt), gt(accountTokens.expiresAt, sql`now()`)))
+      .returning({ id: accountTokens.id });
+    if (spent.length === 0) throw badRequest(accountErrors.resetLinkUsed);
+    // Every other reset link of the account dies with this one.
+    await tx
+      .update(accountTokens)
+      .set({ usedAt: new Date() })
+      .where(and(eq(accountTokens.userId, row.userId), eq(accountTokens.purpose, PURPOSE.passwordReset), isNull(accountTokens.usedAt)));
+    const [updated] = await tx
+      .update(users)
+      .set({ passwordHash, passwordChangeRequired: false, emailVerified: true, inviteCodeHash: null, inviteExpiresAt: null })
+      .where(eq(users.id, row.userId))
+      .returning({ id: users.id, email: users.email });
+    if (!updated) throw badRequest(accountErrors.resetLinkInvalid);
+    await tx.update(sessions).set({ revokedAt: new Date() }).where(and(eq(sessions.userId, row.userId), isNull(sessions.revokedAt)));
+    return updated;
+  });
+  return createSession(app, user, false, { userAgent });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Email verification
+
+/** A fresh verification link for the account's address (older ones stop working). */
+export async function sendVerificationEmail(app: App, user: { id: string; email: string }, language: Language): Promise<void> {
+  const code = newSecret();
+  await app.db.transaction(async (tx) => {
+    await tx
+      .update(accountTokens)
+      .set({ usedAt: new Date() })
+      .where(and(eq(accountTokens.userId, user.id), eq(accountTokens.purpose, PURPOSE.verifyEmail), isNull(accountTokens.usedAt)));
+    await tx.insert(accountTokens).values({
+      userId: user.id,
+      purpose: PURPOSE.verifyEmail,
+      tokenHash: hashSecret(code),
+      expiresAt: new Date(Date.now() + EMAIL_VERIFICATION_TTL_HOURS * 3_600_000),
+    });
+  });
+  const url = `${app.config.publicUrl}/verify-email?code=${encodeURIComponent(code)}`;
+  await sendAccountEmail(app, user.email, { kind: 'verifyEmail', url, hours: EMAIL_VERIFICATION_TTL_HOURS }, language);
+}
+
+/** PUT /account/email/verify?code=…: the code alone proves the address (the SDK sends no token). */
+export async function verifyEmail(app: App, code: string): Promise<void> {
+  const verified = await app.db.transaction(async (tx) => {
+    const [spent] = await tx
+      .update(accountTokens)
+      .set({ usedAt: new Date() })
+      .where(
+        and(
+          eq(accountTokens.tokenHash, hashSecret(code)),
+          eq(accountTokens.purpose, PURPOSE.verifyEmail),
+          isNull(accountTokens.usedAt),
+          gt(accountTokens.expiresAt, sql`now()`),
+        ),
+      )
+      .returning({ userId: accountTokens.userId });
+    if (!spent) return false;
+    await tx.update(users).set({ emailVerified: true }).where(eq(users.id, spent.userId));
+    return true;
+  });
+  if (!verified) throw badRequest(accountErrors.verifyLinkInvalid);
+}
+
+/** POST /account/email/reverify: a new link, unless the address is proved already (then nothing). */
+export async function reverifyEmail(app: App, userId: string, language: Language): Promise<void> {
+  const [user] = await app.db.select({ id: users.id, email: users.email, emailVerified: users.emailVerified }).from(users).where(eq(users.id, userId)).limit(1);
+  if (!user || user.emailVerified) return;
+  await sendVerificationEmail(app, user, language);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The daily allowance of an unverified account
+
+/**
+ * Before the platform sends an email on a portal user's behalf (a share by email, an owner invitation, a
+ * test email): an account whose address is not verified gets UNVERIFIED_EMAIL_LIMIT a day — enough to try
+ * the sandbox at once, too few to spam with. Beyond it a 429 that says why; nothing is sent or changed.
+ */
+export async function registerAccountTrust(app: App): Promise<void> {
+  const limiter = app.createRateLimit({
+    keyGenerator: (request) => `unverified-mail:${request.user.id}`,
+    max: UNVERIFIED_EMAIL_LIMIT.max,
+    timeWindow: UNVERIFIED_EMAIL_LIMIT.windowSeconds * 1000,
+  });
+  app.decorate('chargeUnverifiedEmail', async function (request: FastifyRequest) {
+    const [row] = await app.db.select({ emailVerified: users.emailVerified }).from(users).where(eq(users.id, request.user.id)).limit(1);
+    if (!row || row.emailVerified) return;
+    const result = await limiter(request);
+    if (result.isAllowed || !result.isExceeded) return;
+    throw new AppError(429, accountErrors.unverifiedSendLimit, { 'retry-after': String(Math.max(1, result.ttlInSeconds)) });
+  });
+  // Loaded at start-up, so no request creates it (the bad-input suite compares the database before and after).
+  app.decorate('keyCodes', codeBox(await loadOrCreateSecret(app.db, 'key-verification-codes', () => randomBytes(32).toString('base64'))));
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** preHandler of the routes that make the platform send an email for a portal user (issue 29). */
+    chargeUnverifiedEmail(request: FastifyRequest): Promise<void>;
+    /** Seals the six-digit codes of key verification (certificates/key-verification.ts). */
+    keyCodes: CodeBox;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Six-digit codes, sealed (the check needs the code itself to verify the key's signature over it)
+
+export interface CodeBox {
+  seal(code: string): string;
+  open(sealed: string): string;
+}
+
+export function codeBox(secret: string): CodeBox {
+  const key = createHash('sha256').update(`key-verification-codes:${secret}`).digest();
+  return {
+    seal(code) {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const body = Buffer.concat([cipher.update(code, 'utf8'), cipher.final()]);
+      return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
+    },
+    open(sealed) {
+      const raw = Buffer.from(sealed, 'base64');
+      const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+      decipher.setAuthTag(raw.subarray(12, 28));
+      return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+    },
+  };
+}

@@ -1,0 +1,197 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accountErrors, apiErrors, messages, UNVERIFIED_EMAIL_LIMIT } from '@latchkey/contract';
+import { createTestApp, uniqueEmail, type TestApp } from '../../../test/helpers.js';
+import { accountTokens, users } from '../../db/schema.js';
+import { settleAccountMail } from './account-trust.service.js';
+
+/** Issue 29 parts 1 and 2: forgot password, email verification and the unverified account's daily emails. */
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t?.close());
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const post = (url: string, payload?: object, headers: Record<string, string> = {}) => t.app.inject({ method: 'POST', url: `/api${url}`, payload, headers });
+
+interface Mail {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+async function mailsTo(to: string): Promise<Mail[]> {
+  await settleAccountMail(t.app);
+  const dir = path.join(t.dataDir, 'outbox');
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as Mail)
+    .filter((m) => m.to === to);
+}
+const lastLink = async (to: string, pathname: string) => {
+  const mails = await mailsTo(to);
+  const match = mails.at(-1)?.text.match(new RegExp(`http://localhost:3000${pathname}\\?[^\\s)]+`));
+  return match ? new URL(match[0]) : null;
+};
+
+async function registered(password = 'first-pass') {
+  const email = uniqueEmail('trust');
+  const res = await post('/auth/register', { email, password, displayName: 'Trusty' });
+  expect(res.statusCode).toBe(200);
+  return { email, password, token: res.json().authToken as string, refresh: res.json().refreshToken as string };
+}
+
+describe('forgot password (issue 29)', () => {
+  it('answers an unknown and a known address the same, and mails only the account a single-use link', async () => {
+    const { email } = await registered();
+    const unknown = uniqueEmail('nobody');
+    const a = await post('/account/password/reset/initialize', { email: unknown });
+    const b = await post('/account/password/reset/initialize', { email: email.toUpperCase() });
+    expect([a.statusCode, a.body]).toEqual([204, '']);
+    expect([b.statusCode, b.body]).toEqual([204, '']);
+    expect(await mailsTo(unknown)).toHaveLength(0);
+    const link = await lastLink(email, '/reset-password');
+    expect(link).not.toBeNull();
+    const mail = (await mailsTo(email)).at(-1)!;
+    expect(mail.subject).toBe('Reset your Latchkey password');
+    expect(mail.html).toContain('Choose a new password');
+    // Stored hashed: the link's secret is nowhere in the database.
+    const rows = await t.database.db.select().from(accountTokens).where(eq(accountTokens.userId, link!.searchParams.get('userId')!));
+    expect(rows.some((r) => r.tokenHash === link!.searchParams.get('token'))).toBe(false);
+  });
+
+  it('sets the new password, ends every session, signs in; the link then says it was used', async () => {
+    const { email, token, refresh } = await registered();
+    await post('/account/password/reset/initialize', { email });
+    const link = (await lastLink(email, '/reset-password'))!;
+    const body = { userId: link.searchParams.get('userId'), token: link.searchParams.get('token'), password: 'brand-new' };
+
+    // A password breaking the spec's rule changes nothing and leaves the link usable.
+    const short = await post('/account/password/reset/verify', { ...body, password: 'abc' });
+    expect(short.statusCode).toBe(400);
+    expect(short.json().errors[0].message).toBe(messages.passwordTooShort);
+
+    const res = await post('/account/password/reset/verify', body);
+    expect(res.statusCode).toBe(200);
+    expect(Object.keys(res.json())).toEqual(expect.arrayContaining(['authToken', 'refreshToken']));
+    expect((await t.app.inject({ method: 'GET', url: '/api/account', headers: bearer(token) })).statusCode).toBe(401);
+    expect((await t.app.inject({ method: 'POST', url: '/api/auth/token/refresh', headers: bearer(refresh) })).statusCode).toBe(401);
+    const account = await t.app.inject({ method: 'GET', url: '/api/account', headers: bearer(res.json().authToken) });
+    expect(account.json()).toMatchObject({ email, emailVerified: true });
+    expect((await post('/auth/token', { email, password: 'first-pass' })).statusCode).toBe(401);
+    expect((await post('/auth/token', { email, password: 'brand-new' })).statusCode).toBe(200);
+
+    const again = await post('/account/password/reset/verify', { ...body, password: 'third-pass' });
+    expect(again.statusCode).toBe(400);
+    expect(again.json()).toEqual({ code: 400, message: accountErrors.resetLinkUsed });
+    expect((await post('/auth/token', { email, password: 'third-pass' })).statusCode).toBe(401);
+  });
+
+  it('refuses an expired link, a wrong token and another account’s id with a 400, changing nothing', async () => {
+    const { email, password } = await registered();
+    await post('/account/password/reset/initialize', { email });
+    const link = (await lastLink(email, '/reset-password'))!;
+    const userId = link.searchParams.get('userId')!;
+    const token = link.searchParams.get('token')!;
+    const other = await registered();
+    const otherId = (await t.app.inject({ method: 'GET', url: '/api/account', headers: bearer(other.token) })).json().userId;
+    for (const [body, message] of [
+      [{ userId, token: `${token.slice(0, -2)}AA`, password: 'x-new-pass' }, accountErrors.resetLinkInvalid],
+      [{ userId: otherId, token, password: 'x-new-pass' }, accountErrors.resetLinkInvalid],
+      [{ userId: randomUUID(), token, password: 'x-new-pass' }, accountErrors.resetLinkInvalid],
+    ] as const) {
+      const res = await post('/account/password/reset/verify', body);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().message).toBe(message);
+    }
+    await t.database.db.update(accountTokens).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(accountTokens.userId, userId));
+    const expired = await post('/account/password/reset/verify', { userId, token, password: 'x-new-pass' });
+    expect(expired.json()).toEqual({ code: 400, message: accountErrors.resetLinkExpired });
+    expect((await post('/auth/token', { email, password })).statusCode).toBe(200);
+    expect((await post('/auth/token', { email: other.email, password: other.password })).statusCode).toBe(200);
+  });
+
+  it('is limited per email (3 an hour) with the same answer for unknown addresses; German mail for German readers', async () => {
+    const { email } = await registered();
+    const unknown = uniqueEmail('nobody');
+    for (const address of [email, unknown]) {
+      for (let i = 0; i < 3; i++) expect((await post('/account/password/reset/initialize', { email: address }, { 'accept-language': 'de-DE' })).statusCode).toBe(204);
+      const limited = await post('/account/password/reset/initialize', { email: address });
+      expect(limited.statusCode).toBe(429);
+      expect(limited.json().message).toBe(apiErrors.tooManyAttempts);
+    }
+    const mails = (await mailsTo(email)).filter((m) => m.text.includes('/reset-password'));
+    expect(mails).toHaveLength(3);
+    expect(mails[0]!.subject).toBe('Ihr Latchkey-Passwort zurücksetzen');
+    expect(mails[0]!.text).toContain('Neues Passwort wählen');
+  });
+
+  it('is limited per address across emails', async () => {
+    const limited = await createTestApp({ ANONYMOUS_RATE_LIMIT_MAX: '100000' });
+    try {
+      let last = 0;
+      for (let i = 0; i < 21; i++) last = (await limited.app.inject({ method: 'POST', url: '/api/account/password/reset/initialize', payload: { email: uniqueEmail('spray') } })).statusCode;
+      expect(last).toBe(429);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('email verification (issue 29)', () => {
+  it('registration mails a link; PUT /account/email/verify?code proves the address once; GET /account reports it', async () => {
+    const { email, token } = await registered();
+    const account = () => t.app.inject({ method: 'GET', url: '/api/account', headers: bearer(token) });
+    expect((await account()).json().emailVerified).toBe(false);
+    const link = (await lastLink(email, '/verify-email'))!;
+    expect((await mailsTo(email)).at(-1)!.subject).toBe('Verify your email address for Latchkey');
+    const code = link.searchParams.get('code')!;
+    const verify = (c: string) => t.app.inject({ method: 'PUT', url: `/api/account/email/verify?code=${encodeURIComponent(c)}` });
+    expect((await verify('not-the-code')).json()).toEqual({ code: 400, message: accountErrors.verifyLinkInvalid });
+    expect((await account()).json().emailVerified).toBe(false);
+    expect((await verify(code)).statusCode).toBe(204);
+    expect((await account()).json().emailVerified).toBe(true);
+    expect((await verify(code)).statusCode).toBe(400);
+    // Verified: "send again" sends nothing.
+    const before = (await mailsTo(email)).length;
+    expect((await post('/account/email/reverify', undefined, bearer(token))).statusCode).toBe(204);
+    expect(await mailsTo(email)).toHaveLength(before);
+  });
+
+  it('reverify sends a new link and the older one stops working; expired links are refused', async () => {
+    const { email, token } = await registered();
+    const first = (await lastLink(email, '/verify-email'))!.searchParams.get('code')!;
+    expect((await post('/account/email/reverify', undefined, { ...bearer(token), 'accept-language': 'de' })).statusCode).toBe(204);
+    const mails = await mailsTo(email);
+    expect(mails).toHaveLength(2);
+    expect(mails[1]!.subject).toBe('Bestätigen Sie Ihre E-Mail-Adresse für Latchkey');
+    const second = (await lastLink(email, '/verify-email'))!.searchParams.get('code')!;
+    expect((await t.app.inject({ method: 'PUT', url: `/api/account/email/verify?code=${first}` })).statusCode).toBe(400);
+    const [user] = await t.database.db.select({ id: users.id }).from(users).where(eq(users.email, email));
+    await t.database.db.update(accountTokens).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(accountTokens.userId, user!.id));
+    expect((await t.app.inject({ method: 'PUT', url: `/api/account/email/verify?code=${second}` })).statusCode).toBe(400);
+    expect((await post('/account/email/reverify')).statusCode).toBe(401);
+  });
+
+  it('an unverified account makes the platform send 5 emails a day, then a clear 429 and nothing sent; verified, no such limit', async () => {
+    const { email, token } = await registered();
+    const invite = () => post('/account/invite', { email: uniqueEmail('invitee') }, bearer(token));
+    for (let i = 0; i < UNVERIFIED_EMAIL_LIMIT.max; i++) expect((await invite()).statusCode).toBe(204);
+    const invitee = uniqueEmail('sixth');
+    const refused = await post('/account/invite', { email: invitee }, bearer(token));
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json()).toEqual({ code: 429, message: accountErrors.unverifiedSendLimit });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(3600);
+    expect(await t.database.db.select().from(users).where(eq(users.email, invitee))).toHaveLength(0);
+    const code = (await lastLink(email, '/verify-email'))!.searchParams.get('code')!;
+    await t.app.inject({ method: 'PUT', url: `/api/account/email/verify?code=${code}` });
+    expect((await post('/account/invite', { email: invitee }, bearer(token))).statusCode).toBe(204);
+  });
+});

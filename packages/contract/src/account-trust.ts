@@ -1,0 +1,84 @@
+import * as z from 'zod/mini';
+import { messages } from './messages.js';
+import { emailSchema, passwordSchema } from './rules.js';
+import { checkText } from './text.js';
+
+/**
+ * Issue 29, "Accounts people can trust": password reset by email, email verification, a second factor
+ * before a new key is certified for a password account. Paths and bodies as the platform's SDKs send them
+ * (doordeck-headless-sdk Paths.kt / AccountlessClient / AccountClient; doordeck-sdk-javascript certificate.js).
+ */
+
+/** Minutes a password-reset link lives. */
+export const PASSWORD_RESET_TTL_MINUTES = 30;
+/** Hours an email-verification link lives. */
+export const EMAIL_VERIFICATION_TTL_HOURS = 72;
+/** Minutes a six-digit key-verification code lives, and the wrong tries it takes. */
+export const KEY_CODE_TTL_MINUTES = 10;
+export const KEY_CODE_MAX_ATTEMPTS = 5;
+/** Emails the platform sends for an account whose address is not verified yet, per day. */
+export const UNVERIFIED_EMAIL_LIMIT = { max: 5, windowSeconds: 86_400 } as const;
+
+/** A secret from an emailed link: base64url, bounded. */
+const linkSecret = () =>
+  z.string({ error: messages.required }).check(z.minLength(1, messages.required), z.maxLength(200, messages.tooLong), z.regex(/^[A-Za-z0-9_-]+$/, 'Not a valid link'));
+
+export const passwordResetInitializeSchema = z.object({ email: emailSchema });
+export type PasswordResetInitialize = z.infer<typeof passwordResetInitializeSchema>;
+
+export const passwordResetVerifySchema = z.object({
+  userId: z.uuid({ error: 'Not a valid user id' }),
+  token: linkSecret(),
+  password: passwordSchema,
+});
+export type PasswordResetVerify = z.infer<typeof passwordResetVerifySchema>;
+
+export const verifyEmailQuerySchema = z.object({ code: linkSecret() });
+
+/** `?method=EMAIL` (the headless SDK may send it; the JavaScript SDK sends none: EMAIL is the one method). */
+export const keyVerificationQuerySchema = z.object({ method: z.optional(z.enum(['EMAIL'], { error: 'Only EMAIL is offered' })) });
+export const keyVerificationResponseSchema = z.object({ method: z.literal('EMAIL') });
+export const keyVerificationCheckSchema = z.object({
+  verificationSignature: z.string({ error: messages.required }).check(
+    z.minLength(1, messages.required),
+    z.maxLength(200, messages.tooLong),
+    checkText('secret'),
+  ),
+});
+export type KeyVerificationCheck = z.infer<typeof keyVerificationCheckSchema>;
+
+/** The portal's screens. */
+export const forgotPasswordFormSchema = z.object({ email: emailSchema });
+export const resetPasswordFormSchema = z
+  .object({
+    password: passwordSchema,
+    repeatPassword: z.string({ error: messages.required }).check(z.minLength(1, messages.required), checkText('secret')),
+  })
+  .check(
+    z.refine((v) => v.password === v.repeatPassword, {
+      message: messages.passwordsNotMatching,
+      path: ['repeatPassword'],
+      when: (payload: { value: unknown }) => {
+        const v = payload.value as { password?: unknown; repeatPassword?: unknown };
+        return typeof v.password === 'string' && typeof v.repeatPassword === 'string' && v.repeatPassword.length > 0;
+      },
+    }),
+  );
+export const keyCodeFormSchema = z.object({ code: z.string().check(z.regex(/^\d{6}$/, 'Enter the six digits from the email')) });
+
+/** Texts the account-trust routes answer with (the portal shows them, and translates them). */
+export const accountErrors = {
+  resetLinkInvalid: 'This password reset link is not valid. Ask for a new one.',
+  resetLinkUsed: 'This password reset link has already been used. Ask for a new one.',
+  resetLinkExpired: 'This password reset link has expired. Ask for a new one.',
+  verifyLinkInvalid: 'This verification link is not valid, was already used or has expired. Send a new one from the portal.',
+  unverifiedSendLimit:
+    'Verify your email address to send more emails: until then the platform sends at most 5 emails a day for your account.',
+  secondFactorRequired:
+    'A new key needs a second factor: ask for a code (POST /auth/certificate/verify) and send it signed with the key (POST /auth/certificate/check).',
+  secondFactorNotNeeded: 'Keys of application users need no code: register them with POST /auth/certificate.',
+  codeNotPending: 'No code is waiting for a key of yours. Ask for a new code.',
+  codeExpired: 'This code has expired. Ask for a new code.',
+  codeWrong: 'The code is not correct, or was not signed with the new key.',
+  codeTooManyTries: 'Too many wrong codes. Ask for a new code.',
+} as const;
