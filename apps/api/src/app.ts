@@ -42,6 +42,7 @@ import { LiveEvents } from './plugins/live-events.js';
 import { outboxRoutes } from './modules/outbox/outbox.routes.js';
 import { historyRoutes } from './modules/history/history.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
+import { webhookTestEventRoutes } from './modules/webhooks/test-event.js';
 import { WebhookDispatcher } from './modules/webhooks/delivery.js';
 import { sharesRoutes } from './modules/shares/shares.routes.js';
 import { applicationsRoutes } from './modules/applications/applications.routes.js';
@@ -141,7 +142,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Before anything reads a key or secret from the database: they are sealed with this box.
   useSecretBox(database.db, new SecretBox(config.secretsEncryptionKey));
   if (!config.secretsEncryptionKey) app.log.warn(SECRETS_UNENCRYPTED_WARNING);
-  configureOutbound({ allowHosts: config.outbound.allowHosts });
+  configureOutbound({ allowHosts: config.outbound.allowHosts, hints: config.outbound.hints });
   if (config.outbound.allowHosts.length > 0)
     app.log.warn(`OUTBOUND_ALLOW lets ${config.outbound.allowHosts.join(', ')} through the outbound guard: for development and tests only`);
   app.decorate('tokens', await TokenService.create(config, database.db));
@@ -260,6 +261,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(outboxRoutes);
       await api.register(historyRoutes);
       await api.register(webhooksRoutes);
+      await api.register(webhookTestEventRoutes);
     },
     { prefix: config.apiPrefix },
   );

@@ -155,7 +155,11 @@ export function loadConfig(env: Env = process.env) {
       refusedMax: e.REFUSED_OPERATION_RATE_LIMIT_MAX,
     },
     /** Hosts the outbound guard (lib/outbound.ts) lets through to private addresses and over http: dev and tests only. */
-    outbound: { allowHosts: e.OUTBOUND_ALLOW.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean) },
+    outbound: {
+      allowHosts: e.OUTBOUND_ALLOW.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+      /** Development defaults (NODE_ENV other than production, or no PUBLIC_URL): a refused URL names what OUTBOUND_ALLOW would let through. */
+      hints: e.NODE_ENV !== 'production' || e.PUBLIC_URL === undefined,
+    },
     /**
      * GET /metrics (Prometheus): on its own port (METRICS_PORT, with the admin routes) and/or on the public
      * port behind a bearer token (METRICS_TOKEN). Neither set: not served (plugins/metrics.ts).

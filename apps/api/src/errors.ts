@@ -1,7 +1,9 @@
-import { apiErrors } from '@latchkey/contract';
+import { apiErrors, type ErrorHint } from '@latchkey/contract';
 
-/** The one error type services throw; the error handler turns it into `{ code, message }`. */
+/** The one error type services throw; the error handler turns it into `{ code, message }` (and `hint`). */
 export class AppError extends Error {
+  /** What would let the request through in development (lib/outbound.ts), answered as `hint`. */
+  hint?: ErrorHint;
   constructor(
     readonly statusCode: number,
     message: string,

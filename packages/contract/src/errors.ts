@@ -5,8 +5,14 @@ export const errorBodySchema = z.object({
   code: z.number(),
   message: z.string(),
   errors: z.optional(z.array(z.object({ path: z.string(), message: z.string() }))),
+  /**
+   * Issue 28: what would let it through, from a service running with its development defaults — a URL the
+   * outbound guard refused (plain http, a loopback or private address) names the host OUTBOUND_ALLOW takes.
+   */
+  hint: z.optional(z.object({ outboundAllow: z.string() })),
 });
 export type ErrorBody = z.infer<typeof errorBodySchema>;
+export type ErrorHint = NonNullable<ErrorBody['hint']>;
 
 /** Spec §8: login and registration failures, by HTTP status (0 = no response at all). */
 export interface AuthErrorEntry {

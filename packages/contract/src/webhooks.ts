@@ -16,6 +16,19 @@ export const WEBHOOK_EVENTS = [
 export const webhookEventSchema = z.enum(WEBHOOK_EVENTS);
 export type WebhookEvent = z.infer<typeof webhookEventSchema>;
 
+/**
+ * Issue 28: "Send a test event" — a signed delivery to one endpoint, whatever it subscribed to, through the
+ * same queue and log as every other: `POST …/webhook/{webhookId}/test`. Its body is
+ * `{ type: 'webhook.test', timestamp, data: { webhookId, applicationId } }`. Not an event to subscribe to.
+ */
+export const WEBHOOK_TEST_EVENT = 'webhook.test';
+/** Every `type` a delivery can carry: the events, and the test event. */
+export const WEBHOOK_DELIVERY_EVENTS = [...WEBHOOK_EVENTS, WEBHOOK_TEST_EVENT] as const;
+export const webhookDeliveryEventSchema = z.enum(WEBHOOK_DELIVERY_EVENTS);
+export type WebhookDeliveryEvent = z.infer<typeof webhookDeliveryEventSchema>;
+/** Test events per owner and window (they call the receiver): on top of the general rate limit. */
+export const WEBHOOK_TEST_LIMIT = { max: 10, windowSeconds: 60 } as const;
+
 export const MAX_WEBHOOKS_PER_APPLICATION = 10;
 export const WEBHOOK_URL_MAX_LENGTH = 2000;
 /** The prefix of a signing secret; the rest is the base64 key (Standard Webhooks). */
@@ -62,7 +75,7 @@ export type DeliveryStatus = z.infer<typeof deliveryStatusSchema>;
 export const webhookDeliverySchema = z.object({
   /** Also the `webhook-id` header: a receiver de-duplicates on it. */
   id: z.string(),
-  eventType: webhookEventSchema,
+  eventType: webhookDeliveryEventSchema,
   status: deliveryStatusSchema,
   attempts: z.number(),
   responseStatus: z.nullable(z.number()),
@@ -78,7 +91,7 @@ export const deliveryIdParamsSchema = z.object({ applicationId: z.uuid({ error: 
 
 /** What a delivery's body carries. */
 export interface WebhookPayload<T = unknown> {
-  type: WebhookEvent;
+  type: WebhookDeliveryEvent;
   /** ISO 8601. */
   timestamp: string;
   data: T;

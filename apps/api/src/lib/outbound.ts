@@ -30,6 +30,11 @@ export interface OutboundOptions {
    * OUTBOUND_ALLOW, for development and tests only.
    */
   allowHosts?: readonly string[];
+  /**
+   * Issue 28: the service runs with its development defaults, so a refused http or loopback/private URL
+   * says (as the error's `hint`) which host OUTBOUND_ALLOW would let through.
+   */
+  hints?: boolean;
   /** Tests put a fake DNS here; default: the system resolver (getaddrinfo). */
   resolve?: Resolver;
 }
@@ -46,6 +51,9 @@ export class OutboundError extends AppError {
   ) {
     super(URL_REFUSALS.has(reason) ? 400 : 422, detail ? `${outboundErrors[reason]}: ${detail}` : outboundErrors[reason]);
     this.name = 'OutboundError';
+    // The host without its port (OUTBOUND_ALLOW names hosts), for the two refusals it lifts.
+    if (hints && detail && (reason === 'notHttps' || reason === 'privateAddress'))
+      this.hint = { outboundAllow: detail.replace(/:\d+$/, '').replace(/^\[|\]$/g, '').toLowerCase() };
   }
 }
 const URL_REFUSALS = new Set<OutboundRefusal>(['invalidUrl', 'notHttps', 'credentials', 'privateAddress', 'badRedirect']);
@@ -69,12 +77,14 @@ export function isPublicAddress(address: string): boolean {
 const systemResolve: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
 
 let allowHosts = new Set<string>();
+let hints = false;
 let resolve: Resolver = systemResolve;
 let agent = createAgent();
 
 /** Called once by buildApp with the configuration (and by tests). */
 export function configureOutbound(options: OutboundOptions): void {
   allowHosts = new Set((options.allowHosts ?? []).map((h) => h.trim().toLowerCase()).filter(Boolean));
+  hints = options.hints ?? false;
   resolve = options.resolve ?? systemResolve;
   const old = agent;
   agent = createAgent();

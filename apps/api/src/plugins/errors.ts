@@ -108,7 +108,7 @@ export function registerErrorHandling(app: FastifyInstance, apiPrefix: string) {
     }
     if (error instanceof AppError) {
       reply.headers(error.headers);
-      return send(error.statusCode, { code: error.statusCode, message: error.message });
+      return send(error.statusCode, { code: error.statusCode, message: error.message, ...(error.hint ? { hint: error.hint } : {}) });
     }
     if (isResponseSerializationError(error)) {
       request.log.error({ err: error }, 'response did not match its schema');

@@ -1,4 +1,4 @@
-import { API_V2_ACCEPT, errorBodySchema, refreshResponseSchema } from '@latchkey/contract';
+import { API_V2_ACCEPT, errorBodySchema, refreshResponseSchema, type ErrorHint } from '@latchkey/contract';
 import { getI18n } from 'react-i18next';
 import { decodeClaims, isExpired } from './jwt';
 import { localText } from './server-text';
@@ -20,6 +20,8 @@ export class ApiError extends Error {
   }
   /** A 429's Retry-After, in seconds, when the server gave one. */
   retryAfterSeconds?: number;
+  /** What would let it through on a development service (issue 28: the host OUTBOUND_ALLOW takes). */
+  hint?: ErrorHint;
 }
 
 export interface RequestOptions {
@@ -40,6 +42,7 @@ async function toApiError(res: Response): Promise<ApiError> {
     const parsed = errorBodySchema.safeParse(await res.json());
     if (parsed.success) {
       const error = new ApiError(res.status, parsed.data.message, parsed.data.code, parsed.data.errors);
+      if (parsed.data.hint) error.hint = parsed.data.hint;
       const retryAfter = Number(res.headers.get('retry-after') ?? NaN);
       if (retryAfter >= 0) error.retryAfterSeconds = retryAfter;
       return error;

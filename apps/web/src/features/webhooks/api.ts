@@ -38,6 +38,10 @@ export async function listDeliveries(appId: string, webhookId: string, cursor?: 
   const res = await request(`${onePath(appId, webhookId)}/delivery${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`);
   return { items: z.array(webhookDeliverySchema).parse(await res.json()), nextCursor: nextDeliveryCursor(res.headers.get('link')) };
 }
+/** Issue 28: a signed webhook.test delivery to this endpoint, queued like any other; answers the delivery. */
+export async function sendTestEvent(appId: string, webhookId: string): Promise<WebhookDelivery> {
+  return webhookDeliverySchema.parse(await (await request(`${onePath(appId, webhookId)}/test`, { method: 'POST' })).json());
+}
 export async function resendDelivery(appId: string, webhookId: string, deliveryId: string): Promise<void> {
   await request(`${onePath(appId, webhookId)}/delivery/${encodeURIComponent(deliveryId)}/resend`, { method: 'POST' });
 }
@@ -79,6 +83,13 @@ export function useRotateWebhookSecret(appId: string) {
 export function useDeleteWebhook(appId: string) {
   const invalidate = useInvalidate(appId);
   return useMutation({ mutationFn: (webhookId: string) => deleteWebhook(appId, webhookId), onSuccess: invalidate });
+}
+export function useSendTestEvent(appId: string, webhookId: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: () => sendTestEvent(appId, webhookId),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: webhookKeys.deliveries(appId, webhookId) }),
+  });
 }
 export function useResendDelivery(appId: string, webhookId: string) {
   const queryClient = useQueryClient();

@@ -15,12 +15,12 @@ import {
   FormHelperText,
   FormLabel,
 } from '@mui/material';
-import { useEffect, useId } from 'react';
-import { Controller, useForm } from 'react-hook-form';
+import { useEffect, useId, useState } from 'react';
+import { Controller, useForm, useWatch } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { CopyValue } from '../../components/ui/copy-value';
 import { FormTextField } from '../../components/ui/form-text-field';
-import { errorMessage } from '../../lib/http';
+import { ApiError, errorMessage } from '../../lib/http';
 import { localText } from '../../lib/server-text';
 import { useCreateWebhook } from './api';
 
@@ -42,12 +42,16 @@ export function AddWebhookDialog({ appId, open, onCancel, onCreated }: AddProps)
   const eventsErrorId = useId();
   const create = useCreateWebhook(appId);
   const form = useForm<CreateWebhook>({ resolver: zodResolver(createWebhookSchema), defaultValues: { url: '', events: [] }, mode: 'onTouched' });
+  // Issue 28: a development service says which OUTBOUND_ALLOW host would let a refused localhost URL through.
+  const [hint, setHint] = useState<{ host: string; url: string } | null>(null);
+  const url = useWatch({ control: form.control, name: 'url' });
   const { reset } = form;
   const { reset: resetCreate } = create;
   useEffect(() => {
     if (open) {
       reset({ url: '', events: [] });
       resetCreate();
+      setHint(null);
     }
   }, [open, reset, resetCreate]);
 
@@ -60,7 +64,11 @@ export function AddWebhookDialog({ appId, open, onCancel, onCreated }: AddProps)
           void form.handleSubmit((input) =>
             create.mutate(input, {
               onSuccess: onCreated,
-              onError: (error) => form.setError('url', { type: 'server', message: errorMessage(error) }, { shouldFocus: true }),
+              onError: (error) => {
+                const host = error instanceof ApiError ? error.hint?.outboundAllow : undefined;
+                setHint(host === undefined ? null : { host, url: input.url });
+                form.setError('url', { type: 'server', message: errorMessage(error) }, { shouldFocus: true });
+              },
             }),
           )(e);
         }}
@@ -68,6 +76,12 @@ export function AddWebhookDialog({ appId, open, onCancel, onCreated }: AddProps)
         <DialogTitle id={titleId}>{t('webhooks.add')}</DialogTitle>
         <DialogContent>
           <FormTextField control={form.control} name="url" label={t('webhooks.url')} placeholder="https://api.example.com/latchkey/webhooks" required fullWidth margin="normal" type="url" autoFocus />
+          {/* Until the URL it was given for is changed. */}
+          {hint !== null && hint.url.trim() === url.trim() && (
+            <Alert severity="info" sx={{ overflowWrap: 'anywhere' }}>
+              {t('webhooks.outboundAllowHint', { host: hint.host })}
+            </Alert>
+          )}
           <Controller
             control={form.control}
             name="events"

@@ -1,4 +1,4 @@
-import { MAX_WEBHOOKS_PER_APPLICATION, type Webhook, type WebhookEvent, type WebhookWithSecret } from '@latchkey/contract';
+import { MAX_WEBHOOKS_PER_APPLICATION, type Webhook, type WebhookDelivery, type WebhookDeliveryEvent, type WebhookWithSecret } from '@latchkey/contract';
 import {
   Alert,
   Box,
@@ -25,12 +25,12 @@ import { useLoadMore } from '../../components/ui/use-load-more';
 import { formatDateTime, formatDateTimeSeconds } from '../../lib/dates';
 import { errorMessage } from '../../lib/http';
 import { localText } from '../../lib/server-text';
-import { useDeleteWebhook, useDeliveries, useResendDelivery, useRotateWebhookSecret, useWebhooks } from './api';
+import { useDeleteWebhook, useDeliveries, useResendDelivery, useRotateWebhookSecret, useSendTestEvent, useWebhooks } from './api';
 import { AddWebhookDialog, SecretDialog } from './webhook-dialogs';
 
 /** Query parameter naming the webhook whose delivery log is shown. */
 const WEBHOOK_PARAM = 'webhook';
-const eventKey = (event: WebhookEvent) => `webhooks.eventNames.${event.replace('.', '_')}` as 'webhooks.eventNames.lock_unlocked';
+const eventKey = (event: WebhookDeliveryEvent) => `webhooks.eventNames.${event.replace('.', '_')}` as 'webhooks.eventNames.lock_unlocked';
 
 function RetryButton({ onClick }: { onClick: () => void }) {
   const { t } = useTranslation();
@@ -41,19 +41,58 @@ function RetryButton({ onClick }: { onClick: () => void }) {
   );
 }
 
+/** Issue 28: what became of the test event just sent, as the delivery log (polled) tells it. */
+function TestEventResult({ delivery }: { delivery: WebhookDelivery }) {
+  const { t } = useTranslation();
+  const reason = delivery.responseStatus !== null ? `HTTP ${delivery.responseStatus}` : delivery.error ? localText(delivery.error) : '';
+  const [severity, text] =
+    delivery.status === 'succeeded'
+      ? (['success', t('webhooks.testDelivered', { status: `HTTP ${delivery.responseStatus ?? ''}`.trim() })] as const)
+      : delivery.status === 'failed'
+        ? (['error', t('webhooks.testFailed', { reason })] as const)
+        : delivery.attempts > 0
+          ? (['warning', t('webhooks.testNotDelivered', { reason })] as const)
+          : (['info', t('webhooks.testQueued')] as const);
+  return (
+    <Alert severity={severity} role="status" sx={{ mb: 2, overflowWrap: 'anywhere' }}>
+      {text}
+    </Alert>
+  );
+}
+
 function DeliveryLog({ appId, webhook }: { appId: string; webhook: Webhook }) {
   const { t, i18n } = useTranslation();
   const deliveries = useDeliveries(appId, webhook.id);
   const resend = useResendDelivery(appId, webhook.id);
+  const sendTest = useSendTestEvent(appId, webhook.id);
   const items = deliveries.data?.pages.flatMap((p) => p.items) ?? [];
+  // The test event as the log has it now (the answer to sending it until the log shows it).
+  const testEvent = sendTest.data ? (items.find((d) => d.id === sendTest.data.id) ?? sendTest.data) : null;
   const { list, loadMore } = useLoadMore<HTMLTableSectionElement>(items.length, deliveries.fetchNextPage, deliveries.isFetchingNextPage);
   // Retrying and pending in the default colour: MUI's warning orange on white is below AA contrast.
   const colour = { succeeded: 'success', failed: 'error', retrying: 'default', pending: 'default' } as const;
   return (
     <Box component="section" aria-labelledby="delivery-log-title" sx={{ mt: 3 }}>
-      <Typography id="delivery-log-title" variant="h2" sx={{ mb: 1, overflowWrap: 'anywhere' }}>
-        {t('webhooks.deliveriesOf', { url: webhook.url })}
-      </Typography>
+      <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1} sx={{ justifyContent: 'space-between', alignItems: { sm: 'center' }, mb: 1 }}>
+        <Typography id="delivery-log-title" variant="h2" sx={{ overflowWrap: 'anywhere' }}>
+          {t('webhooks.deliveriesOf', { url: webhook.url })}
+        </Typography>
+        <Button
+          variant="outlined"
+          sx={{ flexShrink: 0, alignSelf: { xs: 'flex-start', sm: 'auto' } }}
+          aria-label={t('webhooks.sendTestOne', { url: webhook.url })}
+          onClick={() => sendTest.mutate()}
+          disabled={sendTest.isPending}
+        >
+          {t('webhooks.sendTest')}
+        </Button>
+      </Stack>
+      {sendTest.isError && (
+        <Alert severity="error" sx={{ mb: 2 }}>
+          {errorMessage(sendTest.error)}
+        </Alert>
+      )}
+      {testEvent && <TestEventResult delivery={testEvent} />}
       {deliveries.isPending && <PageLoader />}
       {deliveries.isError && (
         <Alert severity="error" action={<RetryButton onClick={() => void deliveries.refetch()} />}>
