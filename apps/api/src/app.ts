@@ -54,6 +54,8 @@ import { cdnRoutes, logosRoutes } from './modules/logos/logos.routes.js';
 import { emailPreviewRoutes } from './modules/email-preview/email-preview.routes.js';
 import { certificatesRoutes } from './modules/certificates/certificates.routes.js';
 import { operationsRoutes } from './modules/operations/operations.routes.js';
+import { tilesRoutes } from './modules/tiles/tiles.routes.js';
+import { sitesRoutes } from './modules/sites/sites.routes.js';
 import { createLogoStorage } from './plugins/storage/index.js';
 import { createMailer } from './plugins/mailer/index.js';
 
@@ -261,6 +263,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(outboxRoutes);
       await api.register(historyRoutes);
       await api.register(webhooksRoutes);
+      await api.register(tilesRoutes);
+      await api.register(sitesRoutes);
       await api.register(webhookTestEventRoutes);
     },
     { prefix: config.apiPrefix },

@@ -21,3 +21,4 @@ export * from './webhooks.js';
 export * from './text.js';
 export * from './time.js';
 export * from './account-trust.js';
+export * from './tiles-sites.js';

@@ -455,3 +455,64 @@ export const webhookDeliveries = pgTable(
     index('webhook_deliveries_relay_idx').on(t.relayAfter).where(sql`${t.relayAfter} is not null`),
   ],
 );
+
+/** Sites (issue 30): an application's locks grouped by building. A lock is in at most one site (site_locks). */
+export const sites = pgTable(
+  'sites',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    applicationId: uuid('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('sites_application_name_key').on(t.applicationId, sql`lower(${t.name})`)],
+);
+
+/** Which site a lock is in: one row per lock that is in one (the primary key keeps it to one). */
+export const siteLocks = pgTable(
+  'site_locks',
+  {
+    lockId: uuid('lock_id')
+      .primaryKey()
+      .references(() => locks.id, { onDelete: 'cascade' }),
+    siteId: uuid('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+  },
+  (t) => [index('site_locks_site_id_idx').on(t.siteId)],
+);
+
+/**
+ * Tiles (issue 30): the code at a door (an NFC sticker, a printed QR code) a phone reads to find its locks.
+ * The id is the tile's own UUID; a tile belongs to the application whose lock it was first linked to.
+ */
+export const tiles = pgTable(
+  'tiles',
+  {
+    id: uuid('id').primaryKey(),
+    applicationId: uuid('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    /** The site it was associated under (PUT /tile/{tileId}); null: none, the application stands for it. */
+    siteId: uuid('site_id').references(() => sites.id, { onDelete: 'set null' }),
+    createdAt: createdAt(),
+  },
+  (t) => [index('tiles_application_id_idx').on(t.applicationId)],
+);
+
+export const tileLocks = pgTable(
+  'tile_locks',
+  {
+    tileId: uuid('tile_id')
+      .notNull()
+      .references(() => tiles.id, { onDelete: 'cascade' }),
+    lockId: uuid('lock_id')
+      .notNull()
+      .references(() => locks.id, { onDelete: 'cascade' }),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.tileId, t.lockId] }), index('tile_locks_lock_id_idx').on(t.lockId, t.createdAt)],
+);

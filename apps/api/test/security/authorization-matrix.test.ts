@@ -127,7 +127,7 @@ describe('authorization matrix', () => {
     await addIssuer(t, partnerApp, issuer);
     const partnerKey = await addKey(t, partnerApp, 'EdDSA');
     const appToken = await signUserToken(partnerKey, { iss: issuer, sub: 'matrix-user', email: 'matrix.user@example.com' });
-    const lockUserRoute = (r: { method: string; url: string }) => (r.method === 'GET' && r.url === '/api/account') || r.url.startsWith('/api/auth/certificate') || r.url.startsWith('/api/device/');
+    const lockUserRoute = (r: { method: string; url: string }) => (r.method === 'GET' && r.url === '/api/account') || r.url.startsWith('/api/auth/certificate') || r.url.startsWith('/api/device/') || r.url.startsWith('/api/tile/') || r.url === '/api/site' || r.url.startsWith('/api/site/');
     const routes = t.app.routeTable.filter((r) => r.url.startsWith('/api') && !DOCS.test(r.url) && !r.public && !SIGN_OUT.test(r.url));
     expect(routes.filter(lockUserRoute).length).toBeGreaterThanOrEqual(6);
     const failures: string[] = [];

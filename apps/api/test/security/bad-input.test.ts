@@ -122,6 +122,8 @@ describe('bad input never breaks the service', () => {
       url.endsWith('/account/email/reverify') ||
       // A valid body (`{ emailPreferences: {} }` is one) sends a test email and keeps it in the Outbox.
       url.endsWith('/email/test') ||
+      // Takes no body: makes a new tile for the lock (issue 30).
+      (method === 'POST' && url.endsWith('/lock/:lockId/tile')) ||
       (method === 'DELETE' && (url.endsWith(':applicationId') || url.includes('/lock/'))) ||
       (url.endsWith('/lock') && method === 'POST') ||
       (url.endsWith('/lock/:lockId') && method === 'PUT') ||
@@ -280,6 +282,7 @@ function templates(): Record<string, { body?: Record<string, unknown>; query?: R
     [`POST ${A}/lock/:lockId/user`]: { body: { email: 'fuzz-share@example.com', role: 'USER', start: 1_700_000_000, end: 1_800_000_000, timeWindow: rule } },
     [`GET ${A}/history`]: { query: { actor: 'fuzz@example.com', kind: 'lock', pageSize: '10' } },
     [`POST ${A}/webhook`]: { body: { url: 'https://hooks.fuzz.example.com/in', events: ['lock.unlocked'] } },
+    [`POST ${A}/site`]: { body: { name: 'Fuzz site' } },
   };
 }
 

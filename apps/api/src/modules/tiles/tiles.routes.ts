@@ -1,0 +1,131 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  associateTileSchema,
+  deviceTileParamsSchema,
+  errorBodySchema,
+  lockIdParamsSchema,
+  lockSchema,
+  lockTileSchema,
+  ownerTileParamsSchema,
+  tileLocksSchema,
+  tileParamsSchema,
+} from '@latchkey/contract';
+import {
+  adminLock,
+  associateTile,
+  createLockTile,
+  deleteLockTile,
+  getTileLockDetails,
+  getTileLocks,
+  linkTile,
+  listLockTiles,
+  tileQrSvg,
+  unlinkTile,
+} from './tiles.service.js';
+
+const security = [{ bearer: [] }];
+const E = errorBodySchema;
+const errors = { 400: E, 401: E, 403: E, 404: E, 409: E };
+
+/**
+ * Tiles (issue 30). Lock users (portal or application-signed tokens): GET /tile/{tileId} and PUT
+ * /tile/{tileId} as the headless SDK calls them, PUT/DELETE /device/{lockId}/tile/{tileId} as the archived
+ * JavaScript SDK does, and GET /tile/{tileId}/lock for the portal's tile page. Owners: a lock's tiles,
+ * a new one, removal, and its printable QR code (SVG).
+ */
+export async function tilesRoutes(instance: FastifyInstance) {
+  const app = instance.withTypeProvider<ZodTypeProvider>();
+  const lockUser = { onRequest: app.authenticateLockUser };
+  const owner = { onRequest: [app.authenticate, app.requireOwner] };
+  const tags = ['tiles'];
+  const publicUrl = app.config.publicUrl;
+
+  app.get(
+    '/tile/:tileId',
+    { ...lockUser, schema: { tags, security, params: tileParamsSchema, response: { 200: tileLocksSchema, 400: E, 401: E, 404: E } } },
+    async (request) => getTileLocks(app.db, request.lockUser, request.params.tileId),
+  );
+
+  app.put(
+    '/tile/:tileId',
+    {
+      ...lockUser,
+      schema: { tags, security, params: tileParamsSchema, body: associateTileSchema, response: { 204: z.null().describe('Done'), ...errors } },
+    },
+    async (request, reply) => {
+      await associateTile(app.db, request.lockUser, request.params.tileId, request.body);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/tile/:tileId/lock',
+    { ...lockUser, schema: { tags, security, params: tileParamsSchema, response: { 200: z.array(lockSchema), 400: E, 401: E, 404: E } } },
+    async (request) => getTileLockDetails(app.db, request.lockUser, request.params.tileId),
+  );
+
+  // The JS SDK's link/delink send no body (axios `null`), some clients an empty JSON one: whatever comes is ignored.
+  await app.register(async (scope) => {
+    const device = scope.withTypeProvider<ZodTypeProvider>();
+    device.removeAllContentTypeParsers();
+    device.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1024 }, (_request, _body, done) => done(null, undefined));
+    device.put(
+      '/device/:lockId/tile/:tileId',
+      { ...lockUser, schema: { tags, security, params: deviceTileParamsSchema, response: { 204: z.null().describe('Linked'), ...errors } } },
+      async (request, reply) => {
+        const lock = await adminLock(app.db, request.lockUser, request.params.lockId);
+        await linkTile(app.db, lock.applicationId, lock.id, request.params.tileId);
+        return reply.code(204).send(null);
+      },
+    );
+    device.delete(
+      '/device/:lockId/tile/:tileId',
+      { ...lockUser, schema: { tags, security, params: deviceTileParamsSchema, response: { 204: z.null().describe('Unlinked'), ...errors } } },
+      async (request, reply) => {
+        const lock = await adminLock(app.db, request.lockUser, request.params.lockId);
+        await unlinkTile(app.db, lock.id, request.params.tileId);
+        return reply.code(204).send(null);
+      },
+    );
+  });
+
+  const base = '/platform/application/:applicationId/lock/:lockId/tile';
+  app.get(
+    base,
+    { ...owner, schema: { tags, security, params: lockIdParamsSchema, response: { 200: z.array(lockTileSchema), 401: E, 404: E } } },
+    async (request) => listLockTiles(app.db, request.params.applicationId, request.params.lockId, publicUrl),
+  );
+
+  app.post(
+    base,
+    { ...owner, schema: { tags, security, params: lockIdParamsSchema, response: { 201: lockTileSchema, 400: E, 401: E, 404: E, 409: E } } },
+    async (request, reply) => {
+      const tile = await createLockTile(app.db, request.params.applicationId, request.params.lockId, publicUrl);
+      return reply.code(201).send(tile);
+    },
+  );
+
+  app.delete(
+    `${base}/:tileId`,
+    { ...owner, schema: { tags, security, params: ownerTileParamsSchema, response: { 204: z.null(), 400: E, 401: E, 404: E } } },
+    async (request, reply) => {
+      await deleteLockTile(app.db, request.params.applicationId, request.params.lockId, request.params.tileId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    `${base}/:tileId/qr`,
+    {
+      ...owner,
+      schema: { tags, security, params: ownerTileParamsSchema, description: 'The tile’s printable QR code (image/svg+xml) for its short URL', response: { 401: E, 404: E } },
+    },
+    async (request, reply) => {
+      const { applicationId, lockId, tileId } = request.params;
+      const svg = await tileQrSvg(app.db, applicationId, lockId, tileId, publicUrl);
+      return reply.type('image/svg+xml; charset=utf-8').header('cache-control', 'private, no-store').send(svg as never);
+    },
+  );
+}

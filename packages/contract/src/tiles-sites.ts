@@ -1,0 +1,98 @@
+import * as z from 'zod/mini';
+import { MAX_TEXT_LENGTH } from './constants.js';
+import { requiredText } from './rules.js';
+import { idParam } from './text.js';
+
+/**
+ * Tiles and sites (issue 30), shaped as the platform's SDKs send and read them: the headless SDK's
+ * TileRequests.kt / NetworkTileResponses.kt / NetworkSiteResponses.kt, and the archived JavaScript SDK's
+ * deviceOperation.js (link, delink, getLockFromTile).
+ */
+export const MAX_LOCKS_PER_TILE = 50;
+export const MAX_TILES_PER_LOCK = 20;
+export const MAX_SITES_PER_APPLICATION = 50;
+/** A site's colour when it has none of its own (the SDK's site shape has no null colour). */
+export const DEFAULT_SITE_COLOUR = '#00283C';
+
+export const tileErrors = {
+  noDevices: 'No devices associated with this tile',
+  tileIdInvalid: 'A tile id is a UUID',
+  lockIdInvalid: 'A lock id is a UUID',
+  siteIdInvalid: 'A site id is a UUID',
+  alreadyLinked: 'This tile is already linked to this lock',
+  notLinked: 'This tile is not linked to this lock',
+  otherApplication: 'This tile opens locks of another application',
+  tooManyLocks: `A tile can open at most ${MAX_LOCKS_PER_TILE} locks`,
+  tooManyTiles: `A lock can have at most ${MAX_TILES_PER_LOCK} tiles`,
+  duplicateLock: 'A lock is listed twice',
+  notAdmin: 'Only an admin of a lock can link tiles to it',
+  lockNotInSite: 'Every lock must be in the site given',
+} as const;
+
+export const siteErrors = {
+  siteNotFound: 'Site not found',
+  tooManySites: `An application can have at most ${MAX_SITES_PER_APPLICATION} sites`,
+  nameTaken: 'This application already has a site with this name',
+} as const;
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (value: string) => UUID_PATTERN.test(value);
+const uuidText = (message: string) => z.string({ error: message }).check(z.maxLength(36, message), z.regex(UUID_PATTERN, message));
+
+export const tileParamsSchema = z.object({ tileId: idParam() });
+export const deviceTileParamsSchema = z.object({ lockId: idParam(), tileId: idParam() });
+export const siteParamsSchema = z.object({ siteId: idParam() });
+export const ownerSiteParamsSchema = z.object({ applicationId: idParam(), siteId: idParam() });
+export const ownerTileParamsSchema = z.object({ applicationId: idParam(), lockId: idParam(), tileId: idParam() });
+
+/** GET /tile/{tileId} (NetworkTileLocksResponse): the tile's locks the caller may use. */
+export const tileLocksSchema = z.object({ siteId: z.string(), tileId: z.string(), deviceIds: z.array(z.string()) });
+export type TileLocks = z.infer<typeof tileLocksSchema>;
+
+/** PUT /tile/{tileId} (AssociateMultipleLocksRequest): the tile opens exactly these locks afterwards. */
+export const associateTileSchema = z.object({
+  siteId: uuidText(tileErrors.siteIdInvalid),
+  devices: z.array(uuidText(tileErrors.lockIdInvalid)).check(z.maxLength(MAX_LOCKS_PER_TILE, tileErrors.tooManyLocks)),
+});
+export type AssociateTile = z.infer<typeof associateTileSchema>;
+
+/** A lock's tile on the owner's lock page. */
+export const lockTileSchema = z.object({
+  tileId: z.string(),
+  /** The short URL a phone opens: the portal's /t/{tileId}. */
+  url: z.string(),
+  /** The other locks the same tile opens (a tile may open several doors). */
+  otherLockIds: z.array(z.string()),
+  createdAt: z.number(),
+});
+export type LockTile = z.infer<typeof lockTileSchema>;
+
+/** GET /site (NetworkSiteResponse). Geofence members are 0: Latchkey's sites have no position yet. */
+export const siteSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  colour: z.string(),
+  longitude: z.number(),
+  latitude: z.number(),
+  radius: z.number(),
+  passBackground: z.string(),
+  /** ISO 8601 */
+  created: z.string(),
+  updated: z.string(),
+});
+export type Site = z.infer<typeof siteSchema>;
+
+/** The owner's view of a site: the SDK's shape and the locks in it. */
+export const ownerSiteSchema = z.extend(siteSchema, { lockIds: z.array(z.string()) });
+export type OwnerSite = z.infer<typeof ownerSiteSchema>;
+
+/** GET /site/{siteId}/user (NetworkUserForSiteResponse). */
+export const siteUserSchema = z.object({ userId: z.string(), email: z.string(), displayName: z.nullable(z.string()), orphan: z.boolean() });
+export type SiteUser = z.infer<typeof siteUserSchema>;
+
+export const siteNameSchema = z.object({ name: requiredText(MAX_TEXT_LENGTH) });
+export type SiteName = z.infer<typeof siteNameSchema>;
+
+/** PUT /platform/application/{id}/lock/{lockId}/site: move the lock into a site, or out of every site (null). */
+export const lockSiteSchema = z.object({ siteId: z.nullable(uuidText(tileErrors.siteIdInvalid)) });
+export type LockSite = z.infer<typeof lockSiteSchema>;
