@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { expect, test, type Page } from '@playwright/test';
 import { baseURL } from '../playwright.config';
 import { PASSWORD, createAppViaApi, expectAccessible, screenshot, uniqueEmail } from './support';
+import { keyCode } from './outbox-mail';
 
 const run = promisify(execFile);
 const SCRIPT = path.resolve(import.meta.dirname, '../examples/unlock-from-backend.mjs');
@@ -122,8 +123,13 @@ test('from sign-up to a Front Door unlocked by a token the developer’s own bac
   // The share is active now that the user has signed in with the backend's token.
   await expect(shares.getByRole('row', { name: new RegExp(doorUser) })).toContainText('Active');
 
-  // The Unlock button signs its own operation in this browser.
+  // The Unlock button signs its own operation in this browser. Its new key needs a second factor (issue 29):
+  // the code emailed to the account, typed into the dialog, signed by the key.
   await page.getByRole('button', { name: 'Unlock' }).click();
+  const codeDialog = page.getByRole('dialog', { name: 'Confirm this browser’s key' });
+  await codeDialog.getByLabel('Code from the email').fill(await keyCode(email));
+  await codeDialog.getByRole('button', { name: 'Confirm' }).click();
+  await expect(codeDialog).toBeHidden();
   await expect(activity.getByRole('row', { name: new RegExp(`Unlock.*${email}.*Accepted`) })).toBeVisible();
   await screenshot(page, 'lock-page');
 

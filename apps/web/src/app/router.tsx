@@ -41,6 +41,18 @@ export const routes: RouteObject[] = [
         ],
       },
       {
+        path: paths.forgotPassword,
+        lazy: () => import('../features/auth/forgot-password-page').then((m) => ({ Component: m.ForgotPasswordPage })),
+      },
+      {
+        path: paths.resetPassword,
+        lazy: () => import('../features/auth/reset-password-page').then((m) => ({ Component: m.ResetPasswordPage })),
+      },
+      {
+        path: paths.verifyEmail,
+        lazy: () => import('../features/auth/verify-email-page').then((m) => ({ Component: m.VerifyEmailPage })),
+      },
+      {
         path: paths.acceptInvite,
         lazy: () =>
           import('../features/auth/accept-invite-page').then((m) => ({ Component: m.AcceptInvitePage })),

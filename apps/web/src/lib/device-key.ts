@@ -30,7 +30,8 @@ interface Options {
 export async function getCertifiedKey(
   owner: string,
   store: DeviceKeyStore,
-  certify: (ephemeralKey: string) => Promise<CertificateResponse>,
+  /** Gets the private key too: a password account's new key proves itself by signing an emailed code (issue 29). */
+  certify: (ephemeralKey: string, privateKey: CryptoKey) => Promise<CertificateResponse>,
   { nowMs = Date.now(), renew = false }: Options = {},
 ): Promise<CertifiedKey> {
   let record = await store.get(owner);
@@ -47,7 +48,7 @@ export async function getCertifiedKey(
   if (current && !renew && nowMs - current.issuedAtMs < CERTIFICATE_RENEW_AFTER_MS) {
     return { privateKey: record.privateKey, certificateChain: current.chain, userId: current.userId };
   }
-  const issued = await certify(record.publicKey);
+  const issued = await certify(record.publicKey, record.privateKey);
   await store.put(owner, {
     ...record,
     certificate: { chain: issued.certificateChain, userId: issued.userId, issuedAtMs: nowMs },

@@ -3,6 +3,20 @@ import type { appPagesEn } from './app-pages-en';
 
 /** Deutsch: the strings of the signed-in pages (app-pages-en.ts), the same keys in the same shape. */
 export const appPagesDe: Catalogue<typeof appPagesEn> = {
+  account: {
+    unverified:
+      'Bitte bestätigen Sie Ihre E-Mail-Adresse: Wir haben einen Link an {{email}} gesendet. Bis dahin versendet die Plattform für Sie höchstens 5 E-Mails am Tag.',
+    sendAgain: 'Erneut senden',
+    sent: 'Ein neuer Link ist an {{email}} unterwegs',
+    codeTitle: 'Schlüssel dieses Browsers bestätigen',
+    codeIntro:
+      'Ein neuer Schlüssel braucht einen zweiten Faktor. Wir haben einen sechsstelligen Code an {{email}} gesendet: Geben Sie ihn hier ein. Er gilt 10 Minuten.',
+    codeLabel: 'Code aus der E-Mail',
+    codeSubmit: 'Bestätigen',
+    codeResend: 'Neuen Code senden',
+    codeResent: 'Ein neuer Code ist unterwegs',
+    cancel: 'Abbrechen',
+  },
   start: {
     welcome: 'Willkommen im Latchkey Self-Service-Portal',
     welcomeText:

@@ -8,6 +8,19 @@ import { messages, TOKEN_CHECK_LABELS, uiErrors } from '@latchkey/contract';
  * i18n-parity.test.ts checks them with the rest.
  */
 export const appPagesEn = {
+  account: {
+    unverified: 'Please verify your email address: we sent a link to {{email}}. Until then the platform sends at most 5 emails a day for you.',
+    sendAgain: 'Send again',
+    sent: 'A new link is on its way to {{email}}',
+    codeTitle: 'Confirm this browser’s key',
+    codeIntro:
+      'A new key needs a second factor. We sent a six-digit code to {{email}}: enter it here. It works for 10 minutes.',
+    codeLabel: 'Code from the email',
+    codeSubmit: 'Confirm',
+    codeResend: 'Send a new code',
+    codeResent: 'A new code is on its way',
+    cancel: 'Cancel',
+  },
   start: {
     welcome: 'Welcome to the Latchkey Self-Service Portal',
     welcomeText: 'Create and manage the applications that connect your product to the door-access platform.',

@@ -206,6 +206,22 @@ export const contractDe: Catalogue<typeof contractEn> = {
     configUnavailable: 'Die OpenID-Konfiguration konnte nicht geladen werden',
     configExpired: 'Die OpenID-Konfiguration des Ausstellers ist seit mehr als 24 Stunden nicht verwendbar',
   },
+  accountErrors: {
+    resetLinkInvalid: 'Dieser Link zum Zurücksetzen des Passworts ist ungültig. Fordern Sie einen neuen an.',
+    resetLinkUsed: 'Dieser Link zum Zurücksetzen des Passworts wurde bereits verwendet. Fordern Sie einen neuen an.',
+    resetLinkExpired: 'Dieser Link zum Zurücksetzen des Passworts ist abgelaufen. Fordern Sie einen neuen an.',
+    verifyLinkInvalid:
+      'Dieser Bestätigungslink ist ungültig, wurde bereits verwendet oder ist abgelaufen. Senden Sie im Portal einen neuen.',
+    unverifiedSendLimit:
+      'Bestätigen Sie Ihre E-Mail-Adresse, um mehr E-Mails zu senden: Bis dahin versendet die Plattform für Ihr Konto höchstens 5 E-Mails am Tag.',
+    secondFactorRequired:
+      'Ein neuer Schlüssel braucht einen zweiten Faktor: Fordern Sie einen Code an (POST /auth/certificate/verify) und senden Sie ihn mit dem Schlüssel signiert (POST /auth/certificate/check).',
+    secondFactorNotNeeded: 'Schlüssel von Anwendungsnutzern brauchen keinen Code: Registrieren Sie sie mit POST /auth/certificate.',
+    codeNotPending: 'Für keinen Ihrer Schlüssel wartet ein Code. Fordern Sie einen neuen Code an.',
+    codeExpired: 'Dieser Code ist abgelaufen. Fordern Sie einen neuen Code an.',
+    codeWrong: 'Der Code ist nicht korrekt oder wurde nicht mit dem neuen Schlüssel signiert.',
+    codeTooManyTries: 'Zu viele falsche Codes. Fordern Sie einen neuen Code an.',
+  },
   testEmailErrors: {
     noRecipient: 'Ihr Konto hat keine E-Mail-Adresse, an die die Test-E-Mail gehen könnte',
     mailerFailed: 'Die Test-E-Mail konnte nicht gesendet werden. Bitte versuchen Sie es erneut.',

@@ -1,4 +1,5 @@
 import {
+  accountErrors,
   apiErrors,
   authErrorFor,
   discoveryErrors,
@@ -30,6 +31,7 @@ export const contractEn = {
   discoveryErrors,
   testEmailErrors,
   webhookErrors,
+  accountErrors,
   authErrors: {
     offline: authErrorFor(0),
     wrongCredentials: authErrorFor(401),

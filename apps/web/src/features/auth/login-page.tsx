@@ -58,6 +58,11 @@ export function LoginPage() {
         autoComplete="current-password"
         required
       />
+      <Typography sx={{ textAlign: 'right' }}>
+        <Link component={RouterLink} to={paths.forgotPassword}>
+          {t('auth.forgotLink')}
+        </Link>
+      </Typography>
       <Button type="submit" variant="contained" fullWidth size="large" disabled={isSubmitting} sx={{ mt: 2 }}>
         {t('auth.login')}
       </Button>

@@ -10,12 +10,54 @@ import { getCertifiedKey } from '../../lib/device-key';
 import { indexedDbKeyStore, memoryKeyStore, type DeviceKeyStore } from '../../lib/device-key-store';
 import { ApiError, request } from '../../lib/http';
 import { currentUserId } from '../../lib/session';
-import { signOperation } from '../../lib/signed-operation';
+import { base64, signOperation } from '../../lib/signed-operation';
+import { checkKeyCode, requestKeyCode } from '../account/trust-api';
 import { lockKeys } from './api';
 
 export async function certifyKey(ephemeralKey: string): Promise<CertificateResponse> {
   const res = await request('/auth/certificate', { method: 'POST', body: { ephemeralKey } });
   return certificateResponseSchema.parse(await res.json());
+}
+
+/**
+ * The code dialog: the person types the six-digit code emailed for this key; `submit` signs and checks it
+ * (a refusal rejects with the server's message, and the dialog may try again), `resend` emails a new one.
+ * Resolves with the certificate, or null when they cancel.
+ */
+export type AskKeyCode = (actions: {
+  resend: () => Promise<void>;
+  submit: (code: string) => Promise<CertificateResponse>;
+}) => Promise<CertificateResponse | null>;
+
+export class KeyCodeCancelled extends Error {
+  constructor() {
+    super('cancelled');
+    this.name = 'KeyCodeCancelled';
+  }
+}
+
+/**
+ * Issue 29: a password account's new key answers 423 — the platform emails a code, the person types it,
+ * the key signs it (Ed25519 over the code's bytes, standard base64, as the SDKs do), and the check answers
+ * the certificate. The key is then proved for good: later certificates for it need no code.
+ */
+export function certifyWithSecondFactor(askCode: AskKeyCode | undefined) {
+  return async (ephemeralKey: string, privateKey: CryptoKey): Promise<CertificateResponse> => {
+    try {
+      return await certifyKey(ephemeralKey);
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 423) || !askCode) throw e;
+    }
+    const resend = () => requestKeyCode(ephemeralKey);
+    await resend();
+    const submit = async (code: string) => {
+      const signature = await crypto.subtle.sign('Ed25519', privateKey, new TextEncoder().encode(code));
+      return checkKeyCode(base64(signature));
+    };
+    const certificate = await askCode({ resend, submit });
+    if (!certificate) throw new KeyCodeCancelled();
+    return certificate;
+  };
 }
 
 /** Sends a signed operation as the platform's SDKs do: the compact JWS itself is the body. 204 on success. */
@@ -67,6 +109,8 @@ function keyStore(): DeviceKeyStore {
 export interface UnlockDeps {
   store?: DeviceKeyStore;
   locate?: () => Promise<OperationLocation>;
+  /** Issue 29: the code dialog, when the key needs a second factor. */
+  askCode?: AskKeyCode;
 }
 
 /**
@@ -76,12 +120,12 @@ export interface UnlockDeps {
  */
 export async function unlockLock(
   lock: Lock,
-  { store = keyStore(), locate = currentLocation }: UnlockDeps = {},
+  { store = keyStore(), locate = currentLocation, askCode }: UnlockDeps = {},
 ): Promise<void> {
   const owner = currentUserId() ?? 'signed-out';
   const location = lock.settings.usageRequirements.location?.enabled ? await locate() : undefined;
   const attempt = async (renew: boolean) => {
-    const key = await getCertifiedKey(owner, store, certifyKey, { renew });
+    const key = await getCertifiedKey(owner, store, certifyWithSecondFactor(askCode), { renew });
     const jws = await signOperation({
       privateKey: key.privateKey,
       certificateChain: key.certificateChain,

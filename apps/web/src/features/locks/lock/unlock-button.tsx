@@ -6,17 +6,20 @@ import { useTranslation } from 'react-i18next';
 import { Icon } from '../../../components/ui/icon';
 import { MessageDialog } from '../../../components/ui/message-dialog';
 import { errorMessage } from '../../../lib/http';
-import { LocationUnavailableError, useUnlock, type UnlockDeps } from '../unlock-api';
+import { useKeyCodeDialog } from '../../account/key-code-dialog';
+import { KeyCodeCancelled, LocationUnavailableError, useUnlock, type UnlockDeps } from '../unlock-api';
 
 /** A real signed unlock from this browser; a refusal shows the lock's reason (it is in the log too). */
 export function UnlockButton({ lock, deps }: { lock: Lock; deps?: UnlockDeps }) {
   const { t } = useTranslation();
-  const unlock = useUnlock(deps);
+  // Issue 29: a password account's new key asks for the emailed code in this dialog.
+  const { askCode, dialog } = useKeyCodeDialog();
+  const unlock = useUnlock({ askCode, ...deps });
   const helpId = useId();
   const failure =
     unlock.error instanceof LocationUnavailableError
       ? t('locks.locationUnavailable')
-      : unlock.error
+      : unlock.error && !(unlock.error instanceof KeyCodeCancelled)
         ? t('locks.unlockRefused', { message: errorMessage(unlock.error) })
         : null;
   return (
@@ -42,6 +45,7 @@ export function UnlockButton({ lock, deps }: { lock: Lock; deps?: UnlockDeps }) 
         buttonLabel={t('common.done')}
         onClose={() => unlock.reset()}
       />
+      {dialog}
     </Box>
   );
 }

@@ -1,0 +1,34 @@
+import { Alert, Button } from '@mui/material';
+import { useMutation } from '@tanstack/react-query';
+import { useTranslation } from 'react-i18next';
+import { showSaved } from '../../components/ui/saved-notice';
+import { errorMessage } from '../../lib/http';
+import { useAccount } from './account-query';
+import { resendVerification } from './trust-api';
+
+/** Until the account's email is verified: a banner with "Send again" (issue 29). */
+export function VerifyEmailBanner() {
+  const { t } = useTranslation();
+  const account = useAccount();
+  const resend = useMutation({
+    mutationFn: resendVerification,
+    onSuccess: () => showSaved(t('account.sent', { email: account.data?.email ?? '' })),
+  });
+  if (!account.data || account.data.emailVerified) return null;
+  return (
+    <Alert
+      severity="warning"
+      role="region"
+      aria-label={t('account.unverified', { email: account.data.email })}
+      sx={{ borderRadius: 0 }}
+      action={
+        <Button color="inherit" size="small" disabled={resend.isPending} onClick={() => resend.mutate()}>
+          {t('account.sendAgain')}
+        </Button>
+      }
+    >
+      {t('account.unverified', { email: account.data.email })}
+      {resend.isError ? ` — ${errorMessage(resend.error)}` : null}
+    </Alert>
+  );
+}

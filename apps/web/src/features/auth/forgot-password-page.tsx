@@ -1,0 +1,64 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import { forgotPasswordFormSchema } from '@latchkey/contract';
+import { Alert, Box, Button, Link, Typography } from '@mui/material';
+import { useState } from 'react';
+import { useForm } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { Link as RouterLink, useSearchParams } from 'react-router';
+import { paths } from '../../app/paths';
+import { errorMessage } from '../../lib/http';
+import { requestPasswordReset } from '../account/trust-api';
+import { AuthTextField } from './auth-text-field';
+
+/**
+ * /forgot-password: an email form whose answer is the same whether or not the address has an account
+ * (issue 29). The link in the email leads to /reset-password.
+ */
+export function ForgotPasswordPage() {
+  const { t } = useTranslation();
+  const [params] = useSearchParams();
+  const [sentTo, setSentTo] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const form = useForm({ resolver: zodResolver(forgotPasswordFormSchema), defaultValues: { email: params.get('email') ?? '' }, mode: 'onTouched' });
+
+  const onSubmit = form.handleSubmit(async ({ email }) => {
+    setError(null);
+    try {
+      await requestPasswordReset(email);
+      setSentTo(email);
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  });
+
+  return (
+    <Box component="form" noValidate onSubmit={onSubmit} aria-labelledby="forgot-title">
+      <Typography id="forgot-title" variant="h2" component="h2" sx={{ fontSize: '1.125rem', mb: 1 }}>
+        {t('auth.forgotTitle')}
+      </Typography>
+      {sentTo ? (
+        <Alert severity="success" role="status">
+          {t('auth.forgotSent', { email: sentTo })}
+        </Alert>
+      ) : (
+        <>
+          <Typography sx={{ mb: 1 }}>{t('auth.forgotIntro')}</Typography>
+          <AuthTextField control={form.control} name="email" label={t('auth.email')} type="email" autoComplete="email" required />
+          {error ? (
+            <Alert severity="error" sx={{ mt: 1 }}>
+              {error}
+            </Alert>
+          ) : null}
+          <Button type="submit" variant="contained" fullWidth size="large" disabled={form.formState.isSubmitting} sx={{ mt: 2 }}>
+            {t('auth.forgotSend')}
+          </Button>
+        </>
+      )}
+      <Typography sx={{ mt: 2, textAlign: 'center' }}>
+        <Link component={RouterLink} to={paths.login}>
+          {t('auth.backToLogin')}
+        </Link>
+      </Typography>
+    </Box>
+  );
+}

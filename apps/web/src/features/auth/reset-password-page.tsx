@@ -1,0 +1,86 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import { accountErrors, resetPasswordFormSchema } from '@latchkey/contract';
+import { Alert, Box, Button, Link, Typography } from '@mui/material';
+import { useState } from 'react';
+import { useForm } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { Link as RouterLink, useNavigate, useSearchParams } from 'react-router';
+import { paths } from '../../app/paths';
+import { ApiError, errorMessage } from '../../lib/http';
+import { resetPassword } from '../account/trust-api';
+import { completeSignIn } from './api';
+import { AuthTextField } from './auth-text-field';
+
+const SPENT: readonly string[] = [accountErrors.resetLinkUsed, accountErrors.resetLinkExpired, accountErrors.resetLinkInvalid];
+
+/**
+ * /reset-password?userId=&token= from the email: a new password (the spec's rules), then every session of
+ * the account has ended and this one is signed in. A used, expired or broken link says so and offers a new one.
+ */
+export function ResetPasswordPage() {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const [params] = useSearchParams();
+  const userId = params.get('userId') ?? '';
+  const token = params.get('token') ?? '';
+  const [error, setError] = useState<{ message: string; spent: boolean } | null>(null);
+  const form = useForm({ resolver: zodResolver(resetPasswordFormSchema), mode: 'onTouched', defaultValues: { password: '', repeatPassword: '' } });
+
+  const onSubmit = form.handleSubmit(async ({ password }) => {
+    setError(null);
+    try {
+      await completeSignIn(await resetPassword({ userId, token, password }));
+      await navigate(paths.start);
+    } catch (e) {
+      const spent = e instanceof ApiError && e.status === 400 && SPENT.includes(e.message);
+      setError({ message: errorMessage(e), spent });
+    }
+  });
+
+  const incomplete = !userId || !token;
+  return (
+    <Box component="form" noValidate onSubmit={onSubmit} aria-labelledby="reset-title">
+      <Typography id="reset-title" variant="h2" component="h2" sx={{ fontSize: '1.125rem', mb: 1 }}>
+        {t('auth.resetTitle')}
+      </Typography>
+      {incomplete || error?.spent ? (
+        <Alert
+          severity="warning"
+          action={
+            <Button component={RouterLink} to={paths.forgotPassword} color="inherit" size="small">
+              {t('auth.resetAskAgain')}
+            </Button>
+          }
+        >
+          {incomplete ? t('auth.resetIncomplete') : error!.message}
+        </Alert>
+      ) : (
+        <>
+          <Typography>{t('auth.resetIntro')}</Typography>
+          <AuthTextField control={form.control} name="password" label={t('auth.newPassword')} type="password" autoComplete="new-password" required />
+          <AuthTextField
+            control={form.control}
+            name="repeatPassword"
+            label={t('auth.repeatPassword')}
+            type="password"
+            autoComplete="new-password"
+            required
+          />
+          {error ? (
+            <Alert severity="error" sx={{ mt: 1 }}>
+              {error.message}
+            </Alert>
+          ) : null}
+          <Button type="submit" variant="contained" fullWidth size="large" disabled={form.formState.isSubmitting} sx={{ mt: 2 }}>
+            {t('auth.resetSubmit')}
+          </Button>
+        </>
+      )}
+      <Typography sx={{ mt: 2, textAlign: 'center' }}>
+        <Link component={RouterLink} to={paths.login}>
+          {t('auth.backToLogin')}
+        </Link>
+      </Typography>
+    </Box>
+  );
+}

@@ -1,0 +1,51 @@
+import { Alert, Box, CircularProgress, Link, Typography } from '@mui/material';
+import { useEffect, useRef, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Link as RouterLink, useSearchParams } from 'react-router';
+import { paths } from '../../app/paths';
+import { errorMessage } from '../../lib/http';
+import { getSession } from '../../lib/session';
+import { verifyEmail } from '../account/trust-api';
+
+/** /verify-email?code= from the verification email: proves the address (no sign-in needed, as in the SDK). */
+export function VerifyEmailPage() {
+  const { t } = useTranslation();
+  const [params] = useSearchParams();
+  const code = params.get('code') ?? '';
+  const [state, setState] = useState<{ done: boolean; error: string | null }>({ done: false, error: null });
+  const sent = useRef(false);
+
+  useEffect(() => {
+    if (sent.current) return;
+    sent.current = true;
+    if (!code) return setState({ done: true, error: t('auth.verifyIncomplete') });
+    verifyEmail(code).then(
+      () => setState({ done: true, error: null }),
+      (e: unknown) => setState({ done: true, error: errorMessage(e) }),
+    );
+  }, [code, t]);
+
+  const signedIn = getSession().token !== null;
+  const next = signedIn ? paths.start : paths.login;
+  return (
+    <Box aria-labelledby="verify-title">
+      <Typography id="verify-title" variant="h2" component="h2" sx={{ fontSize: '1.125rem', mb: 1 }}>
+        {t('auth.verifyTitle')}
+      </Typography>
+      {!state.done ? (
+        <CircularProgress aria-label={t('auth.verifying')} />
+      ) : state.error ? (
+        <Alert severity="warning">{state.error}</Alert>
+      ) : (
+        <Alert severity="success" role="status">
+          {t('auth.verifyDone')}
+        </Alert>
+      )}
+      <Typography sx={{ mt: 2, textAlign: 'center' }}>
+        <Link component={RouterLink} to={next}>
+          {signedIn ? t('auth.verifyContinue') : t('auth.backToLogin')}
+        </Link>
+      </Typography>
+    </Box>
+  );
+}
