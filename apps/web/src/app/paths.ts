@@ -33,6 +33,8 @@ export const paths = {
   history: (appId: string) => `/${encodeURIComponent(appId)}/history`,
   webhooks: (appId: string) => `/${encodeURIComponent(appId)}/webhooks`,
   /** The overview with the Authentication card's token tester open (Getting Started links here). */
+  /** A tile's page: what a phone opens from the tile's QR code (issue 30). */
+  tile: (tileId: string) => `/t/${encodeURIComponent(tileId)}`,
   tokenTester: (appId: string) => `/${encodeURIComponent(appId)}/overview?${TOKEN_TESTER_PARAM}=open`,
 } as const;
 

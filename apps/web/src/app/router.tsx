@@ -73,6 +73,10 @@ export const routes: RouteObject[] = [
         children: [
           { index: true, element: <Navigate to={paths.start} replace /> },
           {
+            path: 't/:tileId',
+            lazy: () => import('../features/tiles/tile-page').then((m) => ({ Component: m.TilePage })),
+          },
+          {
             path: 'start',
             lazy: () =>
               import('../features/applications/start/start-page').then((m) => ({ Component: m.StartPage })),

@@ -32,6 +32,7 @@ import { useLockEvents } from '../live-events';
 import { LiveStatusBadge } from '../live-status';
 import { LockStateChip } from '../lock-state';
 import { LockNameDialog } from './lock-name-dialog';
+import { SitesCard } from '../../sites/sites-card';
 
 type Dialog = { kind: 'add' } | { kind: 'rename'; lock: Lock } | { kind: 'remove'; lock: Lock } | null;
 
@@ -56,133 +57,138 @@ export function LocksPage() {
   };
 
   return (
-    <Paper variant="outlined" sx={{ p: { xs: 2, sm: 3 } }}>
-      <Box
-        sx={{
-          display: 'flex',
-          flexWrap: 'wrap',
-          alignItems: 'center',
-          justifyContent: 'space-between',
-          gap: 2,
-          mb: 1,
-        }}
-      >
-        <Typography variant="h1">{t('locks.title')}</Typography>
-        <Button
-          variant="contained"
-          startIcon={<Icon icon={faPlus} />}
-          onClick={() => setDialog({ kind: 'add' })}
+    <Box sx={{ display: 'grid', gridTemplateColumns: 'minmax(0, 1fr)', gap: { xs: 2, md: 3 } }}>
+      <Paper variant="outlined" sx={{ p: { xs: 2, sm: 3 } }}>
+        <Box
+          sx={{
+            display: 'flex',
+            flexWrap: 'wrap',
+            alignItems: 'center',
+            justifyContent: 'space-between',
+            gap: 2,
+            mb: 1,
+          }}
         >
-          {t('locks.addLock')}
-        </Button>
-      </Box>
-      <Typography color="text.secondary" sx={{ mb: 1 }}>
-        {t('locks.intro')}
-      </Typography>
-      <LiveStatusBadge status={live} />
-      {locks.isPending && <PageLoader />}
-      {locks.isError && (
-        <Alert
-          severity="error"
-          sx={{ mt: 2 }}
-          action={
-            <Button color="inherit" size="small" onClick={() => void locks.refetch()}>
-              {t('common.retry')}
-            </Button>
-          }
-        >
-          {t('locks.loadFailed', { message: errorMessage(locks.error) })}
-        </Alert>
-      )}
-      {locks.data && (
-        <TableContainer sx={{ mt: 2 }}>
-          <Table aria-label={t('locks.title')}>
-            <TableHead>
-              <TableRow>
-                <TableCell>{t('locks.name')}</TableCell>
-                <TableCell>{t('locks.state')}</TableCell>
-                <TableCell align="right">{t('locks.actions')}</TableCell>
-              </TableRow>
-            </TableHead>
-            <TableBody>
-              {locks.data.map((lock) => (
-                <TableRow key={lock.id} hover>
-                  <TableCell sx={{ overflowWrap: 'anywhere' }}>
-                    <Link
-                      component={RouterLink}
-                      to={paths.lock(appId, lock.id)}
-                      aria-label={t('locks.open', { name: lock.name })}
-                    >
-                      {lock.name}
-                    </Link>
-                  </TableCell>
-                  <TableCell>
-                    <LockStateChip state={lock.state} />
-                  </TableCell>
-                  <TableCell align="right">
-                    <IconButton
-                      aria-label={t('locks.rowActions', { name: lock.name })}
-                      aria-haspopup="menu"
-                      aria-expanded={menu?.lock.id === lock.id}
-                      onClick={(e) => setMenu({ anchor: e.currentTarget, lock })}
-                    >
-                      <Icon icon={faEllipsisVertical} />
-                    </IconButton>
-                  </TableCell>
-                </TableRow>
-              ))}
-              {locks.data.length === 0 && (
+          <Typography variant="h1">{t('locks.title')}</Typography>
+          <Button
+            variant="contained"
+            startIcon={<Icon icon={faPlus} />}
+            onClick={() => setDialog({ kind: 'add' })}
+          >
+            {t('locks.addLock')}
+          </Button>
+        </Box>
+        <Typography color="text.secondary" sx={{ mb: 1 }}>
+          {t('locks.intro')}
+        </Typography>
+        <LiveStatusBadge status={live} />
+        {locks.isPending && <PageLoader />}
+        {locks.isError && (
+          <Alert
+            severity="error"
+            sx={{ mt: 2 }}
+            action={
+              <Button color="inherit" size="small" onClick={() => void locks.refetch()}>
+                {t('common.retry')}
+              </Button>
+            }
+          >
+            {t('locks.loadFailed', { message: errorMessage(locks.error) })}
+          </Alert>
+        )}
+        {locks.data && (
+          <TableContainer sx={{ mt: 2 }}>
+            <Table aria-label={t('locks.title')}>
+              <TableHead>
                 <TableRow>
-                  <TableCell colSpan={3} align="center" sx={{ py: 4 }}>
-                    {t('locks.empty')}
-                  </TableCell>
+                  <TableCell>{t('locks.name')}</TableCell>
+                  <TableCell>{t('locks.state')}</TableCell>
+                  <TableCell align="right">{t('locks.actions')}</TableCell>
                 </TableRow>
-              )}
-            </TableBody>
-          </Table>
-        </TableContainer>
-      )}
-      <Menu anchorEl={menu?.anchor} open={menu !== null} onClose={() => setMenu(null)}>
-        <MenuItem onClick={() => pick('rename')}>{t('locks.rename')}</MenuItem>
-        <MenuItem onClick={() => pick('remove')}>{t('locks.remove')}</MenuItem>
-      </Menu>
-      <LockNameDialog
-        open={dialog?.kind === 'add' || dialog?.kind === 'rename'}
-        title={dialog?.kind === 'rename' ? t('locks.renameLock') : t('locks.addLock')}
-        initialName={dialog?.kind === 'rename' ? dialog.lock.name : ''}
-        submitLabel={dialog?.kind === 'rename' ? t('common.save') : t('common.add')}
-        onCancel={close}
-        onSubmit={async (name) => {
-          // The dialog closes once the server took the name; a refusal stays in it, under the field.
-          const result =
-            dialog?.kind === 'rename'
-              ? await run(() => rename.mutateAsync({ lockId: dialog.lock.id, body: { name } }), {
-                  notice: true,
-                  inPlace: () => true,
-                })
-              : await run(() => create.mutateAsync({ name }), {
-                  notice: t('locks.lockAdded', { name }),
-                  inPlace: () => true,
-                });
-          if (!result.ok) return fieldMessage(result.error, 'name') ?? result.message;
-          close();
-          return null;
-        }}
-      />
-      <ConfirmDialog
-        open={dialog?.kind === 'remove'}
-        title={t('locks.removeConfirm')}
-        message={dialog?.kind === 'remove' ? t('locks.removeMessage', { name: dialog.lock.name }) : undefined}
-        confirmLabel={t('common.remove')}
-        cancelLabel={t('common.cancel')}
-        onCancel={close}
-        onConfirm={() => {
-          const lockId = dialog?.kind === 'remove' ? dialog.lock.id : '';
-          close();
-          void run(() => remove.mutateAsync(lockId), { notice: t('common.removed') });
-        }}
-      />
-      {dialogs}
-    </Paper>
+              </TableHead>
+              <TableBody>
+                {locks.data.map((lock) => (
+                  <TableRow key={lock.id} hover>
+                    <TableCell sx={{ overflowWrap: 'anywhere' }}>
+                      <Link
+                        component={RouterLink}
+                        to={paths.lock(appId, lock.id)}
+                        aria-label={t('locks.open', { name: lock.name })}
+                      >
+                        {lock.name}
+                      </Link>
+                    </TableCell>
+                    <TableCell>
+                      <LockStateChip state={lock.state} />
+                    </TableCell>
+                    <TableCell align="right">
+                      <IconButton
+                        aria-label={t('locks.rowActions', { name: lock.name })}
+                        aria-haspopup="menu"
+                        aria-expanded={menu?.lock.id === lock.id}
+                        onClick={(e) => setMenu({ anchor: e.currentTarget, lock })}
+                      >
+                        <Icon icon={faEllipsisVertical} />
+                      </IconButton>
+                    </TableCell>
+                  </TableRow>
+                ))}
+                {locks.data.length === 0 && (
+                  <TableRow>
+                    <TableCell colSpan={3} align="center" sx={{ py: 4 }}>
+                      {t('locks.empty')}
+                    </TableCell>
+                  </TableRow>
+                )}
+              </TableBody>
+            </Table>
+          </TableContainer>
+        )}
+        <Menu anchorEl={menu?.anchor} open={menu !== null} onClose={() => setMenu(null)}>
+          <MenuItem onClick={() => pick('rename')}>{t('locks.rename')}</MenuItem>
+          <MenuItem onClick={() => pick('remove')}>{t('locks.remove')}</MenuItem>
+        </Menu>
+        <LockNameDialog
+          open={dialog?.kind === 'add' || dialog?.kind === 'rename'}
+          title={dialog?.kind === 'rename' ? t('locks.renameLock') : t('locks.addLock')}
+          initialName={dialog?.kind === 'rename' ? dialog.lock.name : ''}
+          submitLabel={dialog?.kind === 'rename' ? t('common.save') : t('common.add')}
+          onCancel={close}
+          onSubmit={async (name) => {
+            // The dialog closes once the server took the name; a refusal stays in it, under the field.
+            const result =
+              dialog?.kind === 'rename'
+                ? await run(() => rename.mutateAsync({ lockId: dialog.lock.id, body: { name } }), {
+                    notice: true,
+                    inPlace: () => true,
+                  })
+                : await run(() => create.mutateAsync({ name }), {
+                    notice: t('locks.lockAdded', { name }),
+                    inPlace: () => true,
+                  });
+            if (!result.ok) return fieldMessage(result.error, 'name') ?? result.message;
+            close();
+            return null;
+          }}
+        />
+        <ConfirmDialog
+          open={dialog?.kind === 'remove'}
+          title={t('locks.removeConfirm')}
+          message={
+            dialog?.kind === 'remove' ? t('locks.removeMessage', { name: dialog.lock.name }) : undefined
+          }
+          confirmLabel={t('common.remove')}
+          cancelLabel={t('common.cancel')}
+          onCancel={close}
+          onConfirm={() => {
+            const lockId = dialog?.kind === 'remove' ? dialog.lock.id : '';
+            close();
+            void run(() => remove.mutateAsync(lockId), { notice: t('common.removed') });
+          }}
+        />
+        {dialogs}
+      </Paper>
+      {locks.data && <SitesCard appId={appId} locks={locks.data} />}
+    </Box>
   );
 }

@@ -1,0 +1,179 @@
+import { faPlus, faQrcode, faTrash } from '@fortawesome/free-solid-svg-icons';
+import type { LockTile } from '@latchkey/contract';
+import {
+  Alert,
+  Box,
+  Button,
+  Dialog,
+  DialogActions,
+  DialogContent,
+  DialogTitle,
+  IconButton,
+  Link,
+  List,
+  ListItem,
+  Paper,
+  Typography,
+} from '@mui/material';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { ConfirmDialog } from '../../components/ui/confirm-dialog';
+import { Icon } from '../../components/ui/icon';
+import { useOperation } from '../../components/ui/use-operation';
+import { errorMessage } from '../../lib/http';
+import { useCreateTile, useDeleteTile, useLockTiles, useTileQr } from './api';
+
+/** The tile's printable QR code for its short URL, drawn by the server. */
+function QrDialog({
+  appId,
+  lockId,
+  tile,
+  onClose,
+}: {
+  appId: string;
+  lockId: string;
+  tile: LockTile;
+  onClose: () => void;
+}) {
+  const { t } = useTranslation();
+  const qr = useTileQr(appId, lockId, tile.tileId);
+  return (
+    <Dialog open onClose={onClose} aria-labelledby="tile-qr-title" fullWidth maxWidth="xs">
+      <DialogTitle id="tile-qr-title">{t('tiles.qrTitle')}</DialogTitle>
+      <DialogContent>
+        {qr.isError && <Alert severity="error">{errorMessage(qr.error)}</Alert>}
+        {qr.data && (
+          <Box
+            component="img"
+            src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(qr.data)}`}
+            alt={t('tiles.qrAlt', { url: tile.url })}
+            sx={{ display: 'block', width: '100%', maxWidth: 280, mx: 'auto', bgcolor: '#fff' }}
+          />
+        )}
+        <Typography variant="body2" sx={{ mt: 2, overflowWrap: 'anywhere', textAlign: 'center' }}>
+          <Link href={tile.url} target="_blank" rel="noopener">
+            {tile.url}
+          </Link>
+        </Typography>
+        <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }}>
+          {t('tiles.qrHelp')}
+        </Typography>
+      </DialogContent>
+      <DialogActions>
+        <Button onClick={() => window.print()}>{t('tiles.print')}</Button>
+        <Button variant="contained" onClick={onClose}>
+          {t('common.done')}
+        </Button>
+      </DialogActions>
+    </Dialog>
+  );
+}
+
+/** A lock's tiles (the NFC sticker or printed QR code at its door): list, make a new one, its QR code, remove. */
+export function TilesCard({ appId, lockId }: { appId: string; lockId: string }) {
+  const { t } = useTranslation();
+  const tiles = useLockTiles(appId, lockId);
+  const create = useCreateTile(appId, lockId);
+  const remove = useDeleteTile(appId, lockId);
+  const { run, dialogs } = useOperation();
+  const [showing, setShowing] = useState<LockTile | null>(null);
+  const [removing, setRemoving] = useState<LockTile | null>(null);
+  const short = (tile: LockTile) => tile.tileId.slice(0, 8);
+
+  return (
+    <Paper
+      variant="outlined"
+      component="section"
+      aria-labelledby="tiles-heading"
+      sx={{ p: { xs: 2, sm: 3 } }}
+    >
+      <Box
+        sx={{
+          display: 'flex',
+          flexWrap: 'wrap',
+          alignItems: 'center',
+          justifyContent: 'space-between',
+          gap: 1,
+        }}
+      >
+        <Typography variant="h2" id="tiles-heading">
+          {t('tiles.title')}
+        </Typography>
+        <Button
+          variant="outlined"
+          startIcon={<Icon icon={faPlus} />}
+          onClick={async () => {
+            const made = await run(() => create.mutateAsync(), { notice: t('tiles.created') });
+            if (made.ok) setShowing(made.value);
+          }}
+        >
+          {t('tiles.add')}
+        </Button>
+      </Box>
+      <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }}>
+        {t('tiles.intro')}
+      </Typography>
+      {tiles.isError && (
+        <Alert severity="error" sx={{ mt: 2 }}>
+          {errorMessage(tiles.error)}
+        </Alert>
+      )}
+      {tiles.data?.length === 0 && <Typography sx={{ mt: 2 }}>{t('tiles.none')}</Typography>}
+      {tiles.data && tiles.data.length > 0 && (
+        <List aria-label={t('tiles.title')} sx={{ mt: 1 }}>
+          {tiles.data.map((tile) => (
+            <ListItem
+              key={tile.tileId}
+              divider
+              sx={{ flexWrap: 'wrap', gap: 1, px: 0 }}
+              secondaryAction={
+                <IconButton
+                  edge="end"
+                  aria-label={t('tiles.removeOne', { id: short(tile) })}
+                  onClick={() => setRemoving(tile)}
+                >
+                  <Icon icon={faTrash} />
+                </IconButton>
+              }
+            >
+              <Box sx={{ minWidth: 0, flex: '1 1 12rem', pr: 6 }}>
+                <Typography sx={{ fontFamily: 'monospace', overflowWrap: 'anywhere' }}>
+                  {tile.tileId}
+                </Typography>
+                {tile.otherLockIds.length > 0 && (
+                  <Typography variant="body2" color="text.secondary">
+                    {t('tiles.otherLocks', { count: tile.otherLockIds.length })}
+                  </Typography>
+                )}
+              </Box>
+              <Button
+                size="small"
+                startIcon={<Icon icon={faQrcode} />}
+                onClick={() => setShowing(tile)}
+                aria-label={t('tiles.showQrOne', { id: short(tile) })}
+              >
+                {t('tiles.showQr')}
+              </Button>
+            </ListItem>
+          ))}
+        </List>
+      )}
+      {showing && <QrDialog appId={appId} lockId={lockId} tile={showing} onClose={() => setShowing(null)} />}
+      <ConfirmDialog
+        open={removing !== null}
+        title={t('tiles.removeTitle')}
+        message={t('tiles.removeText')}
+        confirmLabel={t('tiles.remove')}
+        cancelLabel={t('common.cancel')}
+        destructive
+        onCancel={() => setRemoving(null)}
+        onConfirm={async () => {
+          const tile = removing!;
+          setRemoving(null);
+          await run(() => remove.mutateAsync(tile.tileId), { notice: t('tiles.removed') });
+        }}
+      />
+      {dialogs}
+    </Paper>
+  );
+}
