@@ -54,6 +54,7 @@ import { cdnRoutes, logosRoutes } from './modules/logos/logos.routes.js';
 import { emailPreviewRoutes } from './modules/email-preview/email-preview.routes.js';
 import { certificatesRoutes } from './modules/certificates/certificates.routes.js';
 import { operationsRoutes } from './modules/operations/operations.routes.js';
+import { devicesSdkRoutes } from './modules/devices-sdk/devices-sdk.routes.js';
 import { tilesRoutes } from './modules/tiles/tiles.routes.js';
 import { sitesRoutes } from './modules/sites/sites.routes.js';
 import { createLogoStorage } from './plugins/storage/index.js';
@@ -250,6 +251,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(authRoutes, { prefix: '/auth' });
       await api.register(certificatesRoutes);
       await api.register(operationsRoutes);
+      await api.register(devicesSdkRoutes);
       await api.register(accountRoutes);
       await api.register(applicationsRoutes);
       await api.register(accountTrustRoutes);

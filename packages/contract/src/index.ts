@@ -22,3 +22,4 @@ export * from './text.js';
 export * from './time.js';
 export * from './account-trust.js';
 export * from './tiles-sites.js';
+export * from './devices-sdk.js';

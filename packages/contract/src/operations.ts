@@ -24,7 +24,11 @@ export const OPERATION_CLOCK_SKEW_S = 5;
 export const CERTIFICATE_LIFETIME_DAYS = 30;
 /** What the platform's SDKs require of a leaf before they re-register their key. */
 export const CERTIFICATE_MIN_REMAINING_DAYS = 7;
-export const MAX_OPERATION_LENGTH = 16 * 1024;
+/**
+ * Room for the largest operation an SDK signs: a BATCH_ADD_USER of 25 users, each carrying the user's
+ * public key as the directory gave it (an RSA-2048 SPKI, 392 base64 characters), is about 20 KB as a JWS.
+ */
+export const MAX_OPERATION_LENGTH = 32 * 1024;
 export const MAX_USERS_PER_OPERATION = 100;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 
@@ -88,6 +92,18 @@ export const addUserOperationSchema = z.object({
   end: z.nullish(epochSeconds()),
   location,
 });
+/**
+ * Issue 30: the headless SDK's batch share (BatchShareLockOperationRequest), sent when the lock reports
+ * BATCH_SHARING_25: one signed operation sharing with up to 25 users, each as an ADD_USER; all or none.
+ */
+export const MAX_BATCH_ADD_USERS = 25;
+export const batchAddUserOperationSchema = z.object({
+  type: z.literal('BATCH_ADD_USER'),
+  users: z
+    .array(z.omit(addUserOperationSchema, { type: true, location: true }))
+    .check(z.minLength(1, messages.required), z.maxLength(MAX_BATCH_ADD_USERS, `At most ${MAX_BATCH_ADD_USERS} users per batch`)),
+  location,
+});
 export const removeUserOperationSchema = z.object({
   type: z.literal('REMOVE_USER'),
   users: z.array(z.uuid({ error: operationErrors.unknownUser })).check(z.minLength(1, messages.required), z.maxLength(MAX_USERS_PER_OPERATION, messages.tooLong)),
@@ -100,7 +116,7 @@ export const mutateSettingOperationSchema = z.object({
   unlockBetween: z.nullish(z.extend(timeRuleSchema, { exceptions: z.nullish(z.array(z.string().check(z.maxLength(64, messages.tooLong), checkText())).check(z.maxLength(366, messages.tooLong))) })),
   location,
 });
-export const operationSchema = z.discriminatedUnion('type', [mutateLockOperationSchema, addUserOperationSchema, removeUserOperationSchema, mutateSettingOperationSchema]);
+export const operationSchema = z.discriminatedUnion('type', [mutateLockOperationSchema, addUserOperationSchema, batchAddUserOperationSchema, removeUserOperationSchema, mutateSettingOperationSchema]);
 export type Operation = z.infer<typeof operationSchema>;
 
 /**

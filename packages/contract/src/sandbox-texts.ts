@@ -10,7 +10,7 @@ export const LOCK_LOG_MAX_PAGE_SIZE = 100;
 /** A signed operation may be valid for at most this long (exp − nbf, or exp − iat without nbf). */
 export const OPERATION_MAX_LIFETIME_S = 60;
 export const MAX_JTI_LENGTH = 200;
-export const OPERATION_TYPES = ['MUTATE_LOCK', 'ADD_USER', 'REMOVE_USER', 'MUTATE_SETTING'] as const;
+export const OPERATION_TYPES = ['MUTATE_LOCK', 'ADD_USER', 'BATCH_ADD_USER', 'REMOVE_USER', 'MUTATE_SETTING'] as const;
 
 export const lockMessages = {
   minimumOneDay: 'Select minimum 1 day',

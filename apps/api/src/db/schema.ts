@@ -287,8 +287,32 @@ export const locks = pgTable(
     unlockedUntil: timestamp('unlocked_until', { withTimezone: true }),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    /** Issue 30: the public IP addresses an admin listed for the lock (the SDKs' `permittedAddresses`). */
+    permittedAddresses: jsonb('permitted_addresses').$type<string[]>().notNull().default([]),
+    /** Issue 30: hidden from its users' favourites (the SDKs' `settings.hidden`). */
+    hidden: boolean('hidden').notNull().default(false),
   },
   (t) => [index('locks_application_id_idx').on(t.applicationId, t.createdAt)],
+);
+
+/**
+ * Issue 30: what one user set on a lock for themselves (the SDKs' PUT /device/{lockId}): an alias shown
+ * instead of the lock's name, a favourite mark, a colour. `user_id` is an application user or a portal
+ * user (an owner), so it has no foreign key; the row goes with its lock.
+ */
+export const lockUserSettings = pgTable(
+  'lock_user_settings',
+  {
+    lockId: uuid('lock_id')
+      .notNull()
+      .references(() => locks.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id').notNull(),
+    alias: text('alias'),
+    favourite: boolean('favourite').notNull().default(false),
+    colour: text('colour'),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.lockId, t.userId] }), index('lock_user_settings_user_id_idx').on(t.userId)],
 );
 
 /** A lock shared with one application user (active, or pending: invited by email). */

@@ -90,8 +90,9 @@ export async function applicationsRoutes(instance: FastifyInstance) {
     },
   );
 
-  // The spec's form `/platform/application//directory/query` reaches the same route: duplicate slashes are folded.
-  for (const path of ['/directory/query', `${base}/directory/query`]) {
+  // The spec's form `/platform/application//directory/query` reaches the same route: duplicate slashes are
+  // folded. `/directory/query` itself takes lock users' tokens too (issue 30): modules/devices-sdk.
+  for (const path of [`${base}/directory/query`]) {
     app.post(
       path,
       {

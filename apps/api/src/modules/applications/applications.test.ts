@@ -4,6 +4,7 @@ import { apiErrors, messages } from '@latchkey/contract';
 import { eq, sql } from 'drizzle-orm';
 import { applications } from '../../db/schema.js';
 import { createTestApp, eventually, uniqueEmail, type TestApp } from '../../../test/helpers.js';
+import { DIRECTORY_PUBLIC_KEY } from '../devices-sdk/directory.service.js';
 
 let t: TestApp;
 let me: { token: string; userId: string };
@@ -145,7 +146,8 @@ describe('owners and directory', () => {
     const meEmail = (await call(me, 'GET', '/account')).json().email as string;
     const otherEmail = (await call(other, 'GET', '/account')).json().email as string;
     const found = await call(me, 'POST', '/directory/query', { email: otherEmail.toUpperCase() });
-    expect(found.json()).toEqual({ id: other.userId, publicKey: null });
+    // Issue 30: a key the SDKs can parse (the platform keeps none per user; see devices-sdk/directory.service.ts).
+    expect(found.json()).toEqual({ id: other.userId, publicKey: DIRECTORY_PUBLIC_KEY });
     const doubleSlash = await call(me, 'POST', '/platform/application//directory/query/', { email: otherEmail });
     expect(doubleSlash.json().id).toBe(other.userId);
     const nobody = await call(me, 'POST', '/directory/query', { email: uniqueEmail('nobody') });

@@ -65,7 +65,7 @@ function jsonObject(segment: string): Json | null {
 /** The log entry's type, read from the operation before it is verified: it only labels a refusal. */
 export function logTypeOf(operation: unknown): LogType {
   const op = operation && typeof operation === 'object' ? (operation as Json) : {};
-  if (op.type === 'ADD_USER') return 'SHARE';
+  if (op.type === 'ADD_USER' || op.type === 'BATCH_ADD_USER') return 'SHARE';
   if (op.type === 'REMOVE_USER') return 'REVOKE';
   if (op.type === 'MUTATE_SETTING') return 'SETTINGS';
   return op.type === 'MUTATE_LOCK' && op.locked === true ? 'LOCK' : 'UNLOCK';

@@ -89,6 +89,12 @@ async function change(tx: Tx, { lock, terms: signerTerms }: LockAccess, signerId
       });
       return `${target.email ?? target.id} (${terms.role})`;
     }
+    case 'BATCH_ADD_USER': {
+      // Each user as its own ADD_USER, in this one transaction: a refusal of any rolls back all (issue 30).
+      const subjects: (string | null)[] = [];
+      for (const user of operation.users) subjects.push(await change(tx, { lock, role: 'ADMIN', terms: signerTerms }, signerId, { type: 'ADD_USER', ...user }, history));
+      return subjects.filter(Boolean).join(', ');
+    }
     case 'REMOVE_USER': {
       const removed = await tx
         .delete(lockShares)

@@ -11,9 +11,13 @@ import {
   lockLogPageSchema,
   lockLogQuerySchema,
   operationErrors,
+  sdkAuditEntrySchema,
+  sdkLockSchema,
 } from '@latchkey/contract';
 import { AppError, notFound } from '../../errors.js';
 import { listActivity } from '../activity/activity.service.js';
+import { acceptedVersion } from '../devices-sdk/devices-sdk.routes.js';
+import { getSdkLock, lockAudit } from '../devices-sdk/lock-properties.service.js';
 import { getDeviceLock, getLockAccess, listDeviceLocks } from './devices.service.js';
 import { OperationVerifier } from './operation-token.js';
 import { createOperationContext, executeOperation } from './operations.service.js';
@@ -42,19 +46,23 @@ export async function operationsRoutes(instance: FastifyInstance) {
     listDeviceLocks(app.db, request.lockUser),
   );
 
+  // With `Accept: application/vnd.doordeck.api-v3+json` (the headless SDK), the SDKs' shape (issue 30).
   app.get(
     '/device/:lockId',
-    { ...lockUser, schema: { tags, security, params: deviceLockParamsSchema, response: { 200: deviceLockSchema, 401: errorBodySchema, 404: errorBodySchema } } },
-    async (request) => getDeviceLock(app.db, request.lockUser, request.params.lockId),
+    { ...lockUser, schema: { tags, security, params: deviceLockParamsSchema, response: { 200: z.union([sdkLockSchema, deviceLockSchema]), 401: errorBodySchema, 404: errorBodySchema } } },
+    async (request) =>
+      acceptedVersion(request) >= 3 ? getSdkLock(app.db, request.lockUser, request.params.lockId) : getDeviceLock(app.db, request.lockUser, request.params.lockId),
   );
 
   app.get(
     '/device/:lockId/log',
-    { ...lockUser, schema: { tags, security, params: deviceLockParamsSchema, querystring: lockLogQuerySchema, response: { 200: lockLogPageSchema, ...errors } } },
+    // With `Accept: …api-v2+json` or later (the headless SDK): the SDKs' audit list, newest first (issue 30).
+    { ...lockUser, schema: { tags, security, params: deviceLockParamsSchema, querystring: lockLogQuerySchema, response: { 200: z.union([lockLogPageSchema, z.array(sdkAuditEntrySchema)]), ...errors } } },
     async (request) => {
       const access = await getLockAccess(app.db, request.lockUser, request.params.lockId);
       if (!access?.role) throw notFound(lockErrors.lockNotFound);
       if (access.role !== 'ADMIN') throw new AppError(403, operationErrors.notAdmin);
+      if (acceptedVersion(request) >= 2) return lockAudit(app.db, access, request.query);
       return listActivity(app.db, access.lock.id, request.query);
     },
   );
