@@ -5,6 +5,7 @@ import { createTestApp, uniqueEmail, type TestApp } from '../helpers.js';
 import { injectAny } from './streams.js';
 import { hs256WithPublicKey, makeSigningKey, signWith, unsignedToken, type Claims } from './tokens.js';
 import { addIssuer, addKey, createApplication, signUserToken } from '../../src/modules/platform-users/test-fixtures.js';
+import { appUserToken, createLock, createSandbox, share } from '../../src/modules/operations/test-fixtures.js';
 
 /** Sign-out (this session, or all of the user's): ends the owner's sessions, so it runs last. */
 const SIGN_OUT = /\/token\/destroy(\/all)?$/;
@@ -22,6 +23,8 @@ let appId: string;
 let lockId: string;
 const APP_NAME = 'Matrix Secret Application';
 
+/** Issue 30: the SDKs' people and lock-property routes that take lock users' tokens besides /device/*. */
+const LOCK_USER_ROUTES_ISSUE_30 = /^(GET \/api\/user\/|POST \/api\/share\/invite\/|POST \/api\/directory\/query$)/;
 /** Routes that are public by design; everything else must refuse anonymous callers. */
 const DOCS = /^\/api\/docs/;
 
@@ -127,7 +130,7 @@ describe('authorization matrix', () => {
     await addIssuer(t, partnerApp, issuer);
     const partnerKey = await addKey(t, partnerApp, 'EdDSA');
     const appToken = await signUserToken(partnerKey, { iss: issuer, sub: 'matrix-user', email: 'matrix.user@example.com' });
-    const lockUserRoute = (r: { method: string; url: string }) => (r.method === 'GET' && r.url === '/api/account') || r.url.startsWith('/api/auth/certificate') || r.url.startsWith('/api/device/') || r.url.startsWith('/api/tile/') || r.url === '/api/site' || r.url.startsWith('/api/site/');
+    const lockUserRoute = (r: { method: string; url: string }) => (r.method === 'GET' && r.url === '/api/account') || r.url.startsWith('/api/auth/certificate') || r.url.startsWith('/api/device/') || r.url.startsWith('/api/tile/') || r.url === '/api/site' || r.url.startsWith('/api/site/') || LOCK_USER_ROUTES_ISSUE_30.test(`${r.method} ${r.url}`);
     const routes = t.app.routeTable.filter((r) => r.url.startsWith('/api') && !DOCS.test(r.url) && !r.public && !SIGN_OUT.test(r.url));
     expect(routes.filter(lockUserRoute).length).toBeGreaterThanOrEqual(6);
     const failures: string[] = [];
@@ -137,6 +140,59 @@ describe('authorization matrix', () => {
       if (admitted !== lockUserRoute(route)) failures.push(`${route.method} ${route.url}: ${res.statusCode}`);
       if (res.statusCode >= 500 || res.body.includes(APP_NAME)) failures.push(`${route.method} ${route.url}: ${res.statusCode} ${res.body.slice(0, 100)}`);
     }
+    expect(failures).toEqual([]);
+  });
+
+  it('lock-user routes by standing: a user, an admin, an owner, another application’s user, no token (issue 30)', async () => {
+    const home = await createSandbox(t);
+    const away = await createSandbox(t);
+    const LOCK_NAME = 'Standing Matrix Door';
+    const lock = await createLock(t, home.applicationId, { name: LOCK_NAME });
+    const who = async (sandbox: typeof home, sub: string) => {
+      const token = await appUserToken(sandbox, sub);
+      const me = await t.app.inject({ method: 'GET', url: '/api/account', headers: { authorization: `Bearer ${token}` } });
+      return { token, id: (me.json() as { userId: string }).userId };
+    };
+    const user = await who(home, 'standing-user');
+    const admin = await who(home, 'standing-admin');
+    const foreigner = await who(away, 'standing-foreigner');
+    await share(t, lock, user.id, { role: 'USER' });
+    await share(t, lock, admin.id, { role: 'ADMIN' });
+    const principals: [string, string | undefined][] = [['no token', undefined], ['another application’s user', foreigner.token], ['user', user.token], ['admin', admin.token], ['owner', home.owner.token]];
+    // Admins' calls: a user of the lock is refused (403), admins and owners are answered.
+    const adminOnly = /^(PUT \/api\/device\/:lockId|GET \/api\/device\/:lockId\/(users|log)|GET \/api\/user\/:userId(\/log)?)$/;
+    const routes = t.app.routeTable.filter(
+      (r) => (r.url.startsWith('/api/device/') && r.url !== '/api/device/:lockId/execute') || LOCK_USER_ROUTES_ISSUE_30.test(`${r.method} ${r.url}`),
+    );
+    expect(routes.length).toBeGreaterThanOrEqual(10);
+    const body = (r: { url: string }) => (r.url === '/api/directory/query' ? { localKey: user.id } : r.url === '/api/device/:lockId' ? { settings: { hidden: true } } : {});
+    const failures: string[] = [];
+    let cases = 0;
+    for (const route of routes) {
+      const url = route.url
+        .replace(':lockId', lock)
+        .replace(':userId', user.id)
+        .replace(':email', encodeURIComponent('standing-user@example.com'))
+        .replace(/:(\w+)/g, '00000000-0000-4000-8000-000000000000');
+      const key = `${route.method} ${route.url}`;
+      for (const [label, token] of principals) {
+        const res = await injectAny(t.app, route.url, {
+          method: route.method as 'GET',
+          url,
+          headers: token ? { authorization: `Bearer ${token}`, ...(route.method === 'GET' ? {} : { 'content-type': 'application/json' }) } : {},
+          ...(route.method === 'GET' ? {} : { payload: JSON.stringify(body(route)) }),
+        });
+        cases++;
+        const s = res.statusCode;
+        if (s >= 500) failures.push(`${key} as ${label}: ${s}`);
+        if (label === 'no token' && s !== 401) failures.push(`${key} without a token: ${s}`);
+        if (label === 'another application’s user' && (res.body.includes(lock) || res.body.includes(LOCK_NAME) || res.body.includes(user.id) || (route.url.includes(':lockId') && s < 400)))
+          failures.push(`${key}: another application's user was answered (${s} ${res.body.slice(0, 80)})`);
+        if (adminOnly.test(key) && label === 'user' && s !== 403) failures.push(`${key} as a user: ${s} (expected 403)`);
+        if (adminOnly.test(key) && (label === 'admin' || label === 'owner') && s >= 400) failures.push(`${key} as ${label}: ${s} ${res.body.slice(0, 80)}`);
+      }
+    }
+    console.log(`lock-user standing matrix: ${routes.length} routes × ${principals.length} principals = ${cases} cases`);
     expect(failures).toEqual([]);
   });
 
