@@ -237,6 +237,25 @@ export const contractDe: Catalogue<typeof contractEn> = {
     deliveryNotFound: 'Zustellung nicht gefunden',
     invalidCursor: 'Dieser Seitenlink ist ungültig; laden Sie die Zustellungen bitte von vorn',
   },
+  tileErrors: {
+    noDevices: 'Mit diesem Tile sind keine Schlösser verbunden',
+    tileIdInvalid: 'Eine Tile-ID ist eine UUID',
+    lockIdInvalid: 'Eine Schloss-ID ist eine UUID',
+    siteIdInvalid: 'Eine Standort-ID ist eine UUID',
+    alreadyLinked: 'Dieses Tile ist bereits mit diesem Schloss verbunden',
+    notLinked: 'Dieses Tile ist nicht mit diesem Schloss verbunden',
+    otherApplication: 'Dieses Tile öffnet Schlösser einer anderen Anwendung',
+    tooManyLocks: 'Ein Tile kann höchstens 50 Schlösser öffnen',
+    tooManyTiles: 'Ein Schloss kann höchstens 20 Tiles haben',
+    duplicateLock: 'Ein Schloss ist doppelt aufgeführt',
+    notAdmin: 'Nur ein Admin eines Schlosses kann Tiles mit ihm verbinden',
+    lockNotInSite: 'Jedes Schloss muss im angegebenen Standort sein',
+  },
+  siteErrors: {
+    siteNotFound: 'Standort nicht gefunden',
+    tooManySites: 'Eine Anwendung kann höchstens 50 Standorte haben',
+    nameTaken: 'Diese Anwendung hat bereits einen Standort mit diesem Namen',
+  },
   authErrors: {
     offline: { title: 'Keine Internetverbindung', message: 'Bitte versuchen Sie es erneut.' },
     wrongCredentials: {

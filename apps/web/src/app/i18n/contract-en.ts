@@ -10,6 +10,8 @@ import {
   operationErrors,
   outboundErrors,
   platformUserErrors,
+  siteErrors,
+  tileErrors,
   uiErrors,
   webhookErrors,
 } from '@latchkey/contract';
@@ -32,6 +34,8 @@ export const contractEn = {
   testEmailErrors,
   webhookErrors,
   accountErrors,
+  tileErrors,
+  siteErrors,
   authErrors: {
     offline: authErrorFor(0),
     wrongCredentials: authErrorFor(401),
