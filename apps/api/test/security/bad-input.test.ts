@@ -283,6 +283,22 @@ function templates(): Record<string, { body?: Record<string, unknown>; query?: R
     [`GET ${A}/history`]: { query: { actor: 'fuzz@example.com', kind: 'lock', pageSize: '10' } },
     [`POST ${A}/webhook`]: { body: { url: 'https://hooks.fuzz.example.com/in', events: ['lock.unlocked'] } },
     [`POST ${A}/site`]: { body: { name: 'Fuzz site' } },
+    // Issue 30: the SDKs' lock properties (the owner is an admin of the lock) and audit lists.
+    'PUT /api/device/:lockId': {
+      body: {
+        name: 'Fuzz alias',
+        colour: '#123456',
+        favourite: true,
+        settings: {
+          defaultName: 'Front Door',
+          permittedAddresses: ['203.0.113.7', '2001:db8::1'],
+          hidden: false,
+          usageRequirements: { time: [rule], location: { latitude: 1, longitude: 1, enabled: true, radius: 10, accuracy: 10 } },
+        },
+      },
+    },
+    'GET /api/device/:lockId/log': { query: { start: '1700000000', end: '1800000000' } },
+    'GET /api/user/:userId/log': { query: { start: '1700000000', end: '1800000000' } },
   };
 }
 
