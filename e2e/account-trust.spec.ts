@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { keyCode, mailMatch } from './outbox-mail';
-import { PASSWORD, expectAccessible, login, registerViaApi, screenshot, uniqueEmail } from './support';
+import { PASSWORD, createAppViaApi, expectAccessible, login, registerViaApi, screenshot, uniqueEmail } from './support';
 
 /**
  * Issue 29, "Accounts people can trust": forgot password by email (the link read from the Outbox), email
@@ -99,4 +99,45 @@ test('the platform JavaScript SDK’s second factor in Chromium: doordeckInit re
   expect(wrong).toEqual({ state: 'fail', message: 'Something went wrong' });
   const verified = await page.evaluate((c) => (window as unknown as { sdk: { verifyCode: (code: string) => Promise<unknown> } }).sdk.verifyCode(c), code);
   expect(verified).toMatchObject({ state: 'success', chain: 2 });
+});
+
+test('the account page: sessions, and deleting the account (refused while the last owner of an application)', async ({ page, request, browser }) => {
+  const email = uniqueEmail('account');
+  const { authToken } = await registerViaApi(request, email, 'Account Holder');
+  await createAppViaApi(request, authToken, 'Kept Application');
+  await login(page, email);
+  await page.getByRole('button', { name: 'Account menu' }).click();
+  await page.getByRole('menuitem', { name: 'Your account' }).click();
+  await expect(page).toHaveURL(/\/account$/);
+  await expect(page.getByRole('heading', { name: 'Your account', level: 1 })).toBeVisible();
+  const sessions = page.getByRole('region', { name: 'Where you are signed in' });
+  await expect(sessions.getByText('This browser')).toBeVisible();
+  // A second browser signed in: listed, and ended from here.
+  const other = await browser.newContext();
+  const otherPage = await other.newPage();
+  await login(otherPage, email);
+  await page.reload();
+  await expect(sessions.getByRole('button', { name: /^End the session of/ })).toHaveCount(2); // the API seeding's and the other browser's
+  await expectAccessible(page, 'account page');
+  await screenshot(page, 'account');
+  await sessions.getByRole('button', { name: /^End the session of/ }).last().click();
+  await expect(sessions.getByRole('button', { name: /^End the session of/ })).toHaveCount(1);
+  await other.close();
+
+  await page.getByRole('button', { name: 'Delete my account' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete my account' }).click();
+  await expect(page.getByRole('alertdialog', { name: 'Your account was not deleted' })).toContainText('You are the last owner of an application.');
+  await page.getByRole('button', { name: 'Done' }).click();
+
+  // Without an application of its own, the account goes at once and signs out.
+  const leaver = uniqueEmail('leaver');
+  await registerViaApi(request, leaver, 'Leaver');
+  await page.getByRole('button', { name: 'Account menu' }).click();
+  await page.getByRole('menuitem', { name: 'Logout' }).click();
+  await login(page, leaver);
+  await page.goto('/account');
+  await page.getByRole('button', { name: 'Delete my account' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete my account' }).click();
+  await expect(page).toHaveURL(/\/login$/);
+  expect((await request.post('/api/auth/token', { data: { email: leaver, password: PASSWORD } })).status()).toBe(401);
 });

@@ -66,8 +66,25 @@ export const resetPasswordFormSchema = z
   );
 export const keyCodeFormSchema = z.object({ code: z.string().check(z.regex(/^\d{6}$/, 'Enter the six digits from the email')) });
 
+/** One session of the signed-in account (the account page's list). Times in epoch seconds. */
+export const accountSessionSchema = z.object({
+  id: z.string(),
+  userAgent: z.nullable(z.string()),
+  createdAt: z.number(),
+  lastUsedAt: z.number(),
+  current: z.boolean(),
+  passkey: z.boolean(),
+});
+export type AccountSession = z.infer<typeof accountSessionSchema>;
+export const accountSessionParamsSchema = z.object({ sessionId: z.uuid({ error: 'Not a valid session id' }) });
+
 /** Texts the account-trust routes answer with (the portal shows them, and translates them). */
 export const accountErrors = {
+  lastOwner:
+    'You are the last owner of an application. Add another owner to it or remove it before you delete your account.',
+  sessionNotFound: 'No such session of yours',
+  /** How the history names someone whose account was deleted. */
+  deletedUser: 'Deleted user',
   resetLinkInvalid: 'This password reset link is not valid. Ask for a new one.',
   resetLinkUsed: 'This password reset link has already been used. Ask for a new one.',
   resetLinkExpired: 'This password reset link has expired. Ask for a new one.',

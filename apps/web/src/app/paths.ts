@@ -15,6 +15,7 @@ export const paths = {
   forgotPassword: '/forgot-password',
   resetPassword: '/reset-password',
   verifyEmail: '/verify-email',
+  account: '/account',
   home: '/',
   start: '/start',
   addApplication: '/start/new',

@@ -77,6 +77,10 @@ export const routes: RouteObject[] = [
             lazy: () => import('../features/tiles/tile-page').then((m) => ({ Component: m.TilePage })),
           },
           {
+            path: 'account',
+            lazy: () => import('../features/account/account-page').then((m) => ({ Component: m.AccountPage })),
+          },
+          {
             path: 'start',
             lazy: () =>
               import('../features/applications/start/start-page').then((m) => ({ Component: m.StartPage })),

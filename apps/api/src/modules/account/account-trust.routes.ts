@@ -10,6 +10,7 @@ import {
 } from '@latchkey/contract';
 import { pickLanguage } from '@latchkey/email';
 import { refuseIfExceeded } from '../../plugins/rate-limit.js';
+import { accountManagementRoutes } from './account-management.js';
 import { afterReply, initializePasswordReset, reverifyEmail, verifyEmail, verifyPasswordReset } from './account-trust.service.js';
 
 const E = errorBodySchema;
@@ -24,6 +25,7 @@ export const PASSWORD_RESET_LIMITS = { perAddress: 20, perEmail: 3, windowMs: HO
  */
 export async function accountTrustRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<ZodTypeProvider>();
+  await app.register(accountManagementRoutes);
   const perAddress = app.createRateLimit({ keyGenerator: (req) => `reset-ip:${req.ip}`, max: PASSWORD_RESET_LIMITS.perAddress, timeWindow: PASSWORD_RESET_LIMITS.windowMs });
   const perEmail = app.createRateLimit({
     keyGenerator: (req) => `reset-email:${String((req.body as { email?: unknown } | undefined)?.email ?? '').toLowerCase()}`,

@@ -36,8 +36,8 @@ async function mailsTo(to: string): Promise<Mail[]> {
     .filter((m) => m.to === to);
 }
 const lastLink = async (to: string, pathname: string) => {
-  const mails = await mailsTo(to);
-  const match = mails.at(-1)?.text.match(new RegExp(`http://localhost:3000${pathname}\\?[^\\s)]+`));
+  const pattern = new RegExp(`http://localhost:3000${pathname}\\?[^\\s)]+`);
+  const match = (await mailsTo(to)).map((m) => m.text.match(pattern)).filter(Boolean).at(-1);
   return match ? new URL(match[0]) : null;
 };
 

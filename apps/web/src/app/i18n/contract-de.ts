@@ -221,6 +221,10 @@ export const contractDe: Catalogue<typeof contractEn> = {
     codeExpired: 'Dieser Code ist abgelaufen. Fordern Sie einen neuen Code an.',
     codeWrong: 'Der Code ist nicht korrekt oder wurde nicht mit dem neuen Schlüssel signiert.',
     codeTooManyTries: 'Zu viele falsche Codes. Fordern Sie einen neuen Code an.',
+    lastOwner:
+      'Sie sind der letzte Inhaber einer Anwendung. Fügen Sie ihr einen weiteren Inhaber hinzu oder entfernen Sie sie, bevor Sie Ihr Konto löschen.',
+    sessionNotFound: 'Diese Sitzung gibt es bei Ihnen nicht',
+    deletedUser: 'Gelöschter Nutzer',
   },
   testEmailErrors: {
     noRecipient: 'Ihr Konto hat keine E-Mail-Adresse, an die die Test-E-Mail gehen könnte',

@@ -1,4 +1,4 @@
-import { faCircleUser, faDoorClosed, faRightFromBracket } from '@fortawesome/free-solid-svg-icons';
+import { faCircleUser, faDoorClosed, faRightFromBracket, faUserGear } from '@fortawesome/free-solid-svg-icons';
 import {
   AppBar,
   Box,
@@ -85,6 +85,12 @@ export function AppToolbar() {
             <Divider />
             {LanguageMenuItems({ onChosen: () => setAnchor(null) })}
             <Divider />
+            <MenuItem component={RouterLink} to={paths.account} onClick={() => setAnchor(null)}>
+              <ListItemIcon>
+                <Icon icon={faUserGear} />
+              </ListItemIcon>
+              {t('account.menu')}
+            </MenuItem>
             <MenuItem
               onClick={() => {
                 setAnchor(null);

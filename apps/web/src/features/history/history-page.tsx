@@ -22,6 +22,7 @@ import { stackedOnPhone } from '../../components/ui/stacked-table';
 import { useLoadMore } from '../../components/ui/use-load-more';
 import { formatDateTime } from '../../lib/dates';
 import { errorMessage } from '../../lib/http';
+import { localText } from '../../lib/server-text';
 import { filterFromParams, useHistory, useHistoryActors } from './api';
 import { isNone, useChangeValue } from './change-value';
 
@@ -81,7 +82,7 @@ function Entry({ entry }: { entry: HistoryEntry }) {
           </Typography>
         )}
         <Typography component="span" color="text.secondary" sx={{ overflowWrap: 'anywhere' }}>
-          {t('history.by', { actor: entry.actor.email ?? entry.actor.userId ?? t('history.platform') })}
+          {t('history.by', { actor: entry.actor.email ? localText(entry.actor.email) : entry.actor.userId ?? t('history.platform') })}
         </Typography>
         <Typography component="time" color="text.secondary" dateTime={new Date(entry.at * 1000).toISOString()}>
           {formatDateTime(entry.at, i18n.language)}
