@@ -45,7 +45,7 @@ export function TilePage() {
             <Box sx={{ mb: 2 }}>
               <LockStateChip state={lock.state} />
             </Box>
-            <UnlockButton lock={lock} />
+            <UnlockButton lock={lock} onSettled={() => void locks.refetch()} />
           </Paper>
         ))}
       </Box>

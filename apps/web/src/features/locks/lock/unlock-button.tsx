@@ -9,8 +9,11 @@ import { errorMessage } from '../../../lib/http';
 import { useKeyCodeDialog } from '../../account/key-code-dialog';
 import { KeyCodeCancelled, LocationUnavailableError, useUnlock, type UnlockDeps } from '../unlock-api';
 
-/** A real signed unlock from this browser; a refusal shows the lock's reason (it is in the log too). */
-export function UnlockButton({ lock, deps }: { lock: Lock; deps?: UnlockDeps }) {
+/**
+ * A real signed unlock from this browser; a refusal shows the lock's reason (it is in the log too).
+ * `onSettled`: accepted or refused, for a page that shows the lock from a query of its own (the tile page).
+ */
+export function UnlockButton({ lock, deps, onSettled }: { lock: Lock; deps?: UnlockDeps; onSettled?: () => void }) {
   const { t } = useTranslation();
   // Issue 29: a password account's new key asks for the emailed code in this dialog.
   const { askCode, dialog } = useKeyCodeDialog();
@@ -29,7 +32,7 @@ export function UnlockButton({ lock, deps }: { lock: Lock; deps?: UnlockDeps }) 
         size="large"
         startIcon={<Icon icon={faLockOpen} />}
         disabled={unlock.isPending}
-        onClick={() => unlock.mutate(lock)}
+        onClick={() => unlock.mutate(lock, { onSettled })}
         aria-describedby={helpId}
       >
         {unlock.isPending ? t('locks.unlocking') : t('locks.unlock')}
