@@ -84,6 +84,35 @@ export const accountTokens = pgTable(
   (t) => [uniqueIndex('account_tokens_token_hash_key').on(t.tokenHash), index('account_tokens_user_purpose_idx').on(t.userId, t.purpose)],
 );
 
+/** Passkeys (WebAuthn credentials) a portal user signs in with (issue 29). */
+export const passkeys = pgTable(
+  'passkeys',
+  {
+    /** The credential id, base64url, as the authenticator gave it. */
+    id: text('id').primaryKey(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    /** COSE public key, base64url. */
+    publicKey: text('public_key').notNull(),
+    counter: bigint('counter', { mode: 'number' }).notNull().default(0),
+    transports: jsonb('transports').$type<string[]>().notNull().default([]),
+    name: text('name').notNull(),
+    createdAt: createdAt(),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
+  },
+  (t) => [index('passkeys_user_id_idx').on(t.userId)],
+);
+
+/** WebAuthn challenges handed out and not yet answered: each is used once, within 5 minutes. */
+export const webauthnChallenges = pgTable('webauthn_challenges', {
+  challenge: text('challenge').primaryKey(),
+  /** The signed-in user adding a passkey; null for a sign-in (the passkey names its user). */
+  userId: uuid('user_id').references(() => users.id, { onDelete: 'cascade' }),
+  purpose: text('purpose').notNull(),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+});
+
 /** Keys a portal user proved with a second factor (issue 29): certifying them again needs no new code. */
 export const certifiedKeys = pgTable(
   'certified_keys',
