@@ -77,7 +77,13 @@ test('from sign-up to a Front Door unlocked by a token the developer’s own bac
   expect(commandValue(command, 'ISSUER')).toBe(ISSUER);
   expect(commandValue(command, 'KEY_ID')).toBe(KID);
   expect(commandValue(command, 'LATCHKEY_API')).toBe(`${baseURL}/api`);
-  expect(command).toContain('node examples/unlock-from-backend.mjs');
+  // Issue 28: in a folder of its own, with the repository's example fetched from this portal.
+  expect(command).toContain('mkdir -p latchkey-unlock && cd latchkey-unlock &&');
+  expect(command).toContain('node unlock-from-backend.mjs');
+  const scriptUrl = /^curl -fsSLo unlock-from-backend\.mjs '?([^' ]+)'? &&$/m.exec(command)?.[1] ?? '';
+  const served = await page.request.get(scriptUrl);
+  expect(served.status()).toBe(200);
+  expect(await served.text()).toBe(fs.readFileSync(SCRIPT, 'utf8'));
   await expectAccessible(page, 'getting started: your backend');
 
   // Step 2: share the Front Door with the user the backend signs for (an email with no user yet).

@@ -113,7 +113,13 @@ export const routes: RouteObject[] = [
                     Component: m.GettingStartedPage,
                   })),
                 children: [
-                  { index: true, element: <Navigate to="ios" replace /> },
+                  {
+                    index: true,
+                    lazy: () =>
+                      import('../features/getting-started/getting-started-page').then((m) => ({
+                        Component: m.GettingStartedIndex,
+                      })),
+                  },
                   { path: 'ios', element: null },
                   { path: 'android', element: null },
                   { path: 'javascript', element: null },

@@ -146,6 +146,25 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     corsDomainInput: 'URL der CORS-Domain',
     removeCorsDomainLabel: 'CORS-Domain {{url}} entfernen',
     removeCorsDomainConfirm: 'Möchten Sie diese CORS-Domain wirklich entfernen?',
+    authDomainsHelp:
+      'Eine Auth-Domain ist der Aussteller der Nutzer-Tokens, die Ihr Backend signiert: genau der Wert, den es in deren iss-Claim schreibt. Jede https-URL von Ihnen eignet sich, zum Beispiel https://auth.ihre-firma.de; unter ihr muss nichts erreichbar sein (die Plattform ruft sie nur mit OpenID Discovery auf).',
+  },
+  generateKey: {
+    open: 'Schlüsselpaar erzeugen',
+    title: 'Schlüsselpaar erzeugen',
+    intro:
+      'Ihr Browser erzeugt ein neues Schlüsselpaar. Der private Schlüssel wird einmal als Datei auf diesem Computer gespeichert und nie an Latchkey gesendet; seine öffentliche Hälfte wird hier als Auth-Schlüssel hinzugefügt, benannt nach ihrem Fingerabdruck. Mit dem privaten Schlüssel signiert Ihr Backend Nutzer-Tokens.',
+    kind: 'Algorithmus',
+    ed25519: 'Ed25519 (EdDSA) — empfohlen',
+    es256: 'P-256 (ES256) — für Bibliotheken ohne Ed25519, etwa JWTKit unter iOS',
+    format: 'Privaten Schlüssel speichern als',
+    jwk: 'JWK-Datei (.json) — das Beispielskript und die Beispiele für JavaScript und Android lesen sie',
+    pem: 'PEM-Datei (PKCS#8)',
+    once: 'Der private Schlüssel kann nicht noch einmal angezeigt werden: Bewahren Sie die Datei sicher auf, auf Ihrem Server oder in Ihrem Secret Store.',
+    confirm: 'Erzeugen und speichern',
+    added: 'Auth-Schlüssel {{kid}} ({{alg}}) hinzugefügt. Ihr privater Schlüssel wurde als {{file}} gespeichert: Bewahren Sie ihn sicher auf, Latchkey hat keine Kopie.',
+    addFailed: '{{message}} Der private Schlüssel wurde als {{file}} gespeichert, seine öffentliche Hälfte aber nicht hinzugefügt: Löschen Sie diese Datei und versuchen Sie es erneut.',
+    unsupported: 'Dieser Browser kann keine {{kind}}-Schlüssel erzeugen. Wählen Sie den anderen Algorithmus oder einen aktuellen Browser.',
   },
   tokenTester: {
     open: 'Nutzer-Token testen',
@@ -218,9 +237,9 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     audience: 'Zielgruppe (aud)',
     key: 'Schlüssel-ID (kid) und Algorithmus',
     noIssuer:
-      'Noch keine Auth-Domain registriert. Tragen Sie zuerst den Aussteller Ihrer Tokens (zum Beispiel https://auth.ihre-firma.de) als Auth-Domain ein.',
+      'Noch keine Auth-Domain registriert. Eine Auth-Domain ist der Aussteller Ihrer Nutzer-Tokens: genau der Wert, den Ihr Backend in deren iss-Claim schreibt. Jede https-URL von Ihnen eignet sich (zum Beispiel https://auth.ihre-firma.de), und unter ihr muss nichts erreichbar sein. Tragen Sie sie zuerst als Auth-Domain ein.',
     noKey:
-      'Noch kein Auth-Schlüssel registriert. Fügen Sie zuerst den öffentlichen Schlüssel hinzu, mit dem Ihr Backend Nutzer-Tokens signiert.',
+      'Noch kein Auth-Schlüssel registriert. Erzeugen Sie hier ein Schlüsselpaar (der private Schlüssel bleibt auf Ihrem Computer) oder fügen Sie den öffentlichen Schlüssel hinzu, mit dem Ihr Backend Nutzer-Tokens signiert.',
     toOverview: 'Zur Übersicht',
     signTitle: 'Nutzer-Token im Backend signieren',
     signText: {
@@ -256,10 +275,13 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     shareTitle: 'Das Schloss mit Ihrem Nutzer teilen',
     shareText:
       'Die Plattform öffnet nur für Nutzer, mit denen ein Schloss geteilt ist. Teilen Sie {{lock}} mit der E-Mail-Adresse, für die Ihr Backend ein Token signiert (das Skript nutzt USER_EMAIL).',
+    sharedWith: '{{lock}} ist mit {{email}} geteilt: Der Befehl signiert sein Token für diese Person (USER_EMAIL).',
     openLock: '{{lock}} öffnen',
     runTitle: 'Das Beispielskript ausführen',
     runText:
-      'examples/unlock-from-backend.mjs im Latchkey-Repository braucht Node.js 20 oder neuer und jose. KEY_FILE ist Ihr privater Schlüssel (das JWK mit seiner kid oder ein PKCS#8-PEM), dessen öffentliche Hälfte Sie hochgeladen haben: Er verlässt Ihren Server nie.',
+      'Die Befehle legen für das Beispiel einen eigenen Ordner an, damit die Installation von jose Ihr Projekt nicht verändert, laden examples/unlock-from-backend.mjs von diesem Portal und führen es aus (Node.js 20 oder neuer). KEY_FILE ist Ihr privater Schlüssel (das JWK mit seiner kid oder ein PKCS#8-PEM), dessen öffentliche Hälfte Sie hinzugefügt haben: Er verlässt Ihren Server nie.',
+    keyFileText:
+      'Hat das Portal diesen Schlüssel erzeugt, wurde sein privater Schlüssel als {{file}} gespeichert: Verschieben Sie diese Datei vor dem Ausführen in den Ordner latchkey-unlock (oder setzen Sie KEY_FILE auf Ihre eigene Schlüsseldatei).',
     watchTitle: 'Beim Öffnen zusehen',
     watchText:
       'Lassen Sie die Seite des Schlosses offen, während das Skript läuft: Die Öffnung erscheint sofort in seiner Aktivität, und das Schloss zählt herunter, bis es wieder verriegelt. Eine Ablehnung erscheint dort ebenfalls, mit ihrem Grund.',

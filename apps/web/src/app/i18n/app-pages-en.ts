@@ -149,6 +149,25 @@ export const appPagesEn = {
     corsDomainInput: 'CORS domain URL',
     removeCorsDomainLabel: 'Remove CORS domain {{url}}',
     removeCorsDomainConfirm: 'Are you sure you want to remove this CORS Domain?',
+    authDomainsHelp:
+      'An auth domain is the issuer of the user tokens your backend signs: exactly the value it puts in their iss claim. Any https URL of yours works, for example https://auth.your-company.com; it need not serve anything (the platform calls it only with OpenID discovery).',
+  },
+  generateKey: {
+    open: 'Generate a key pair',
+    title: 'Generate a key pair',
+    intro:
+      'Your browser makes a new key pair. The private key is saved as a file on this computer, once, and is never sent to Latchkey; its public half is added here as an Auth Key, named by its thumbprint. Your backend signs user tokens with the private key.',
+    kind: 'Algorithm',
+    ed25519: 'Ed25519 (EdDSA) — recommended',
+    es256: 'P-256 (ES256) — for libraries without Ed25519, such as JWTKit on iOS',
+    format: 'Save the private key as',
+    jwk: 'JWK file (.json) — the example script and the JavaScript and Android samples read it',
+    pem: 'PEM file (PKCS#8)',
+    once: 'The private key cannot be shown again: keep the file safe, on your server or in your secret store.',
+    confirm: 'Generate and save',
+    added: 'Auth Key {{kid}} ({{alg}}) added. Your private key was saved as {{file}}: keep it safe, Latchkey has no copy.',
+    addFailed: '{{message}} The private key was saved as {{file}} but its public half was not added: delete that file and try again.',
+    unsupported: 'This browser cannot make {{kind}} keys. Choose the other algorithm, or use a current browser.',
   },
   tokenTester: {
     open: 'Test a user token',
@@ -212,8 +231,9 @@ export const appPagesEn = {
     audience: 'Audience (aud)',
     key: 'Key id (kid) and algorithm',
     noIssuer:
-      'No Auth Domain registered yet. Add your token issuer (for example https://auth.your-company.com) as an Auth Domain first.',
-    noKey: 'No Auth Key registered yet. Add the public key your backend signs user tokens with first.',
+      'No Auth Domain registered yet. An auth domain is the issuer of your user tokens: exactly the value your backend puts in their iss claim. Any https URL of yours works (for example https://auth.your-company.com), and it need not serve anything. Add it as an Auth Domain first.',
+    noKey:
+      'No Auth Key registered yet. Generate a key pair here (the private key stays on your computer), or add the public key your backend signs user tokens with.',
     toOverview: 'Go to the Overview',
     signTitle: 'Sign a user token on your backend',
     signText: {
@@ -249,10 +269,13 @@ export const appPagesEn = {
     shareTitle: 'Share the lock with your user',
     shareText:
       'The platform unlocks only for users a lock is shared with. Share {{lock}} with the email your backend will sign a token for (the script uses USER_EMAIL).',
+    sharedWith: '{{lock}} is shared with {{email}}: the command signs its token for them (USER_EMAIL).',
     openLock: 'Open {{lock}}',
     runTitle: 'Run the example script',
     runText:
-      'examples/unlock-from-backend.mjs in the Latchkey repository needs Node.js 20 or later and jose. KEY_FILE is your private key (the JWK with its kid, or a PKCS#8 PEM) whose public half you uploaded: it never leaves your server.',
+      'The commands make a folder of their own for the example, so installing jose leaves your project alone, fetch examples/unlock-from-backend.mjs from this portal and run it (Node.js 20 or later). KEY_FILE is your private key (the JWK with its kid, or a PKCS#8 PEM) whose public half you added: it never leaves your server.',
+    keyFileText:
+      'If the portal generated this key, its private key was saved as {{file}}: move that file into the latchkey-unlock folder before running the commands (or set KEY_FILE to your own key file).',
     watchTitle: 'Watch it unlock',
     watchText:
       'Keep the lock’s page open while the script runs: the unlock appears in its activity at once, and the lock counts down to locked again. A refusal shows there too, with its reason.',

@@ -2,10 +2,10 @@ import type { Application } from '@latchkey/contract';
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
-import { Navigate, Outlet } from 'react-router';
+import { Outlet } from 'react-router';
 import { storeSignIn } from '../../lib/session';
 import { json, makeJwt, nowSeconds, renderRoute, stubFetch } from '../../test/helpers';
-import { GettingStartedPage } from './getting-started-page';
+import { GettingStartedIndex, GettingStartedPage } from './getting-started-page';
 
 const config = { privacyPolicyUrl: 'https://p.test', uploadBaseUrl: 'http://up.test', cdnBaseUrl: 'http://cdn.test', docsUrl: 'https://docs.test', platformAudience: 'https://aud.test' };
 
@@ -90,7 +90,8 @@ describe('Getting Started', () => {
     expect(code(/Call the platform with the token: JavaScript code/)).toContain('Authorization: `Bearer ${userToken}`');
   });
 
-  it('redirects /getting-started to the iOS tab', async () => {
+  it('redirects /getting-started to the tab last looked at (iOS here)', async () => {
+    localStorage.setItem('latchkey.gettingStartedTab', 'ios');
     storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
     stubFetch(() => json(config));
     const { router } = renderRoute(<Outlet context={base} />, {
@@ -100,7 +101,7 @@ describe('Getting Started', () => {
         {
           path: 'getting-started',
           element: <GettingStartedPage />,
-          children: [{ index: true, element: <Navigate to="ios" replace /> }, { path: 'ios', element: null }],
+          children: [{ index: true, element: <GettingStartedIndex /> }, { path: 'ios', element: null }],
         },
       ],
     });

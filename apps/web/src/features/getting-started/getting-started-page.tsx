@@ -2,7 +2,8 @@ import { faArrowUpRightFromSquare } from '@fortawesome/free-solid-svg-icons';
 import type { Application } from '@latchkey/contract';
 import { Alert, Box, Link, Paper, Tab, Tabs, Typography } from '@mui/material';
 import { useTranslation } from 'react-i18next';
-import { Outlet, Link as RouterLink, useLocation, useOutletContext, useParams } from 'react-router';
+import { useEffect } from 'react';
+import { Navigate, Outlet, Link as RouterLink, useLocation, useOutletContext, useParams } from 'react-router';
 import { GETTING_STARTED_TABS, paths, type GettingStartedTab, type Platform } from '../../app/paths';
 import { Icon } from '../../components/ui/icon';
 import { PageLoader } from '../../components/ui/page-loader';
@@ -10,6 +11,26 @@ import { visuallyHidden } from '../../components/ui/visually-hidden';
 import { usePortalConfig } from '../../lib/config';
 import { errorMessage } from '../../lib/http';
 import { IntegrationSteps } from './integration-steps';
+
+const TAB_KEY = 'latchkey.gettingStartedTab';
+const isTab = (value: unknown): value is GettingStartedTab => (GETTING_STARTED_TABS as readonly unknown[]).includes(value);
+
+function rememberedTab(): GettingStartedTab | null {
+  try {
+    const stored = localStorage.getItem(TAB_KEY);
+    return isTab(stored) ? stored : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * /getting-started: the tab last looked at, and on a first visit the one that unlocks a lock from the
+ * developer's backend (issue 28), not a platform's.
+ */
+export function GettingStartedIndex() {
+  return <Navigate to={rememberedTab() ?? 'backend'} replace />;
+}
 
 /**
  * Spec §2 Getting started: a tab per platform (its own URL) with the spec's sentence, then the steps
@@ -22,8 +43,16 @@ export function GettingStartedPage() {
   const app = useOutletContext<Application>();
   const config = usePortalConfig();
   const segment = pathname.split('/')[3] ?? '';
-  const tab = (GETTING_STARTED_TABS as readonly string[]).includes(segment) ? (segment as GettingStartedTab) : 'ios';
+  const tab: GettingStartedTab = isTab(segment) ? segment : 'backend';
   const platform: Platform | null = tab === 'backend' ? null : tab;
+  useEffect(() => {
+    if (!isTab(segment)) return;
+    try {
+      localStorage.setItem(TAB_KEY, segment);
+    } catch {
+      // Storage blocked: the next visit starts on the backend tab again.
+    }
+  }, [segment]);
 
   return (
     <Paper variant="outlined" sx={{ p: { xs: 2, sm: 3 }, minWidth: 0 }}>

@@ -7,6 +7,7 @@ import { paths, type Platform } from '../../app/paths';
 import { CodeBlock } from '../../components/ui/code-block';
 import { CopyValue } from '../../components/ui/copy-value';
 import { Icon } from '../../components/ui/icon';
+import { GenerateKeyButton } from '../applications/overview/generate-key-dialog';
 import { algorithmFor, SNIPPETS, snippetValues } from './snippets';
 import { StepTitle, Value } from './guide-parts';
 
@@ -59,6 +60,9 @@ export function IntegrationSteps({ app, platform, audience }: Props) {
             {keys.length === 0 ? (
               <Alert severity="warning" sx={{ mt: 0.5 }}>
                 {t('gettingStarted.noKey')} {toOverview}
+                <Box sx={{ mt: 1 }}>
+                  <GenerateKeyButton applicationId={app.applicationId} />
+                </Box>
               </Alert>
             ) : (
               keys.map((key) => (

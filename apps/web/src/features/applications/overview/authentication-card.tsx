@@ -14,6 +14,7 @@ import { useAuthItemAction, type AuthItemAction, type DomainKind } from '../auth
 import { DomainDialog } from './domain-dialog';
 import { DomainList } from './domain-list';
 import { KeyExpiryMark, KeyExpiryWarnings } from './key-expiry';
+import { GenerateKeyButton } from './generate-key-dialog';
 import { KeyDialog } from './key-dialog';
 import { TokenTesterDialog } from './token-tester-dialog';
 
@@ -103,6 +104,7 @@ export function AuthenticationCard({ app }: { app: Application }) {
             <Typography id="auth-keys-title" variant="h3" sx={{ flexGrow: 1 }}>
               {t('authCard.keys')}
             </Typography>
+            <GenerateKeyButton applicationId={app.applicationId} />
             <Button variant="outlined" onClick={() => setKeyDialog({ mode: 'add' })} startIcon={<Icon icon={faPlus} />}>
               {t('authCard.addKey')}
             </Button>
@@ -138,6 +140,7 @@ export function AuthenticationCard({ app }: { app: Application }) {
         <DomainList
           id="auth-domains-title"
           title={t('authCard.authDomains')}
+          description={t('authCard.authDomainsHelp')}
           empty={t('authCard.noAuthDomains')}
           addLabel={t('authCard.addAuthDomain')}
           urls={app.authDomains}

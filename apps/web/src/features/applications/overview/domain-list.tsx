@@ -5,6 +5,8 @@ import { Icon } from '../../../components/ui/icon';
 interface Props {
   id: string;
   title: string;
+  /** What the list is, under its heading. */
+  description?: string;
   empty: string;
   addLabel: string;
   urls: string[];
@@ -15,7 +17,7 @@ interface Props {
   onRemove: (url: string) => void;
 }
 
-export function DomainList({ id, title, empty, addLabel, urls, secondary, removeLabel, onAdd, onRemove }: Props) {
+export function DomainList({ id, title, description, empty, addLabel, urls, secondary, removeLabel, onAdd, onRemove }: Props) {
   return (
     <Box component="section" aria-labelledby={id} sx={{ mt: 3 }}>
       <Box sx={{ display: 'flex', alignItems: 'center', flexWrap: 'wrap', gap: 1 }}>
@@ -26,6 +28,11 @@ export function DomainList({ id, title, empty, addLabel, urls, secondary, remove
           {addLabel}
         </Button>
       </Box>
+      {description && (
+        <Typography color="text.secondary" sx={{ mt: 0.5 }}>
+          {description}
+        </Typography>
+      )}
       {urls.length === 0 ? (
         <Typography color="text.secondary" sx={{ mt: 1 }}>
           {empty}

@@ -1,5 +1,5 @@
 import { faLockOpen } from '@fortawesome/free-solid-svg-icons';
-import { DEFAULT_LOCK_NAME, type Application } from '@latchkey/contract';
+import { DEFAULT_LOCK_NAME, type Application, type LockShare } from '@latchkey/contract';
 import { Alert, Box, Button, Link, Typography } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useOutletContext } from 'react-router';
@@ -10,13 +10,25 @@ import { Icon } from '../../../components/ui/icon';
 import { PageLoader } from '../../../components/ui/page-loader';
 import { usePortalConfig } from '../../../lib/config';
 import { errorMessage } from '../../../lib/http';
+import { useQuery } from '@tanstack/react-query';
 import { useLocks } from '../api';
-import { unlockCommand, USER_EMAIL_PLACEHOLDER } from './unlock-snippet';
+import { sharesQuery } from '../shares-api';
+import { exampleScriptUrl } from './example-script';
+import { KEY_FILE_PLACEHOLDER, unlockCommand, USER_EMAIL_PLACEHOLDER } from './unlock-snippet';
 import { StepTitle, Value } from '../../getting-started/guide-parts';
+import { GenerateKeyButton } from '../../applications/overview/generate-key-dialog';
+import { privateKeyFileName } from '../../applications/key-pair';
+import { algorithmFor } from '../../getting-started/snippets';
 
 /** Shown in the command until the application has an auth domain / key; the warnings above say so. */
 const ISSUER_PLACEHOLDER = 'https://auth.your-company.com';
 const KID_PLACEHOLDER = 'your-key-id';
+
+/** The user the guide signs for: someone the lock is shared with by email, a signed-in (active) one first. */
+export function sharedUserEmail(shares: LockShare[] | undefined): string | null {
+  const withEmail = (shares ?? []).filter((s) => s.email);
+  return (withEmail.find((s) => s.status === 'active') ?? withEmail[0])?.email ?? null;
+}
 
 /**
  * Getting Started → Your backend: the example script's run, filled in with this application's values and
@@ -28,20 +40,27 @@ export function UnlockGuide() {
   const app = useOutletContext<Application>();
   const config = usePortalConfig();
   const locks = useLocks(app.applicationId);
+  const lock = locks.data?.find((l) => l.name === DEFAULT_LOCK_NAME) ?? locks.data?.[0];
+  // Issue 28: USER_EMAIL is someone the lock is shared with, when there is one.
+  const shares = useQuery({ ...sharesQuery(app.applicationId, lock?.id ?? ''), enabled: lock !== undefined });
   if (config.isPending || locks.isPending) return <PageLoader />;
   if (config.isError || locks.isError)
     return <Alert severity="error">{errorMessage(config.error ?? locks.error)}</Alert>;
 
-  const lock = locks.data.find((l) => l.name === DEFAULT_LOCK_NAME) ?? locks.data[0];
-  const kid = Object.values(app.authKeys)[0]?.kid;
+  const key = Object.values(app.authKeys)[0];
+  const kid = key?.kid;
   const issuer = app.authDomains[0];
+  const sharedEmail = sharedUserEmail(shares.data);
+  const keyFile = kid ? privateKeyFileName(kid) : null;
   const command = unlockCommand({
     apiBase: `${window.location.origin}/api`,
+    scriptUrl: exampleScriptUrl(window.location.origin),
+    keyFile: keyFile ? `./${keyFile}` : KEY_FILE_PLACEHOLDER,
     issuer: issuer ?? ISSUER_PLACEHOLDER,
     kid: kid ?? KID_PLACEHOLDER,
     audience: config.data.platformAudience,
     lockId: lock?.id ?? '',
-    userEmail: USER_EMAIL_PLACEHOLDER,
+    userEmail: sharedEmail ?? USER_EMAIL_PLACEHOLDER,
   });
   const toOverview = (
     <Link component={RouterLink} to={paths.overview(app.applicationId)}>
@@ -88,11 +107,16 @@ export function UnlockGuide() {
             )}
           </Value>
           <Value term={t('gettingStarted.key')}>
-            {kid ? (
-              <code>{kid}</code>
+            {key ? (
+              <>
+                <code>{key.kid}</code> ({algorithmFor(key)})
+              </>
             ) : (
               <Alert severity="warning">
                 {t('gettingStarted.noKey')} {toOverview}
+                <Box sx={{ mt: 1 }}>
+                  <GenerateKeyButton applicationId={app.applicationId} />
+                </Box>
               </Alert>
             )}
           </Value>
@@ -117,12 +141,17 @@ export function UnlockGuide() {
       </li>
       <li>
         <StepTitle>{t('gettingStarted.shareTitle')}</StepTitle>
-        <Typography>{t('gettingStarted.shareText', { lock: lock?.name ?? DEFAULT_LOCK_NAME })}</Typography>
+        <Typography>
+          {sharedEmail && lock
+            ? t('gettingStarted.sharedWith', { lock: lock.name, email: sharedEmail })
+            : t('gettingStarted.shareText', { lock: lock?.name ?? DEFAULT_LOCK_NAME })}
+        </Typography>
         {lockLink}
       </li>
       <li>
         <StepTitle>{t('gettingStarted.runTitle')}</StepTitle>
         <Typography>{t('gettingStarted.runText')}</Typography>
+        {keyFile && <Typography sx={{ mt: 1, overflowWrap: 'anywhere' }}>{t('gettingStarted.keyFileText', { file: keyFile })}</Typography>}
         <CodeBlock
           code={command}
           label={t('gettingStarted.codeLabel', {

@@ -4,6 +4,10 @@ import { shellWord } from '../../../lib/code-literals';
 export interface UnlockSnippetValues {
   /** Absolute API base on this deployment, e.g. https://portal.example.com/api. */
   apiBase: string;
+  /** Absolute URL this portal serves examples/unlock-from-backend.mjs at. */
+  scriptUrl: string;
+  /** The private key file, relative to the example's folder. */
+  keyFile: string;
   issuer: string;
   kid: string;
   audience: string;
@@ -11,18 +15,25 @@ export interface UnlockSnippetValues {
   userEmail: string;
 }
 
-export const EXAMPLE_SCRIPT = 'examples/unlock-from-backend.mjs';
+export const EXAMPLE_SCRIPT = 'unlock-from-backend.mjs';
+/** The folder of its own the example runs in, so `npm install jose` leaves the reader's project alone. */
+export const EXAMPLE_FOLDER = 'latchkey-unlock';
 export const KEY_FILE_PLACEHOLDER = './my-signing-key.json';
 export const USER_EMAIL_PLACEHOLDER = 'alice@example.com';
+/** The lines that make the folder, install jose and fetch the script (each ends in `&&`: a failure stops the rest). */
+export const SETUP_LINE_COUNT = 3;
 
 /** Every value enters the command as one shell word that expands to exactly it (lib/code-literals). */
 export { shellWord };
 
-/** The shell lines that install jose and run the script with this application's values. */
+/**
+ * The shell lines that make a folder for the example (issue 28: not the reader's project), install jose
+ * there, fetch the script from this portal and run it with this application's values.
+ */
 export function unlockCommand(v: UnlockSnippetValues): string {
   const env: [string, string][] = [
     ['LATCHKEY_API', v.apiBase],
-    ['KEY_FILE', KEY_FILE_PLACEHOLDER],
+    ['KEY_FILE', v.keyFile],
     ['KEY_ID', v.kid],
     ['ISSUER', v.issuer],
     ['AUDIENCE', v.audience],
@@ -30,7 +41,9 @@ export function unlockCommand(v: UnlockSnippetValues): string {
     ['USER_EMAIL', v.userEmail],
   ];
   return [
-    'npm install jose',
+    `mkdir -p ${EXAMPLE_FOLDER} && cd ${EXAMPLE_FOLDER} &&`,
+    'npm init -y >/dev/null && npm install jose &&',
+    `curl -fsSLo ${EXAMPLE_SCRIPT} ${shellWord(v.scriptUrl)} &&`,
     ...env.map(([name, value]) => `${name}=${shellWord(value)} \\`),
     `node ${EXAMPLE_SCRIPT}`,
   ].join('\n');

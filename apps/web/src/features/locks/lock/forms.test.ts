@@ -156,9 +156,11 @@ describe('settings form', () => {
 });
 
 describe('unlock command', () => {
-  it('fills in the application’s values, quoting any that the shell would split', () => {
+  it('fills in the application’s values, quoting any that the shell would split, in a folder of its own', () => {
     const command = unlockCommand({
       apiBase: 'https://p.example/api',
+      scriptUrl: 'https://p.example/assets/unlock-from-backend-abc.mjs',
+      keyFile: './my-signing-key.json',
       issuer: 'https://auth.example',
       kid: "my key's",
       audience: 'https://api.latchkey.dev',
@@ -166,7 +168,10 @@ describe('unlock command', () => {
       userEmail: 'a@b.c',
     });
     expect(command.split('\n')).toEqual([
-      'npm install jose',
+      // Issue 28: jose goes into a folder of the example's own, never into the reader's project.
+      'mkdir -p latchkey-unlock && cd latchkey-unlock &&',
+      'npm init -y >/dev/null && npm install jose &&',
+      'curl -fsSLo unlock-from-backend.mjs https://p.example/assets/unlock-from-backend-abc.mjs &&',
       'LATCHKEY_API=https://p.example/api \\',
       'KEY_FILE=./my-signing-key.json \\',
       "KEY_ID='my key'\\''s' \\",
@@ -174,7 +179,7 @@ describe('unlock command', () => {
       'AUDIENCE=https://api.latchkey.dev \\',
       'LOCK_ID=lock-1 \\',
       'USER_EMAIL=a@b.c \\',
-      'node examples/unlock-from-backend.mjs',
+      'node unlock-from-backend.mjs',
     ]);
     expect(shellWord('$(rm -rf ~)')).toBe("'$(rm -rf ~)'");
   });
