@@ -122,21 +122,8 @@ export function TilesCard({ appId, lockId }: { appId: string; lockId: string }) 
       {tiles.data && tiles.data.length > 0 && (
         <List aria-label={t('tiles.title')} sx={{ mt: 1 }}>
           {tiles.data.map((tile) => (
-            <ListItem
-              key={tile.tileId}
-              divider
-              sx={{ flexWrap: 'wrap', gap: 1, px: 0 }}
-              secondaryAction={
-                <IconButton
-                  edge="end"
-                  aria-label={t('tiles.removeOne', { id: short(tile) })}
-                  onClick={() => setRemoving(tile)}
-                >
-                  <Icon icon={faTrash} />
-                </IconButton>
-              }
-            >
-              <Box sx={{ minWidth: 0, flex: '1 1 12rem', pr: 6 }}>
+            <ListItem key={tile.tileId} divider sx={{ flexWrap: 'wrap', gap: 1, px: 0 }}>
+              <Box sx={{ minWidth: 0, flex: '1 1 12rem' }}>
                 <Typography sx={{ fontFamily: 'monospace', overflowWrap: 'anywhere' }}>
                   {tile.tileId}
                 </Typography>
@@ -146,14 +133,23 @@ export function TilesCard({ appId, lockId }: { appId: string; lockId: string }) 
                   </Typography>
                 )}
               </Box>
-              <Button
-                size="small"
-                startIcon={<Icon icon={faQrcode} />}
-                onClick={() => setShowing(tile)}
-                aria-label={t('tiles.showQrOne', { id: short(tile) })}
-              >
-                {t('tiles.showQr')}
-              </Button>
+              {/* The actions side by side at the row's end (a secondary action sat over the QR button). */}
+              <Box sx={{ display: 'flex', alignItems: 'center', gap: 1, ml: 'auto' }}>
+                <Button
+                  size="small"
+                  startIcon={<Icon icon={faQrcode} />}
+                  onClick={() => setShowing(tile)}
+                  aria-label={t('tiles.showQrOne', { id: short(tile) })}
+                >
+                  {t('tiles.showQr')}
+                </Button>
+                <IconButton
+                  aria-label={t('tiles.removeOne', { id: short(tile) })}
+                  onClick={() => setRemoving(tile)}
+                >
+                  <Icon icon={faTrash} />
+                </IconButton>
+              </Box>
             </ListItem>
           ))}
         </List>
