@@ -10,6 +10,7 @@ export interface Seed {
   appId: string;
   lockId: string;
   webhookId: string;
+  tileId: string;
 }
 
 export async function seed(request: APIRequestContext): Promise<Seed> {
@@ -51,11 +52,17 @@ export async function seed(request: APIRequestContext): Promise<Seed> {
     request.post(`${app}/webhook`, { headers, data: { url: 'https://93.184.215.14/a-rather-long-webhook-receiver-path/latchkey', events: ['application.updated'] } }),
   );
   const webhookId = ((await hook.json()) as { id: string }).id;
+  // Issue 30: a tile for the tile page, the lock in a site with a long name on the Locks page.
+  const tile = await ok(request.post(`${app}/lock/${lockId}/tile`, { headers }));
+  const tileId = ((await tile.json()) as { tileId: string }).tileId;
+  const site = await ok(request.post(`${app}/site`, { headers, data: { name: 'Headquarters Building North Wing Entrance' } }));
+  await ok(request.put(`${app}/lock/${lockId}/site`, { headers, data: { siteId: ((await site.json()) as { id: string }).id } }));
   await ok(request.post(app, { headers, data: { companyName: 'Phone Width Doors Incorporated International' } }));
   return {
     appId,
     lockId,
     webhookId,
+    tileId,
     session: {
       token: signIn.authToken,
       refreshToken: signIn.refreshToken,
@@ -69,7 +76,7 @@ export async function seed(request: APIRequestContext): Promise<Seed> {
 
 export const signedOutPages = ['/login', '/register', '/accept-invite?email=new.person%40example.com&code=ABC123', '/no-such-page/at-all'];
 
-export const signedInPages = ({ appId, lockId, webhookId }: Seed) => [
+export const signedInPages = ({ appId, lockId, webhookId, tileId }: Seed) => [
   '/start',
   '/start/new',
   `/${appId}/overview`,
@@ -84,6 +91,7 @@ export const signedInPages = ({ appId, lockId, webhookId }: Seed) => [
   `/${appId}/webhooks?webhook=${webhookId}`,
   `/${appId}/history`,
   `/${appId}/settings`,
+  `/t/${tileId}`,
 ];
 
 /** The page has drawn what it loads: no spinner left, and its fonts and transitions settled. */

@@ -2,7 +2,7 @@ import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { expect, test, type APIRequestContext } from '@playwright/test';
 import { baseURL } from '../playwright.config';
 import { expectNoWiderThanViewport, settled } from './phone-pages';
-import { keyCode } from './outbox-mail';
+import { keyCode, mailMatch } from './outbox-mail';
 import { createAppViaApi, expectAccessible, expectNotice, login, registerViaApi, screenshot, uniqueEmail } from './support';
 
 /**
@@ -65,6 +65,9 @@ test('a tile’s QR code on the lock page, a site on the Locks page; on a phone,
 
   // The owner makes a tile on the lock page: its QR code opens at once, for the tile's short URL.
   await login(page, owner.email);
+  // A verified account: the pages below without the verification banner (issue 29).
+  await page.goto((await mailMatch(owner.email, /https?:\/\/\S+\/verify-email\?\S+/)).match[0]);
+  await expect(page.getByText('Thank you: your email address is verified.')).toBeVisible();
   await page.goto(`/${owner.appId}/locks/${owner.lock.id}`);
   const tiles = page.getByRole('region', { name: 'Tiles' });
   await expect(tiles.getByText('No tiles yet.')).toBeVisible();
@@ -100,6 +103,12 @@ test('a tile’s QR code on the lock page, a site on the Locks page; on a phone,
   await expect(sites.getByRole('list', { name: 'Sites' }).getByRole('listitem').filter({ hasText: 'Main Building' })).toContainText('1 lock');
   await expectAccessible(page, 'locks page: sites card');
   await screenshot(page, 'sites');
+  for (const width of [375, 320]) {
+    await page.setViewportSize({ width, height: 740 });
+    await expectNoWiderThanViewport(page, `the Locks page with a site at ${width} px`);
+    await expectAccessible(page, `the Locks page with a site at ${width} px`);
+  }
+  await page.setViewportSize({ width: 1280, height: 720 });
 
   // On a phone, signed in to the portal (only owners are the portal's lock users), the tile's page
   // lists the door and unlocks it: this browser's new key asks for the emailed code first (issue 29).
