@@ -32,6 +32,7 @@ export const sdkErrors = {
   notAnAddress: 'Not an IP address',
   portalInvite: 'Inviting people by email needs a token of an application user (portal users share from the portal)',
   defaultNameRequired: 'A lock needs a name: send a name, not null',
+  addressNotPermitted: 'This lock takes operations only from its permitted addresses',
 } as const;
 
 // --- PUT /device/{lockId} -----------------------------------------------------------------------------

@@ -153,6 +153,45 @@ describe('PUT /device/{lockId}: an admin’s settings (updateLockSettingDefaultN
   });
 });
 
+describe('permitted addresses (setLockSettingPermittedAddresses) bind every operation', () => {
+  it('takes operations only from a listed address once there is one, also right after a cached unlock', async () => {
+    const lock = await createLock(t, sandbox.applicationId, { name: 'Address Door' });
+    const admin = await person('address-admin', 'ADMIN', sandbox, lock);
+    const holder = await certify(t, admin.token);
+    const unlock = (remoteAddress: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: `/api/device/${lock}/execute`,
+        remoteAddress,
+        headers: { ...bearer(admin.token), 'content-type': 'application/jwt' },
+        payload: signOperation(holder, lock, { type: 'MUTATE_LOCK', locked: false }),
+      });
+    // None listed: from anywhere (and the standing is now cached on this instance).
+    expect((await unlock('198.51.100.1')).statusCode).toBe(204);
+    expect((await put(admin.token, lock, { settings: { permittedAddresses: ['203.0.113.7', '2001:db8::1'] } })).statusCode).toBe(204);
+    const refused = await unlock('198.51.100.1');
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json().message).toBe(sdkErrors.addressNotPermitted);
+    expect((await logOf(t, sandbox, lock))[0]).toMatchObject({ type: 'UNLOCK', rejected: true, reason: sdkErrors.addressNotPermitted });
+    expect((await unlock('203.0.113.7')).statusCode).toBe(204);
+    expect((await unlock('::ffff:203.0.113.7')).statusCode).toBe(204);
+    expect((await unlock('2001:0db8:0000::0001')).statusCode).toBe(204);
+    // Settings and shares too; an empty list takes them from anywhere again.
+    const friend = await person('address-friend');
+    const share = (remoteAddress: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: `/api/device/${lock}/execute`,
+        remoteAddress,
+        headers: { ...bearer(admin.token), 'content-type': 'application/jwt' },
+        payload: signOperation(holder, lock, { type: 'ADD_USER', user: friend.id, role: 'USER' }),
+      });
+    expect((await share('198.51.100.1')).statusCode).toBe(403);
+    expect((await put(admin.token, lock, { settings: { permittedAddresses: [] } })).statusCode).toBe(204);
+    expect((await share('198.51.100.1')).statusCode).toBe(204);
+  });
+});
+
 describe('shareable locks, a lock’s users, a user’s locks (getShareableLocks / getUsersForLock / getLocksForUser)', () => {
   it('answers admins in the SDKs’ shapes, refuses users and other applications', async () => {
     const admin = await person('people-admin', 'ADMIN');

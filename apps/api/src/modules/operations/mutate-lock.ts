@@ -31,6 +31,8 @@ interface Item {
   ends_at: string | null;
   time_window: unknown;
   requirements: unknown;
+  /** The lock's permitted addresses the caller was checked against (issue 30). */
+  permitted: string[];
   duration: number | null;
   locked: boolean;
   email: string | null;
@@ -50,7 +52,7 @@ const MAX_BATCH = 512;
  * MUTATE_LOCK, the hot path. Each operation's id is spent, its lock opened or closed, and the accepted
  * entry appended to the lock's log (the columns recordActivity writes; the activity trigger announces
  * it the same way) — only if the caller's standing is still the one its rules were checked against: the
- * same share (role, bounds, window) or ownership, and the same usage requirements. An answer taken from
+ * same share (role, bounds, window) or ownership, and the same usage requirements and permitted addresses. An answer taken from
  * this instance's cache therefore never outlives a revoke committed anywhere: the statement finds the
  * standing changed, answers 'stale', and the caller reads it afresh.
  *
@@ -82,6 +84,7 @@ export class MutateLockBatcher {
       ends_at: iso(access.terms.end),
       time_window: access.terms.timeWindow,
       requirements: access.lock.usageRequirements,
+      permitted: access.lock.permittedAddresses,
       duration: operation.duration ?? null,
       locked: operation.locked,
       email: actor.email,
@@ -125,11 +128,11 @@ export class MutateLockBatcher {
       with input as (
         select * from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as t(
           n int, use_key text, remember_until timestamptz, lock_id uuid, user_id uuid, portal boolean, application_id uuid, role text,
-          starts_at timestamptz, ends_at timestamptz, time_window jsonb, requirements jsonb, duration int, locked boolean, email text, display_name text)
+          starts_at timestamptz, ends_at timestamptz, time_window jsonb, requirements jsonb, permitted jsonb, duration int, locked boolean, email text, display_name text)
       ), admitted as (
         select i.*, l.application_id as lock_application_id, l.name as lock_name, coalesce(i.duration, l.unlock_time) as seconds
         from input i join locks l on l.id = i.lock_id
-        where l.usage_requirements = i.requirements and (
+        where l.usage_requirements = i.requirements and l.permitted_addresses = i.permitted and (
           (i.portal and exists (select 1 from application_owners o where o.application_id = l.application_id and o.user_id = i.user_id))
           or (not i.portal and l.application_id = i.application_id and exists (
             select 1 from lock_shares s where s.lock_id = l.id and s.user_id = i.user_id and s.role = i.role

@@ -82,7 +82,7 @@ export async function operationsRoutes(instance: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      await executeOperation(operations, request.lockUser, request.params.lockId, unwrap(request.body), () => app.chargeRefusedOperation(request));
+      await executeOperation(operations, request.lockUser, request.params.lockId, unwrap(request.body), () => app.chargeRefusedOperation(request), request.ip);
       return reply.code(204).send(null);
     },
   );

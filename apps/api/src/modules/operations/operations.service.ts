@@ -1,5 +1,6 @@
+import { BlockList, isIP } from 'node:net';
 import { LRUCache } from 'lru-cache';
-import { apiErrors, lockErrors, operationErrors, type UsageRequirements } from '@latchkey/contract';
+import { apiErrors, lockErrors, operationErrors, sdkErrors, type UsageRequirements } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { AppError, notFound } from '../../errors.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
@@ -53,6 +54,8 @@ export async function executeOperation(
   lockId: string,
   jws: string,
   charge: ChargeRefusal = async () => {},
+  /** The caller's address (request.ip): checked against the lock's permitted addresses, when it has any. */
+  from: string | null = null,
 ): Promise<void> {
   const actor = { userId: user.id, email: user.email, displayName: user.displayName };
   const key = `${user.id}|${lockId}`;
@@ -61,7 +64,7 @@ export async function executeOperation(
   if (cached) {
     try {
       verified = verifier.verify(jws, lockId, user.id);
-      checkAccess(cached, verified, Date.now());
+      checkAccess(cached, verified, Date.now(), from);
     } catch {
       verified = null;
     }
@@ -80,7 +83,7 @@ export async function executeOperation(
     try {
       const now = Date.now();
       verified ??= verifier.verify(jws, lockId, user.id, now);
-      checkAccess(access, verified, now);
+      checkAccess(access, verified, now, from);
       purgeUsedOperationIds(db, now);
       if (verified.operation.type !== 'MUTATE_LOCK') return await applyOperation(db, access, verified, actor);
       const outcome = await unlocks.submit(user, access, verified, actor);
@@ -127,16 +130,39 @@ async function refuse(
 }
 
 /** The caller's share (bounds, window, role) and, to use the lock, its time and location rules. */
-function checkAccess(access: LockAccess, verified: VerifiedOperation, nowMs: number): void {
+function checkAccess(access: LockAccess, verified: VerifiedOperation, nowMs: number, from: string | null): void {
   const { operation } = verified;
   const type = logTypeOf(operation);
   if (!access.role) throw new OperationRefusal(403, operationErrors.noAccess, type);
   const shareProblem = checkShareTerms(access.terms, nowMs);
   if (shareProblem) throw new OperationRefusal(403, shareProblem, type);
+  if (!addressPermitted(access.lock.permittedAddresses, from)) throw new OperationRefusal(403, sdkErrors.addressNotPermitted, type);
   if (operation.type !== 'MUTATE_LOCK') {
     if (access.role !== 'ADMIN') throw new OperationRefusal(403, operationErrors.adminOnly, type);
     return;
   }
   const ruleProblem = checkUsageRequirements(access.lock.usageRequirements as UsageRequirements, verified.location, nowMs);
   if (ruleProblem) throw new OperationRefusal(403, ruleProblem, type);
+}
+
+/**
+ * Issue 30: a lock whose admin listed permitted addresses (the SDKs' `settings.permittedAddresses`) takes
+ * operations only from them; none listed, from anywhere. An IPv4 caller seen as IPv4-mapped IPv6 matches its
+ * IPv4 address (BlockList compares them so). Lists are kept per list, by reference, so each is built once.
+ */
+const permittedLists = new WeakMap<string[], BlockList>();
+export function addressPermitted(permitted: string[], from: string | null): boolean {
+  if (permitted.length === 0) return true;
+  const family = from ? isIP(from) : 0;
+  if (!from || family === 0) return false;
+  let list = permittedLists.get(permitted);
+  if (!list) {
+    list = new BlockList();
+    for (const address of permitted) {
+      const kind = isIP(address);
+      if (kind) list.addAddress(address, kind === 4 ? 'ipv4' : 'ipv6');
+    }
+    permittedLists.set(permitted, list);
+  }
+  return list.check(from, family === 4 ? 'ipv4' : 'ipv6');
 }
