@@ -653,6 +653,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     intro: 'Ein Standort fasst Schlösser zusammen, etwa die Türen eines Gebäudes. Apps lesen sie über die Standort-Aufrufe der Plattform.',
     add: 'Standort hinzufügen',
     addTitle: 'Standort hinzufügen',
+    name: 'Name des Standorts',
     created: 'Standort hinzugefügt',
     none: 'Noch keine Standorte.',
     lockCount_one: '{{count}} Schloss',

@@ -638,6 +638,7 @@ export const appPagesEn = {
     intro: 'A site groups locks, such as the doors of one building. Apps read them through the platform’s sites calls.',
     add: 'Add site',
     addTitle: 'Add site',
+    name: 'Site name',
     created: 'Site added',
     none: 'No sites yet.',
     lockCount_one: '{{count}} lock',

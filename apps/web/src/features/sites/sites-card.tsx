@@ -136,6 +136,7 @@ export function SitesCard({ appId, locks }: { appId: string; locks: Lock[] }) {
         title={dialog?.kind === 'rename' ? t('sites.renameTitle') : t('sites.addTitle')}
         initialName={dialog?.kind === 'rename' ? dialog.site.name : ''}
         submitLabel={dialog?.kind === 'rename' ? t('sites.save') : t('sites.add')}
+        label={t('sites.name')}
         onCancel={() => setDialog(null)}
         onSubmit={async (name) => {
           const result =

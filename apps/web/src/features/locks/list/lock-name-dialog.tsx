@@ -12,6 +12,8 @@ interface Props {
   /** The current name when renaming; empty for a new lock. */
   initialName: string;
   submitLabel: string;
+  /** The field's label; the lock's name when left out (a site's dialog names a site). */
+  label?: string;
   onCancel: () => void;
   /** Resolves to the reason it failed (shown under the field, the name kept), or to null once saved. */
   onSubmit: (name: string) => Promise<string | null>;
@@ -36,6 +38,7 @@ function LockNameForm({
   title,
   initialName,
   submitLabel,
+  label,
   onCancel,
   onSubmit,
 }: Omit<Props, 'open'> & { titleId: string }) {
@@ -65,7 +68,7 @@ function LockNameForm({
         <FormTextField
           control={form.control}
           name="name"
-          label={t('locks.lockName')}
+          label={label ?? t('locks.lockName')}
           required
           autoFocus
           fullWidth
