@@ -219,6 +219,13 @@ describe('shareable locks, a lock’s users, a user’s locks (getShareableLocks
     });
     expect((await get(user.token, `/device/${lockId}/users`)).statusCode).toBe(403);
     expect((await get(stranger.token, `/device/${lockId}/users`)).statusCode).toBe(404);
+    // An admin whose share has ended is no admin any more.
+    const former = await person('people-former', 'ADMIN');
+    await share(t, lockId, former.id, { role: 'ADMIN', endsAt: new Date(Date.now() - 1000) });
+    expect((await get(former.token, `/device/${lockId}/users`)).statusCode).toBe(403);
+    expect((await get(former.token, '/device/shareable')).json()).toEqual([]);
+    expect((await put(former.token, lockId, { settings: { hidden: true } })).statusCode).toBe(403);
+    expect((await get(former.token, `/user/${user.id}`)).statusCode).toBe(403);
 
     const locksOfUser = (await get(admin.token, `/user/${user.id}`)).json();
     expect(locksOfUser).toMatchObject({ userId: user.id, email: 'people-user@example.com', publicKey: DIRECTORY_PUBLIC_KEY, orphan: false, foreign: false, devices: [{ deviceId: lockId, role: 'USER', start, end: null }] });

@@ -53,9 +53,11 @@ function requireAccess(access: LockAccess | null): LockAccess & { role: LockRole
   if (!access?.role) throw notFound(lockErrors.lockNotFound);
   return access as LockAccess & { role: LockRole };
 }
+/** An admin whose share has not started or has ended is no admin (yet, or any more). */
+const withinBounds = (terms: LockAccess['terms'], nowMs = Date.now()) => (terms.start === null || terms.start <= nowMs) && (terms.end === null || terms.end > nowMs);
 function requireAdmin(access: LockAccess | null): LockAccess & { role: LockRole } {
   const found = requireAccess(access);
-  if (found.role !== 'ADMIN') throw new AppError(403, sdkErrors.notAdmin);
+  if (found.role !== 'ADMIN' || !withinBounds(found.terms)) throw new AppError(403, sdkErrors.notAdmin);
   return found;
 }
 
@@ -140,11 +142,14 @@ async function accessibleLocks(db: Db, user: LockUser, onlyAdmin = false): Promi
     .innerJoin(locks, eq(locks.id, lockShares.lockId))
     .where(and(eq(lockShares.userId, user.id), eq(locks.applicationId, user.applicationId!), onlyAdmin ? eq(lockShares.role, 'ADMIN') : undefined))
     .orderBy(asc(locks.createdAt), asc(locks.id));
-  return rows.map((r) => ({
-    lock: r.lock,
-    role: r.share.role,
-    terms: { start: r.share.startsAt?.getTime() ?? null, end: r.share.endsAt?.getTime() ?? null, timeWindow: null },
-  }));
+  const now = Date.now();
+  return rows
+    .map((r) => ({
+      lock: r.lock,
+      role: r.share.role,
+      terms: { start: r.share.startsAt?.getTime() ?? null, end: r.share.endsAt?.getTime() ?? null, timeWindow: null },
+    }))
+    .filter((a) => !onlyAdmin || withinBounds(a.terms, now));
 }
 
 /** GET /device/favourite: the caller's favourite locks that an admin has not hidden. */
@@ -175,7 +180,7 @@ export async function updateLockProperties(db: Db, user: LockUser, lockId: strin
   const own = body.name !== undefined || body.favourite !== undefined || body.colour !== undefined;
   if (!own && body.settings === undefined) throw badRequest('Send name, favourite, colour or settings');
   const settings = body.settings;
-  if (settings !== undefined && access.role !== 'ADMIN') throw new AppError(403, sdkErrors.notAdmin);
+  if (settings !== undefined && (access.role !== 'ADMIN' || !withinBounds(access.terms))) throw new AppError(403, sdkErrors.notAdmin);
   if (settings?.defaultName === null) throw badRequest(sdkErrors.defaultNameRequired);
   const { lock } = access;
 
