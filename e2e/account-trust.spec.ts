@@ -141,3 +141,42 @@ test('the account page: sessions, and deleting the account (refused while the la
   await expect(page).toHaveURL(/\/login$/);
   expect((await request.post('/api/auth/token', { data: { email: leaver, password: PASSWORD } })).status()).toBe(401);
 });
+
+test('passkeys: added on the account page and signed in with, in Chromium’s virtual authenticator', async ({ page, request }) => {
+  const email = uniqueEmail('passkey');
+  await registerViaApi(request, email, 'Passkey Person');
+  // A real WebAuthn ceremony: Chromium's virtual authenticator (CDP), a platform authenticator with resident keys.
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+  await login(page, email);
+  await page.goto('/account');
+  const card = page.getByRole('region', { name: 'Passkeys' });
+  await expect(card.getByText('You have no passkeys yet.')).toBeVisible();
+  await card.getByRole('button', { name: 'Add a passkey' }).click();
+  await expect(card.getByText('Passkey 1')).toBeVisible();
+  const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+  expect(credentials).toHaveLength(1);
+  await expectAccessible(page, 'account page with a passkey');
+
+  await page.getByRole('button', { name: 'Account menu' }).click();
+  await page.getByRole('menuitem', { name: 'Logout' }).click();
+  await expect(page).toHaveURL(/\/login$/);
+  await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+  await expect(page).toHaveURL(/\/start$/);
+  await page.goto('/account');
+  const sessions = page.getByRole('region', { name: 'Where you are signed in' });
+  await expect(sessions.getByRole('listitem').filter({ hasText: 'This browser' })).toContainText('signed in with a passkey');
+  await expect(card.getByText(/Last used/)).toBeVisible();
+
+  // Removed, it signs in no more.
+  await card.getByRole('button', { name: 'Remove the passkey Passkey 1' }).click();
+  await expect(card.getByText('You have no passkeys yet.')).toBeVisible();
+  await page.getByRole('button', { name: 'Account menu' }).click();
+  await page.getByRole('menuitem', { name: 'Logout' }).click();
+  await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+  await expect(page.getByRole('alertdialog')).toBeVisible();
+  await expect(page).toHaveURL(/\/login$/);
+});

@@ -99,3 +99,54 @@ export const accountErrors = {
   codeWrong: 'The code is not correct, or was not signed with the new key.',
   codeTooManyTries: 'Too many wrong codes. Ask for a new code.',
 } as const;
+
+// ---------------------------------------------------------------------------------------------------------
+// Passkeys (WebAuthn)
+
+const b64url = (max = 4096) => z.string().check(z.minLength(1, messages.required), z.maxLength(max, messages.tooLong), z.regex(/^[A-Za-z0-9_-]*$/, 'Not base64url'));
+
+/** What navigator.credentials returns, as @simplewebauthn/browser serialises it (bounded, base64url). */
+export const passkeyResponseSchema = z.object({
+  id: b64url(1024),
+  rawId: b64url(1024),
+  type: z.literal('public-key'),
+  response: z.object({
+    clientDataJSON: b64url(),
+    attestationObject: z.optional(b64url(16_384)),
+    authenticatorData: z.optional(b64url()),
+    signature: z.optional(b64url()),
+    userHandle: z.optional(z.nullable(b64url(1024))),
+    transports: z.optional(z.array(z.string().check(z.maxLength(40, messages.tooLong), checkText()))),
+    publicKey: z.optional(b64url()),
+    publicKeyAlgorithm: z.optional(z.number()),
+  }),
+  authenticatorAttachment: z.optional(z.nullable(z.string().check(z.maxLength(40, messages.tooLong), checkText()))),
+  clientExtensionResults: z.optional(z.record(z.string(), z.unknown())),
+});
+export type PasskeyResponse = z.infer<typeof passkeyResponseSchema>;
+
+export const passkeyRegisterSchema = z.object({
+  response: passkeyResponseSchema,
+  name: z.optional(z.string().check(z.maxLength(100, messages.tooLong), checkText())),
+});
+export const passkeySignInSchema = z.object({ response: passkeyResponseSchema });
+
+export const passkeySchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  createdAt: z.number(),
+  lastUsedAt: z.nullable(z.number()),
+});
+export type Passkey = z.infer<typeof passkeySchema>;
+export const passkeyParamsSchema = z.object({ passkeyId: z.string().check(z.maxLength(1024, messages.tooLong), z.regex(/^[A-Za-z0-9_-]+$/, 'Not a passkey id')) });
+
+/** The options the browser's WebAuthn call takes (opaque to the contract: the server library writes them). */
+export const passkeyOptionsSchema = z.record(z.string(), z.unknown());
+
+export const passkeyErrors = {
+  invalid: 'This passkey could not be verified. Try again.',
+  unknown: 'This passkey is not registered with any account.',
+  challengeUsed: 'This passkey sign-in has expired or was already used. Try again.',
+  notFound: 'No such passkey of yours',
+  exists: 'This passkey is already registered',
+} as const;

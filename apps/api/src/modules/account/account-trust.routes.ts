@@ -11,6 +11,7 @@ import {
 import { pickLanguage } from '@latchkey/email';
 import { refuseIfExceeded } from '../../plugins/rate-limit.js';
 import { accountManagementRoutes } from './account-management.js';
+import { passkeyRoutes } from './passkeys.js';
 import { afterReply, initializePasswordReset, reverifyEmail, verifyEmail, verifyPasswordReset } from './account-trust.service.js';
 
 const E = errorBodySchema;
@@ -26,6 +27,7 @@ export const PASSWORD_RESET_LIMITS = { perAddress: 20, perEmail: 3, windowMs: HO
 export async function accountTrustRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<ZodTypeProvider>();
   await app.register(accountManagementRoutes);
+  await app.register(passkeyRoutes);
   const perAddress = app.createRateLimit({ keyGenerator: (req) => `reset-ip:${req.ip}`, max: PASSWORD_RESET_LIMITS.perAddress, timeWindow: PASSWORD_RESET_LIMITS.windowMs });
   const perEmail = app.createRateLimit({
     keyGenerator: (req) => `reset-email:${String((req.body as { email?: unknown } | undefined)?.email ?? '').toLowerCase()}`,

@@ -206,6 +206,13 @@ export const contractDe: Catalogue<typeof contractEn> = {
     configUnavailable: 'Die OpenID-Konfiguration konnte nicht geladen werden',
     configExpired: 'Die OpenID-Konfiguration des Ausstellers ist seit mehr als 24 Stunden nicht verwendbar',
   },
+  passkeyErrors: {
+    invalid: 'Dieser Passkey konnte nicht geprüft werden. Versuchen Sie es erneut.',
+    unknown: 'Dieser Passkey ist bei keinem Konto registriert.',
+    challengeUsed: 'Diese Anmeldung mit Passkey ist abgelaufen oder wurde schon verwendet. Versuchen Sie es erneut.',
+    notFound: 'Diesen Passkey gibt es bei Ihnen nicht',
+    exists: 'Dieser Passkey ist bereits registriert',
+  },
   accountErrors: {
     resetLinkInvalid: 'Dieser Link zum Zurücksetzen des Passworts ist ungültig. Fordern Sie einen neuen an.',
     resetLinkUsed: 'Dieser Link zum Zurücksetzen des Passworts wurde bereits verwendet. Fordern Sie einen neuen an.',

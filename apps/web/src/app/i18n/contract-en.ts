@@ -1,6 +1,7 @@
 import {
   accountErrors,
   apiErrors,
+  passkeyErrors,
   authErrorFor,
   discoveryErrors,
   testEmailErrors,
@@ -34,6 +35,7 @@ export const contractEn = {
   testEmailErrors,
   webhookErrors,
   accountErrors,
+  passkeyErrors,
   tileErrors,
   siteErrors,
   authErrors: {

@@ -1,4 +1,5 @@
 import { zodResolver } from '@hookform/resolvers/zod';
+import { addRecoveryTexts } from '../auth/recovery-texts';
 import { changePasswordSchema, updateAccountSchema, type AccountSession } from '@latchkey/contract';
 import {
   Alert,
@@ -28,7 +29,10 @@ import { setSessionValue } from '../../lib/session';
 import { useLogout } from '../auth/logout';
 import { changePassword, deleteAccount, describeBrowser, useEndSession, useSessions, useUpdateDisplayName } from './account-api';
 import { useAccount } from './account-query';
+import { PasskeysCard } from './passkeys-card';
 import { resendVerification } from './trust-api';
+
+addRecoveryTexts();
 
 /**
  * Your account (issue 29): display name, email and whether it is verified, password change, the sessions
@@ -44,6 +48,7 @@ export function AccountPage() {
       <Stack spacing={3}>
         <ProfileCard />
         <PasswordCard />
+        <PasskeysCard Section={Section} />
         <SessionsCard />
         <DeleteCard />
       </Stack>
@@ -130,7 +135,7 @@ function PasswordCard() {
       </Typography>
       <Box component="form" noValidate onSubmit={onSubmit} sx={{ display: 'grid', gap: 1, maxWidth: 420 }}>
         <FormTextField control={form.control} name="oldPassword" type="password" autoComplete="current-password" label={t('account.currentPassword')} />
-        <FormTextField control={form.control} name="newPassword" type="password" autoComplete="new-password" label={t('auth.newPassword')} />
+        <FormTextField control={form.control} name="newPassword" type="password" autoComplete="new-password" label={t('recovery.newPassword')} />
         {error ? <Alert severity="error">{error}</Alert> : null}
         <Box>
           <Button type="submit" variant="contained" disabled={form.formState.isSubmitting}>

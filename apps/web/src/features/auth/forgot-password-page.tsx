@@ -1,4 +1,5 @@
 import { zodResolver } from '@hookform/resolvers/zod';
+import { addRecoveryTexts } from './recovery-texts';
 import { forgotPasswordFormSchema } from '@latchkey/contract';
 import { Alert, Box, Button, Link, Typography } from '@mui/material';
 import { useState } from 'react';
@@ -9,6 +10,8 @@ import { paths } from '../../app/paths';
 import { errorMessage } from '../../lib/http';
 import { requestPasswordReset } from '../account/trust-api';
 import { AuthTextField } from './auth-text-field';
+
+addRecoveryTexts();
 
 /**
  * /forgot-password: an email form whose answer is the same whether or not the address has an account
@@ -34,15 +37,15 @@ export function ForgotPasswordPage() {
   return (
     <Box component="form" noValidate onSubmit={onSubmit} aria-labelledby="forgot-title">
       <Typography id="forgot-title" variant="h2" component="h2" sx={{ fontSize: '1.125rem', mb: 1 }}>
-        {t('auth.forgotTitle')}
+        {t('recovery.forgotTitle')}
       </Typography>
       {sentTo ? (
         <Alert severity="success" role="status">
-          {t('auth.forgotSent', { email: sentTo })}
+          {t('recovery.forgotSent', { email: sentTo })}
         </Alert>
       ) : (
         <>
-          <Typography sx={{ mb: 1 }}>{t('auth.forgotIntro')}</Typography>
+          <Typography sx={{ mb: 1 }}>{t('recovery.forgotIntro')}</Typography>
           <AuthTextField control={form.control} name="email" label={t('auth.email')} type="email" autoComplete="email" required />
           {error ? (
             <Alert severity="error" sx={{ mt: 1 }}>
@@ -50,13 +53,13 @@ export function ForgotPasswordPage() {
             </Alert>
           ) : null}
           <Button type="submit" variant="contained" fullWidth size="large" disabled={form.formState.isSubmitting} sx={{ mt: 2 }}>
-            {t('auth.forgotSend')}
+            {t('recovery.forgotSend')}
           </Button>
         </>
       )}
       <Typography sx={{ mt: 2, textAlign: 'center' }}>
         <Link component={RouterLink} to={paths.login}>
-          {t('auth.backToLogin')}
+          {t('recovery.backToLogin')}
         </Link>
       </Typography>
     </Box>

@@ -26,6 +26,23 @@ export function LoginPage() {
   const form = useForm({ resolver: zodResolver(loginSchema), defaultValues: { email: '', password: '' }, mode: 'onTouched' });
   const { isSubmitting } = form.formState;
 
+  // Issue 29: the WebAuthn library loads only when asked for (the /login bundle stays as it was).
+  const [passkeyPending, setPasskeyPending] = useState(false);
+  const onPasskey = async () => {
+    setError(null);
+    setPasskeyPending(true);
+    try {
+      const { signInWithPasskey } = await import('./passkey-sign-in');
+      await completeSignIn(await signInWithPasskey());
+      await navigate(returnTo ?? paths.start);
+    } catch (e) {
+      // The person closed the browser's passkey prompt: nothing to report.
+      if (!(e instanceof Error && e.name === 'NotAllowedError')) setError(authErrorOf(e));
+    } finally {
+      setPasskeyPending(false);
+    }
+  };
+
   const onSubmit = form.handleSubmit(async (values) => {
     setError(null);
     try {
@@ -65,6 +82,16 @@ export function LoginPage() {
       </Typography>
       <Button type="submit" variant="contained" fullWidth size="large" disabled={isSubmitting} sx={{ mt: 2 }}>
         {t('auth.login')}
+      </Button>
+      <Button
+        variant="outlined"
+        fullWidth
+        size="large"
+        disabled={isSubmitting || passkeyPending}
+        sx={{ mt: 1 }}
+        onClick={() => void onPasskey()}
+      >
+        {t('auth.passkey')}
       </Button>
       <Typography sx={{ mt: 2, textAlign: 'center' }}>
         {t('auth.noAccount')}{' '}

@@ -1,4 +1,5 @@
 import { zodResolver } from '@hookform/resolvers/zod';
+import { addRecoveryTexts } from './recovery-texts';
 import { accountErrors, resetPasswordFormSchema } from '@latchkey/contract';
 import { Alert, Box, Button, Link, Typography } from '@mui/material';
 import { useState } from 'react';
@@ -10,6 +11,8 @@ import { ApiError, errorMessage } from '../../lib/http';
 import { resetPassword } from '../account/trust-api';
 import { completeSignIn } from './api';
 import { AuthTextField } from './auth-text-field';
+
+addRecoveryTexts();
 
 const SPENT: readonly string[] = [accountErrors.resetLinkUsed, accountErrors.resetLinkExpired, accountErrors.resetLinkInvalid];
 
@@ -41,23 +44,23 @@ export function ResetPasswordPage() {
   return (
     <Box component="form" noValidate onSubmit={onSubmit} aria-labelledby="reset-title">
       <Typography id="reset-title" variant="h2" component="h2" sx={{ fontSize: '1.125rem', mb: 1 }}>
-        {t('auth.resetTitle')}
+        {t('recovery.resetTitle')}
       </Typography>
       {incomplete || error?.spent ? (
         <Alert
           severity="warning"
           action={
             <Button component={RouterLink} to={paths.forgotPassword} color="inherit" size="small">
-              {t('auth.resetAskAgain')}
+              {t('recovery.resetAskAgain')}
             </Button>
           }
         >
-          {incomplete ? t('auth.resetIncomplete') : error!.message}
+          {incomplete ? t('recovery.resetIncomplete') : error!.message}
         </Alert>
       ) : (
         <>
-          <Typography>{t('auth.resetIntro')}</Typography>
-          <AuthTextField control={form.control} name="password" label={t('auth.newPassword')} type="password" autoComplete="new-password" required />
+          <Typography>{t('recovery.resetIntro')}</Typography>
+          <AuthTextField control={form.control} name="password" label={t('recovery.newPassword')} type="password" autoComplete="new-password" required />
           <AuthTextField
             control={form.control}
             name="repeatPassword"
@@ -72,13 +75,13 @@ export function ResetPasswordPage() {
             </Alert>
           ) : null}
           <Button type="submit" variant="contained" fullWidth size="large" disabled={form.formState.isSubmitting} sx={{ mt: 2 }}>
-            {t('auth.resetSubmit')}
+            {t('recovery.resetSubmit')}
           </Button>
         </>
       )}
       <Typography sx={{ mt: 2, textAlign: 'center' }}>
         <Link component={RouterLink} to={paths.login}>
-          {t('auth.backToLogin')}
+          {t('recovery.backToLogin')}
         </Link>
       </Typography>
     </Box>

@@ -1,4 +1,5 @@
 import { Alert, Box, CircularProgress, Link, Typography } from '@mui/material';
+import { addRecoveryTexts } from './recovery-texts';
 import { useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useSearchParams } from 'react-router';
@@ -6,6 +7,8 @@ import { paths } from '../../app/paths';
 import { errorMessage } from '../../lib/http';
 import { getSession } from '../../lib/session';
 import { verifyEmail } from '../account/trust-api';
+
+addRecoveryTexts();
 
 /** /verify-email?code= from the verification email: proves the address (no sign-in needed, as in the SDK). */
 export function VerifyEmailPage() {
@@ -18,7 +21,7 @@ export function VerifyEmailPage() {
   useEffect(() => {
     if (sent.current) return;
     sent.current = true;
-    if (!code) return setState({ done: true, error: t('auth.verifyIncomplete') });
+    if (!code) return setState({ done: true, error: t('recovery.verifyIncomplete') });
     verifyEmail(code).then(
       () => setState({ done: true, error: null }),
       (e: unknown) => setState({ done: true, error: errorMessage(e) }),
@@ -30,20 +33,20 @@ export function VerifyEmailPage() {
   return (
     <Box aria-labelledby="verify-title">
       <Typography id="verify-title" variant="h2" component="h2" sx={{ fontSize: '1.125rem', mb: 1 }}>
-        {t('auth.verifyTitle')}
+        {t('recovery.verifyTitle')}
       </Typography>
       {!state.done ? (
-        <CircularProgress aria-label={t('auth.verifying')} />
+        <CircularProgress aria-label={t('recovery.verifying')} />
       ) : state.error ? (
         <Alert severity="warning">{state.error}</Alert>
       ) : (
         <Alert severity="success" role="status">
-          {t('auth.verifyDone')}
+          {t('recovery.verifyDone')}
         </Alert>
       )}
       <Typography sx={{ mt: 2, textAlign: 'center' }}>
         <Link component={RouterLink} to={next}>
-          {signedIn ? t('auth.verifyContinue') : t('auth.backToLogin')}
+          {signedIn ? t('recovery.verifyContinue') : t('recovery.backToLogin')}
         </Link>
       </Typography>
     </Box>

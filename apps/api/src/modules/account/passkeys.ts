@@ -1,0 +1,248 @@
+import { and, eq, gt, lt, sql } from 'drizzle-orm';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+  type AuthenticationResponseJSON,
+  type RegistrationResponseJSON,
+} from '@simplewebauthn/server';
+import {
+  authResponseSchema,
+  errorBodySchema,
+  passkeyErrors,
+  passkeyOptionsSchema,
+  passkeyParamsSchema,
+  passkeyRegisterSchema,
+  passkeySchema,
+  passkeySignInSchema,
+  type AuthResponse,
+  type Passkey,
+  type PasskeyResponse,
+} from '@latchkey/contract';
+import { passkeys, users, webauthnChallenges } from '../../db/schema.js';
+import { badRequest, conflict, notFound, unauthorized } from '../../errors.js';
+import { refuseIfExceeded } from '../../plugins/rate-limit.js';
+import { createSession } from '../auth/auth.service.js';
+
+type App = FastifyInstance;
+const E = errorBodySchema;
+const CHALLENGE_TTL_MS = 5 * 60_000;
+const seconds = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : null);
+
+/** The relying party: PUBLIC_URL's host and origin (issue 29). */
+function relyingParty(app: App) {
+  const url = new URL(app.config.publicUrl);
+  return { rpID: url.hostname, origin: url.origin };
+}
+
+/** The challenge a response answers, read from its clientDataJSON (null when that is not readable). */
+function challengeOf(response: PasskeyResponse): string | null {
+  try {
+    const data = JSON.parse(Buffer.from(response.response.clientDataJSON, 'base64url').toString('utf8')) as { challenge?: unknown };
+    return typeof data.challenge === 'string' && data.challenge.length <= 1024 ? data.challenge : null;
+  } catch {
+    return null;
+  }
+}
+
+async function storeChallenge(app: App, challenge: string, purpose: 'register', userId: string) {
+  await app.db.delete(webauthnChallenges).where(lt(webauthnChallenges.expiresAt, sql`now()`));
+  await app.db.insert(webauthnChallenges).values({ challenge, purpose, userId, expiresAt: new Date(Date.now() + CHALLENGE_TTL_MS) });
+}
+
+/** Spends the challenge once (a replayed response finds it gone); null when it was never ours, used or expired. */
+async function spendChallenge(app: App, challenge: string | null, purpose: 'register', userId: string): Promise<boolean> {
+  if (!challenge) return false;
+  const spent = await app.db
+    .delete(webauthnChallenges)
+    .where(
+      and(
+        eq(webauthnChallenges.challenge, challenge),
+        eq(webauthnChallenges.purpose, purpose),
+        gt(webauthnChallenges.expiresAt, sql`now()`),
+        eq(webauthnChallenges.userId, userId),
+      ),
+    )
+    .returning({ challenge: webauthnChallenges.challenge });
+  return spent.length === 1;
+}
+
+const toPasskey = (row: typeof passkeys.$inferSelect): Passkey => ({ id: row.id, name: row.name, createdAt: seconds(row.createdAt)!, lastUsedAt: seconds(row.lastUsedAt) });
+
+export async function listPasskeys(app: App, userId: string): Promise<Passkey[]> {
+  const rows = await app.db.select().from(passkeys).where(eq(passkeys.userId, userId));
+  return rows.map(toPasskey).sort((a, b) => b.createdAt - a.createdAt);
+}
+
+export async function registrationOptions(app: App, userId: string) {
+  const [user] = await app.db.select({ email: users.email, displayName: users.displayName }).from(users).where(eq(users.id, userId)).limit(1);
+  if (!user) throw unauthorized();
+  const existing = await app.db.select({ id: passkeys.id, transports: passkeys.transports }).from(passkeys).where(eq(passkeys.userId, userId));
+  const options = await generateRegistrationOptions({
+    rpName: 'Latchkey',
+    rpID: relyingParty(app).rpID,
+    userName: user.email,
+    userDisplayName: user.displayName ?? user.email,
+    userID: Buffer.from(userId.replace(/-/g, ''), 'hex'),
+    attestationType: 'none',
+    excludeCredentials: existing.map((p) => ({ id: p.id, transports: p.transports })),
+    authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+  });
+  await storeChallenge(app, options.challenge, 'register', userId);
+  return options;
+}
+
+export async function registerPasskey(app: App, userId: string, response: PasskeyResponse, name: string | undefined): Promise<Passkey> {
+  const challenge = challengeOf(response);
+  if (!(await spendChallenge(app, challenge, 'register', userId))) throw badRequest(passkeyErrors.challengeUsed);
+  const { rpID, origin } = relyingParty(app);
+  let verified;
+  try {
+    verified = await verifyRegistrationResponse({
+      response: response as unknown as RegistrationResponseJSON,
+      expectedChallenge: challenge!,
+      expectedOrigin: origin,
+      expectedRPID: rpID,
+      requireUserVerification: false,
+    });
+  } catch {
+    throw badRequest(passkeyErrors.invalid);
+  }
+  if (!verified.verified) throw badRequest(passkeyErrors.invalid);
+  const { credential } = verified.registrationInfo;
+  const count = (await app.db.select({ id: passkeys.id }).from(passkeys).where(eq(passkeys.userId, userId))).length;
+  const [row] = await app.db
+    .insert(passkeys)
+    .values({
+      id: credential.id,
+      userId,
+      publicKey: Buffer.from(credential.publicKey).toString('base64url'),
+      counter: credential.counter,
+      transports: (credential.transports ?? []).slice(0, 10),
+      name: name?.trim() || `Passkey ${count + 1}`,
+    })
+    .onConflictDoNothing()
+    .returning();
+  if (!row) throw conflict(passkeyErrors.exists);
+  return toPasskey(row);
+}
+
+export async function removePasskey(app: App, userId: string, passkeyId: string): Promise<void> {
+  const removed = await app.db.delete(passkeys).where(and(eq(passkeys.id, passkeyId), eq(passkeys.userId, userId))).returning({ id: passkeys.id });
+  if (removed.length === 0) throw notFound(passkeyErrors.notFound);
+}
+
+/**
+ * Sign-in options write nothing: the challenge is sealed (AES-GCM under a server secret) with its purpose and
+ * expiry, so anyone may ask for options without filling a table. It is spent when a response comes back
+ * (`webauthn_challenges`, primary key: a replay finds it there).
+ */
+export async function authenticationOptions(app: App) {
+  const sealed = Buffer.from(app.keyCodes.seal(`passkey-login:${Date.now() + CHALLENGE_TTL_MS}`), 'base64');
+  return generateAuthenticationOptions({ rpID: relyingParty(app).rpID, userVerification: 'preferred', challenge: new Uint8Array(sealed) });
+}
+
+/** A sign-in challenge we sealed, not expired, spent now (false: forged, expired, or used before). */
+async function spendLoginChallenge(app: App, challenge: string | null): Promise<boolean> {
+  if (!challenge) return false;
+  let expiresAt: number;
+  try {
+    const [purpose, exp] = app.keyCodes.open(Buffer.from(challenge, 'base64url').toString('base64')).split(':');
+    if (purpose !== 'passkey-login') return false;
+    expiresAt = Number(exp);
+  } catch {
+    return false;
+  }
+  if (!(expiresAt > Date.now())) return false;
+  const spent = await app.db
+    .insert(webauthnChallenges)
+    .values({ challenge, purpose: 'login-spent', userId: null, expiresAt: new Date(expiresAt) })
+    .onConflictDoNothing()
+    .returning({ challenge: webauthnChallenges.challenge });
+  return spent.length === 1;
+}
+
+/**
+ * A passkey sign-in: the challenge spent once, the credential found by its id, the assertion verified with its
+ * stored key (origin and RP ID from PUBLIC_URL, a counter that must grow), the user handle (when sent) the
+ * credential's own user. The session counts as the second factor for new keys.
+ */
+export async function signInWithPasskey(app: App, response: PasskeyResponse, userAgent: string | null): Promise<AuthResponse> {
+  const challenge = challengeOf(response);
+  if (!(await spendLoginChallenge(app, challenge))) throw badRequest(passkeyErrors.challengeUsed);
+  const [row] = await app.db.select().from(passkeys).where(eq(passkeys.id, response.id)).limit(1);
+  if (!row) throw unauthorized(passkeyErrors.unknown);
+  const handle = response.response.userHandle;
+  if (handle && Buffer.from(handle, 'base64url').toString('hex') !== row.userId.replace(/-/g, '')) throw unauthorized(passkeyErrors.invalid);
+  const { rpID, origin } = relyingParty(app);
+  let verified;
+  try {
+    verified = await verifyAuthenticationResponse({
+      response: response as unknown as AuthenticationResponseJSON,
+      expectedChallenge: challenge!,
+      expectedOrigin: origin,
+      expectedRPID: rpID,
+      credential: { id: row.id, publicKey: Buffer.from(row.publicKey, 'base64url'), counter: row.counter, transports: row.transports },
+      requireUserVerification: false,
+    });
+  } catch {
+    throw unauthorized(passkeyErrors.invalid);
+  }
+  if (!verified.verified) throw unauthorized(passkeyErrors.invalid);
+  // The counter only moves forward: a cloned authenticator's older count is refused (above) and not stored.
+  const moved = await app.db
+    .update(passkeys)
+    .set({ counter: verified.authenticationInfo.newCounter, lastUsedAt: new Date() })
+    .where(and(eq(passkeys.id, row.id), eq(passkeys.counter, row.counter)))
+    .returning({ id: passkeys.id });
+  if (moved.length === 0) throw unauthorized(passkeyErrors.invalid);
+  const [user] = await app.db.select({ id: users.id, email: users.email }).from(users).where(eq(users.id, row.userId)).limit(1);
+  if (!user) throw unauthorized(passkeyErrors.unknown);
+  return createSession(app, user, false, { userAgent, secondFactor: true });
+}
+
+/** Passkeys: sign in with one (public), and the account page's list, add and remove (issue 29). */
+export async function passkeyRoutes(instance: FastifyInstance) {
+  const app = instance.withTypeProvider<ZodTypeProvider>();
+  const secured = { tags: ['account'], security: [{ bearer: [] }] };
+  const perAddress = app.createRateLimit({ keyGenerator: (req) => `passkey-ip:${req.ip}`, max: app.config.rateLimit.loginAddressMax, timeWindow: app.config.rateLimit.loginWindowSeconds * 1000 });
+  const limited = { preHandler: async (request: Parameters<typeof perAddress>[0]) => refuseIfExceeded(await perAddress(request)) };
+
+  app.post(
+    '/auth/passkey/options',
+    { ...limited, config: { public: true }, schema: { tags: ['auth'], summary: 'WebAuthn options for a passkey sign-in', response: { 200: passkeyOptionsSchema, 429: E } } },
+    async () => (await authenticationOptions(app)) as unknown as Record<string, unknown>,
+  );
+  app.post(
+    '/auth/passkey',
+    {
+      ...limited,
+      config: { public: true },
+      schema: { tags: ['auth'], summary: 'Signs in with a passkey (counts as the second factor for new keys)', body: passkeySignInSchema, response: { 200: authResponseSchema, 400: E, 401: E, 429: E } },
+    },
+    async (request) => signInWithPasskey(app, request.body.response, request.headers['user-agent'] ?? null),
+  );
+  app.get('/account/passkeys', { onRequest: app.authenticate, schema: { ...secured, response: { 200: z.array(passkeySchema), 401: E } } }, async (request) =>
+    listPasskeys(app, request.user.id),
+  );
+  app.post('/account/passkeys/options', { onRequest: app.authenticate, schema: { ...secured, summary: 'WebAuthn options to add a passkey', response: { 200: passkeyOptionsSchema, 401: E } } }, async (request) =>
+    (await registrationOptions(app, request.user.id)) as unknown as Record<string, unknown>,
+  );
+  app.post(
+    '/account/passkeys',
+    { onRequest: app.authenticate, schema: { ...secured, summary: 'Adds a passkey', body: passkeyRegisterSchema, response: { 201: passkeySchema, 400: E, 401: E, 409: E } } },
+    async (request, reply) => reply.code(201).send(await registerPasskey(app, request.user.id, request.body.response, request.body.name)),
+  );
+  app.delete(
+    '/account/passkeys/:passkeyId',
+    { onRequest: app.authenticate, schema: { ...secured, params: passkeyParamsSchema, response: { 204: z.null(), 400: E, 401: E, 404: E } } },
+    async (request, reply) => {
+      await removePasskey(app, request.user.id, request.params.passkeyId);
+      return reply.code(204).send(null);
+    },
+  );
+}
