@@ -158,6 +158,7 @@ async function spendLoginChallenge(app: App, challenge: string | null): Promise<
     return false;
   }
   if (!(expiresAt > Date.now())) return false;
+  await app.db.delete(webauthnChallenges).where(lt(webauthnChallenges.expiresAt, sql`now()`));
   const spent = await app.db
     .insert(webauthnChallenges)
     .values({ challenge, purpose: 'login-spent', userId: null, expiresAt: new Date(expiresAt) })
