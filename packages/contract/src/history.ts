@@ -19,6 +19,8 @@ export const HISTORY_KINDS = [
   'share',
   'user',
   'webhook',
+  'tile',
+  'site',
 ] as const;
 export const historyKindSchema = z.enum(HISTORY_KINDS);
 export type HistoryKind = z.infer<typeof historyKindSchema>;

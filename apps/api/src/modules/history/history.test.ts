@@ -24,6 +24,8 @@ let appUserId: string;
 
 let extraLock = '';
 let webhookId = '';
+let tileId = '';
+let siteId = '';
 /** A public address literally (no DNS in tests); nothing is delivered to it here. */
 const HOOK = 'https://93.184.215.14/hooks';
 const publicJwk = () => ({ ...generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }), kid: `k-${Math.random().toString(36).slice(2, 8)}`, use: 'sig' });
@@ -124,6 +126,30 @@ const cases = (): Record<string, Case[]> => ({
     { run: () => call('DELETE', `${base()}/lock/${lockId}/user/${appUserId}`), kind: 'share', field: 'role', before: 'ADMIN', after: null },
   ],
   'DELETE /api/platform/application/:applicationId/lock/:lockId': [{ run: () => call('DELETE', `${base()}/lock/${extraLock}`), kind: 'lock', field: 'name', before: 'Garage', after: null }],
+  'POST /api/platform/application/:applicationId/lock/:lockId/tile': [
+    {
+      run: async () => (tileId = ((await call('POST', `${base()}/lock/${lockId}/tile`)).json() as { tileId: string }).tileId),
+      kind: 'tile',
+      field: 'locks',
+      before: null,
+      after: ['Main Door'],
+    },
+  ],
+  'DELETE /api/platform/application/:applicationId/lock/:lockId/tile/:tileId': [
+    { run: () => call('DELETE', `${base()}/lock/${lockId}/tile/${tileId}`), kind: 'tile', field: 'locks', before: ['Main Door'], after: null },
+  ],
+  'POST /api/platform/application/:applicationId/site': [
+    { run: async () => (siteId = ((await call('POST', `${base()}/site`, { name: 'North Wing' })).json() as { id: string }).id), kind: 'site', field: 'name', before: null, after: 'North Wing' },
+  ],
+  'PUT /api/platform/application/:applicationId/site/:siteId': [
+    { run: () => call('PUT', `${base()}/site/${siteId}`, { name: 'East Wing' }), kind: 'site', field: 'name', before: 'North Wing', after: 'East Wing' },
+  ],
+  'PUT /api/platform/application/:applicationId/lock/:lockId/site': [
+    { run: () => call('PUT', `${base()}/lock/${lockId}/site`, { siteId }), kind: 'site', field: 'site', before: null, after: 'East Wing' },
+  ],
+  'DELETE /api/platform/application/:applicationId/site/:siteId': [
+    { run: () => call('DELETE', `${base()}/site/${siteId}`), kind: 'site', field: 'locks', before: ['Main Door'], after: null },
+  ],
   'POST /api/platform/application/:applicationId/webhook': [
     {
       run: async () => (webhookId = ((await call('POST', `${base()}/webhook`, { url: HOOK, events: ['share.added'] })).json() as { id: string }).id),
@@ -152,6 +178,7 @@ const exempt: Record<string, string> = {
   'POST /api/platform/application/:applicationId/auth/token-check': 'tests a token, changes nothing',
   'POST /api/platform/application/:applicationId/email/test': 'sends a test email to the owner (kept in the Outbox), changes nothing',
   'POST /api/platform/application/:applicationId/webhook/:webhookId/delivery/:deliveryId/resend': 'delivers an event again; changes no setting',
+  'POST /api/platform/application/:applicationId/webhook/:webhookId/test': 'sends a test delivery; changes no setting',
 };
 
 describe('change history', () => {

@@ -57,7 +57,7 @@ export async function sitesRoutes(instance: FastifyInstance) {
     { ...owner, schema: { tags, security, params: applicationIdParamsSchema, body: siteNameSchema, response: { 201: ownerSiteSchema, 400: E, 401: E, 404: E, 409: E } } },
     async (request, reply) => {
       const { applicationId } = request.params;
-      const site = await createSite(app.db, applicationId, request.body);
+      const site = await createSite(app.db, applicationId, request.body, request.user);
       const location = `${app.config.publicUrl}${app.config.apiPrefix}/platform/application/${applicationId}/site/${site.id}`;
       return reply.code(201).header('location', location).send(site);
     },
@@ -66,14 +66,14 @@ export async function sitesRoutes(instance: FastifyInstance) {
   app.put(
     `${base}/:siteId`,
     { ...owner, schema: { tags, security, params: ownerSiteParamsSchema, body: siteNameSchema, response: { 200: ownerSiteSchema, 400: E, 401: E, 404: E, 409: E } } },
-    async (request) => renameSite(app.db, request.params.applicationId, request.params.siteId, request.body),
+    async (request) => renameSite(app.db, request.params.applicationId, request.params.siteId, request.body, request.user),
   );
 
   app.delete(
     `${base}/:siteId`,
     { ...owner, schema: { tags, security, params: ownerSiteParamsSchema, response: { 204: z.null(), 401: E, 404: E } } },
     async (request, reply) => {
-      await deleteSite(app.db, request.params.applicationId, request.params.siteId);
+      await deleteSite(app.db, request.params.applicationId, request.params.siteId, request.user);
       return reply.code(204).send(null);
     },
   );
@@ -82,7 +82,7 @@ export async function sitesRoutes(instance: FastifyInstance) {
     '/platform/application/:applicationId/lock/:lockId/site',
     { ...owner, schema: { tags, security, params: lockIdParamsSchema, body: lockSiteSchema, response: { 204: z.null(), 400: E, 401: E, 404: E } } },
     async (request, reply) => {
-      await setLockSite(app.db, request.params.applicationId, request.params.lockId, request.body.siteId);
+      await setLockSite(app.db, request.params.applicationId, request.params.lockId, request.body.siteId, request.user);
       return reply.code(204).send(null);
     },
   );

@@ -5,16 +5,18 @@ import {
   MAX_SITES_PER_APPLICATION,
   siteErrors,
   type DeviceLock,
+  type FieldChange,
   type OwnerSite,
   type Site,
   type SiteName,
   type SiteUser,
 } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
-import { applicationOwners, applicationUsers, lockShares, siteLocks, sites } from '../../db/schema.js';
+import { applicationOwners, applicationUsers, locks, lockShares, siteLocks, sites } from '../../db/schema.js';
 import { conflict, notFound } from '../../errors.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
 import { listDeviceLocks } from '../operations/devices.service.js';
+import { diff, recordChange, type ChangeActor } from '../history/history.service.js';
 import { getLockRow } from '../locks/locks.service.js';
 
 /**
@@ -145,7 +147,7 @@ async function assertNameFree(db: Db, applicationId: string, name: string, excep
 const isUniqueViolation = (e: unknown) =>
   (e as { code?: string })?.code === '23505' || (e as { cause?: { code?: string } })?.cause?.code === '23505';
 
-export async function createSite(db: Db, applicationId: string, input: SiteName): Promise<OwnerSite> {
+export async function createSite(db: Db, applicationId: string, input: SiteName, by: ChangeActor): Promise<OwnerSite> {
   try {
     return await db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`sites:${applicationId}`}))`);
@@ -153,6 +155,7 @@ export async function createSite(db: Db, applicationId: string, input: SiteName)
       if ((existing?.n ?? 0) >= MAX_SITES_PER_APPLICATION) throw conflict(siteErrors.tooManySites);
       await assertNameFree(tx, applicationId, input.name);
       const [row] = await tx.insert(sites).values({ applicationId, name: input.name }).returning();
+      await recordChange(tx, { applicationId, actor: by, kind: 'site', subject: row!.name, changes: [{ field: 'name', before: null, after: row!.name }] });
       return { ...toSite(row!), lockIds: [] };
     });
   } catch (e) {
@@ -161,17 +164,26 @@ export async function createSite(db: Db, applicationId: string, input: SiteName)
   }
 }
 
-export async function renameSite(db: Db, applicationId: string, siteId: string, input: SiteName): Promise<OwnerSite> {
-  const before = await ownerSiteRow(db, applicationId, siteId);
-  await assertNameFree(db, applicationId, input.name, before.id);
+export async function renameSite(db: Db, applicationId: string, siteId: string, input: SiteName, by: ChangeActor): Promise<OwnerSite> {
+  const found = await ownerSiteRow(db, applicationId, siteId);
+  await assertNameFree(db, applicationId, input.name, found.id);
   try {
-    const [row] = await db
-      .update(sites)
-      .set({ name: input.name, updatedAt: sql`now()` })
-      .where(and(eq(sites.id, before.id), eq(sites.applicationId, applicationId)))
-      .returning();
-    if (!row) throw siteNotFound();
-    return { ...toSite(row), lockIds: await lockIdsOf(db, row.id) };
+    return await db.transaction(async (tx) => {
+      const [before] = await tx
+        .select({ name: sites.name })
+        .from(sites)
+        .where(and(eq(sites.id, found.id), eq(sites.applicationId, applicationId)))
+        .for('update');
+      if (!before) throw siteNotFound();
+      const [row] = await tx
+        .update(sites)
+        .set({ name: input.name, updatedAt: sql`now()` })
+        .where(and(eq(sites.id, found.id), eq(sites.applicationId, applicationId)))
+        .returning();
+      if (!row) throw siteNotFound();
+      await recordChange(tx, { applicationId, actor: by, kind: 'site', subject: row.name, changes: diff(before, { name: row.name }) });
+      return { ...toSite(row), lockIds: await lockIdsOf(tx, row.id) };
+    });
   } catch (e) {
     if (isUniqueViolation(e)) throw conflict(siteErrors.nameTaken);
     throw e;
@@ -179,26 +191,55 @@ export async function renameSite(db: Db, applicationId: string, siteId: string, 
 }
 
 /** Removes the site; its locks stay, in no site. */
-export async function deleteSite(db: Db, applicationId: string, siteId: string): Promise<void> {
+export async function deleteSite(db: Db, applicationId: string, siteId: string, by: ChangeActor): Promise<void> {
   if (!isUuid(siteId)) throw siteNotFound();
-  const removed = await db
-    .delete(sites)
-    .where(and(eq(sites.id, siteId.toLowerCase()), eq(sites.applicationId, applicationId)))
-    .returning({ id: sites.id });
-  if (removed.length === 0) throw siteNotFound();
+  const id = siteId.toLowerCase();
+  await db.transaction(async (tx) => {
+    const [site] = await tx
+      .select({ name: sites.name })
+      .from(sites)
+      .where(and(eq(sites.id, id), eq(sites.applicationId, applicationId)))
+      .for('update');
+    if (!site) throw siteNotFound();
+    const members = await tx
+      .select({ name: locks.name })
+      .from(siteLocks)
+      .innerJoin(locks, eq(locks.id, siteLocks.lockId))
+      .where(eq(siteLocks.siteId, id))
+      .orderBy(asc(locks.name));
+    await tx.delete(sites).where(and(eq(sites.id, id), eq(sites.applicationId, applicationId)));
+    const changes: FieldChange[] = [{ field: 'name', before: site.name, after: null }];
+    if (members.length > 0) changes.push({ field: 'locks', before: members.map((m) => m.name), after: null });
+    await recordChange(tx, { applicationId, actor: by, kind: 'site', subject: site.name, changes });
+  });
 }
 
-/** Moves a lock into a site of its application, or (null) out of every site. */
-export async function setLockSite(db: Db, applicationId: string, lockId: string, siteId: string | null): Promise<void> {
+/** The name of the site a lock is in (null for none), its row held until the transaction ends. */
+async function siteNameOfLock(tx: Db, lockId: string): Promise<string | null> {
+  const [row] = await tx
+    .select({ name: sites.name })
+    .from(siteLocks)
+    .innerJoin(sites, eq(sites.id, siteLocks.siteId))
+    .where(eq(siteLocks.lockId, lockId))
+    .for('update', { of: siteLocks });
+  return row?.name ?? null;
+}
+
+/** Moves a lock into a site of its application, or (null) out of every site; recorded as the lock's site (kind `site`). */
+export async function setLockSite(db: Db, applicationId: string, lockId: string, siteId: string | null, by: ChangeActor): Promise<void> {
   const lock = await getLockRow(db, applicationId, lockId);
-  if (siteId === null) {
-    await db.delete(siteLocks).where(eq(siteLocks.lockId, lock.id));
-    return;
-  }
-  const site = await ownerSiteRow(db, applicationId, siteId);
-  await db
-    .insert(siteLocks)
-    .values({ lockId: lock.id, siteId: site.id })
-    .onConflictDoUpdate({ target: siteLocks.lockId, set: { siteId: site.id } });
-  await db.update(sites).set({ updatedAt: sql`now()` }).where(eq(sites.id, site.id));
+  const site = siteId === null ? null : await ownerSiteRow(db, applicationId, siteId);
+  await db.transaction(async (tx) => {
+    const before = await siteNameOfLock(tx, lock.id);
+    if (site === null) {
+      await tx.delete(siteLocks).where(eq(siteLocks.lockId, lock.id));
+    } else {
+      await tx
+        .insert(siteLocks)
+        .values({ lockId: lock.id, siteId: site.id })
+        .onConflictDoUpdate({ target: siteLocks.lockId, set: { siteId: site.id } });
+      await tx.update(sites).set({ updatedAt: sql`now()` }).where(eq(sites.id, site.id));
+    }
+    await recordChange(tx, { applicationId, actor: by, kind: 'site', subject: lock.name, changes: diff({ site: before }, { site: await siteNameOfLock(tx, lock.id) }) });
+  });
 }

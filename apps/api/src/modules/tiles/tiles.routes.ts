@@ -21,6 +21,7 @@ import {
   getTileLocks,
   linkTile,
   listLockTiles,
+  lockUserActor,
   tileQrSvg,
   unlinkTile,
 } from './tiles.service.js';
@@ -76,7 +77,7 @@ export async function tilesRoutes(instance: FastifyInstance) {
       { ...lockUser, schema: { tags, security, params: deviceTileParamsSchema, response: { 204: z.null().describe('Linked'), ...errors } } },
       async (request, reply) => {
         const lock = await adminLock(app.db, request.lockUser, request.params.lockId);
-        await linkTile(app.db, lock.applicationId, lock.id, request.params.tileId);
+        await linkTile(app.db, lock.applicationId, lock.id, request.params.tileId, lockUserActor(request.lockUser));
         return reply.code(204).send(null);
       },
     );
@@ -85,7 +86,7 @@ export async function tilesRoutes(instance: FastifyInstance) {
       { ...lockUser, schema: { tags, security, params: deviceTileParamsSchema, response: { 204: z.null().describe('Unlinked'), ...errors } } },
       async (request, reply) => {
         const lock = await adminLock(app.db, request.lockUser, request.params.lockId);
-        await unlinkTile(app.db, lock.id, request.params.tileId);
+        await unlinkTile(app.db, lock.applicationId, lock.id, request.params.tileId, lockUserActor(request.lockUser));
         return reply.code(204).send(null);
       },
     );
@@ -102,7 +103,7 @@ export async function tilesRoutes(instance: FastifyInstance) {
     base,
     { ...owner, schema: { tags, security, params: lockIdParamsSchema, response: { 201: lockTileSchema, 400: E, 401: E, 404: E, 409: E } } },
     async (request, reply) => {
-      const tile = await createLockTile(app.db, request.params.applicationId, request.params.lockId, publicUrl);
+      const tile = await createLockTile(app.db, request.params.applicationId, request.params.lockId, publicUrl, request.user);
       return reply.code(201).send(tile);
     },
   );
@@ -111,7 +112,7 @@ export async function tilesRoutes(instance: FastifyInstance) {
     `${base}/:tileId`,
     { ...owner, schema: { tags, security, params: ownerTileParamsSchema, response: { 204: z.null(), 400: E, 401: E, 404: E } } },
     async (request, reply) => {
-      await deleteLockTile(app.db, request.params.applicationId, request.params.lockId, request.params.tileId);
+      await deleteLockTile(app.db, request.params.applicationId, request.params.lockId, request.params.tileId, request.user);
       return reply.code(204).send(null);
     },
   );

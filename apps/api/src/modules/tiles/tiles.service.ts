@@ -17,6 +17,7 @@ import type { Db } from '../../db/client.js';
 import { applicationOwners, locks, lockShares, siteLocks, sites, tileLocks, tiles } from '../../db/schema.js';
 import { AppError, badRequest, conflict, notFound } from '../../errors.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
+import { diff, recordChange, type ChangeActor } from '../history/history.service.js';
 import { getLockAccess } from '../operations/devices.service.js';
 import { getLockRow, toLock } from '../locks/locks.service.js';
 
@@ -78,6 +79,36 @@ async function holdTile(tx: Db, tileId: string) {
   return tile ?? null;
 }
 
+/**
+ * What the history records of a tile (kind `tile`, its id the subject): the names of the locks it opens,
+ * oldest link first (null for none), and the site it was associated under.
+ */
+async function tileState(tx: Db, tileId: string) {
+  const [tile] = await tx
+    .select({ site: sites.name })
+    .from(tiles)
+    .leftJoin(sites, eq(sites.id, tiles.siteId))
+    .where(eq(tiles.id, tileId))
+    .limit(1);
+  const names = await tx
+    .select({ name: locks.name })
+    .from(tileLocks)
+    .innerJoin(locks, eq(locks.id, tileLocks.lockId))
+    .where(eq(tileLocks.tileId, tileId))
+    .orderBy(asc(tileLocks.createdAt), asc(tileLocks.lockId));
+  return { locks: names.length > 0 ? names.map((n) => n.name) : null, site: tile?.site ?? null };
+}
+
+/** Records a change to a tile, in the transaction that made it: `before` is null for a tile it created. */
+async function recordTile(tx: Db, applicationId: string, tileId: string, by: ChangeActor, before: Awaited<ReturnType<typeof tileState>> | null) {
+  const after = await tileState(tx, tileId);
+  const created = before === null ? [{ field: 'tile', before: null, after: tileId }] : [];
+  await recordChange(tx, { applicationId, actor: by, kind: 'tile', subject: tileId, changes: [...created, ...diff(before ?? { locks: null, site: null }, after)] });
+}
+
+/** Who changes a tile through the SDKs: the lock user, as the history names them. */
+export const lockUserActor = (user: LockUser): ChangeActor => ({ id: user.id, email: user.email });
+
 async function assertRoomForTile(tx: Db, lockId: string) {
   await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`lock-tiles:${lockId}`}))`);
   const [row] = await tx.select({ n: count() }).from(tileLocks).where(eq(tileLocks.lockId, lockId));
@@ -88,12 +119,13 @@ async function assertRoomForTile(tx: Db, lockId: string) {
  * Links one tile to one lock of `applicationId` (the lock is checked by the caller). A tile of another
  * application is a 409, so is a link that exists already; the lock's and the tile's limits are 409s.
  */
-export async function linkTile(db: Db, applicationId: string, lockId: string, tileId: string): Promise<void> {
+export async function linkTile(db: Db, applicationId: string, lockId: string, tileId: string, by: ChangeActor): Promise<void> {
   if (!isUuid(tileId)) throw badRequest(tileErrors.tileIdInvalid);
   const id = tileId.toLowerCase();
   await db.transaction(async (tx) => {
     const tile = await holdTile(tx, id);
     if (tile && tile.applicationId !== applicationId) throw conflict(tileErrors.otherApplication);
+    const before = tile ? await tileState(tx, id) : null;
     if (!tile) await tx.insert(tiles).values({ id, applicationId });
     const [linked] = await tx
       .select({ n: count() })
@@ -104,17 +136,24 @@ export async function linkTile(db: Db, applicationId: string, lockId: string, ti
     if ((onTile?.n ?? 0) >= MAX_LOCKS_PER_TILE) throw conflict(tileErrors.tooManyLocks);
     await assertRoomForTile(tx, lockId);
     await tx.insert(tileLocks).values({ tileId: id, lockId, createdAt: sql`clock_timestamp()` });
+    await recordTile(tx, applicationId, id, by, before);
   });
 }
 
 /** Removes one link; a link that is not there is a 404. The tile stays its application's. */
-export async function unlinkTile(db: Db, lockId: string, tileId: string): Promise<void> {
+export async function unlinkTile(db: Db, applicationId: string, lockId: string, tileId: string, by: ChangeActor): Promise<void> {
   if (!isUuid(tileId)) throw badRequest(tileErrors.tileIdInvalid);
-  const removed = await db
-    .delete(tileLocks)
-    .where(and(eq(tileLocks.tileId, tileId.toLowerCase()), eq(tileLocks.lockId, lockId)))
-    .returning({ lockId: tileLocks.lockId });
-  if (removed.length === 0) throw notFound(tileErrors.notLinked);
+  const id = tileId.toLowerCase();
+  await db.transaction(async (tx) => {
+    await holdTile(tx, id);
+    const before = await tileState(tx, id);
+    const removed = await tx
+      .delete(tileLocks)
+      .where(and(eq(tileLocks.tileId, id), eq(tileLocks.lockId, lockId)))
+      .returning({ lockId: tileLocks.lockId });
+    if (removed.length === 0) throw notFound(tileErrors.notLinked);
+    await recordTile(tx, applicationId, id, by, before);
+  });
 }
 
 /** A lock the caller administers (owners of its application, or an ADMIN share); 404 if they cannot see it. */
@@ -159,6 +198,7 @@ export async function associateTile(db: Db, user: LockUser, tileId: string, inpu
   await db.transaction(async (tx) => {
     const tile = await holdTile(tx, id);
     if (tile && tile.applicationId !== applicationId) throw conflict(tileErrors.otherApplication);
+    const before = tile ? await tileState(tx, id) : null;
     if (!tile) await tx.insert(tiles).values({ id, applicationId, siteId: realSite ? siteId : null });
     else await tx.update(tiles).set({ siteId: realSite ? siteId : null }).where(eq(tiles.id, id));
     if (removing.length > 0) await tx.delete(tileLocks).where(and(eq(tileLocks.tileId, id), inArray(tileLocks.lockId, removing)));
@@ -169,6 +209,7 @@ export async function associateTile(db: Db, user: LockUser, tileId: string, inpu
       await assertRoomForTile(tx, lockId);
       await tx.insert(tileLocks).values({ tileId: id, lockId, createdAt: sql`clock_timestamp()` });
     }
+    await recordTile(tx, applicationId, id, lockUserActor(user), before);
   });
 }
 
@@ -218,17 +259,17 @@ export async function listLockTiles(db: Db, applicationId: string, lockId: strin
 }
 
 /** A new tile (a fresh UUID) for one of the application's locks. */
-export async function createLockTile(db: Db, applicationId: string, lockId: string, publicUrl: string): Promise<LockTile> {
+export async function createLockTile(db: Db, applicationId: string, lockId: string, publicUrl: string, by: ChangeActor): Promise<LockTile> {
   await getLockRow(db, applicationId, lockId);
   const tileId = randomUUID();
-  await linkTile(db, applicationId, lockId, tileId);
+  await linkTile(db, applicationId, lockId, tileId, by);
   return { tileId, url: tileUrl(publicUrl, tileId), otherLockIds: [], createdAt: Math.floor(Date.now() / 1000) };
 }
 
-export async function deleteLockTile(db: Db, applicationId: string, lockId: string, tileId: string): Promise<void> {
+export async function deleteLockTile(db: Db, applicationId: string, lockId: string, tileId: string, by: ChangeActor): Promise<void> {
   await getLockRow(db, applicationId, lockId);
   if (!isUuid(tileId)) throw notFound(tileErrors.notLinked);
-  await unlinkTile(db, lockId, tileId);
+  await unlinkTile(db, applicationId, lockId, tileId, by);
 }
 
 /** The printable QR code of a tile linked to this lock: an SVG of its short URL. */

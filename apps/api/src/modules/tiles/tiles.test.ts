@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { count, eq } from 'drizzle-orm';
+import { and, asc, count, eq } from 'drizzle-orm';
 import { lockErrors, MAX_LOCKS_PER_TILE, siteErrors, tileErrors, type Lock, type LockTile, type TileLocks } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { tileLocks, tiles } from '../../db/schema.js';
+import { applicationChanges, tileLocks, tiles } from '../../db/schema.js';
 import { bearer } from '../platform-users/test-fixtures.js';
 import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type Sandbox } from '../operations/test-fixtures.js';
 
@@ -24,6 +24,7 @@ let foreignLock: string;
 let userToken: string;
 let adminToken: string;
 let otherUserToken: string;
+let adminUserId: string;
 
 beforeAll(async () => {
   t = await createTestApp();
@@ -37,6 +38,7 @@ beforeAll(async () => {
   otherUserToken = await appUserToken(other, 'other-user');
   const user = await certify(t, userToken);
   const admin = await certify(t, adminToken);
+  adminUserId = admin.userId;
   const otherUser = await certify(t, otherUserToken);
   await share(t, frontDoor, user.userId, { role: 'USER' });
   await share(t, frontDoor, admin.userId, { role: 'ADMIN' });
@@ -190,5 +192,32 @@ describe('the owner’s tiles of a lock', () => {
     expect((await call('DELETE', `${base}/${tile.tileId}`, sandbox.owner.token)).statusCode).toBe(204);
     expect((await call('GET', base, sandbox.owner.token)).json()).toEqual([]);
     expect((await call('DELETE', `${base}/${tile.tileId}`, sandbox.owner.token)).statusCode).toBe(404);
+  });
+});
+
+describe('the application’s change history', () => {
+  it('records the SDKs’ tile changes (link, associate, delink) with the acting admin, in order', async () => {
+    const tileId = randomUUID();
+    expect((await call('PUT', `/device/${frontDoor}/tile/${tileId}`, adminToken)).statusCode).toBe(204);
+    expect((await call('PUT', `/tile/${tileId}`, adminToken, { siteId: sandbox.applicationId, devices: [frontDoor, garage] }, V2)).statusCode).toBe(204);
+    // The same locks again: nothing changed, nothing recorded.
+    expect((await call('PUT', `/tile/${tileId}`, adminToken, { siteId: sandbox.applicationId, devices: [frontDoor, garage] }, V2)).statusCode).toBe(204);
+    expect((await call('DELETE', `/device/${frontDoor}/tile/${tileId}`, adminToken)).statusCode).toBe(204);
+    // A refused change records nothing.
+    expect((await call('DELETE', `/device/${frontDoor}/tile/${tileId}`, adminToken)).statusCode).toBe(404);
+    const rows = await t.database.db
+      .select()
+      .from(applicationChanges)
+      .where(and(eq(applicationChanges.applicationId, sandbox.applicationId), eq(applicationChanges.subject, tileId)))
+      .orderBy(asc(applicationChanges.seq));
+    const entry = (changes: unknown) => ({ kind: 'tile', actorUserId: adminUserId, changes });
+    expect(rows.map((r) => ({ kind: r.kind, actorUserId: r.actorUserId, changes: r.changes }))).toEqual([
+      entry([
+        { field: 'tile', before: null, after: tileId },
+        { field: 'locks', before: null, after: ['Front Door'] },
+      ]),
+      entry([{ field: 'locks', before: ['Front Door'], after: ['Front Door', 'Garage'] }]),
+      entry([{ field: 'locks', before: ['Front Door', 'Garage'], after: ['Garage'] }]),
+    ]);
   });
 });
