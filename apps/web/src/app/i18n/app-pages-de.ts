@@ -505,6 +505,8 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
       share: 'Schloss-Freigabe',
       user: 'Partner-Nutzer',
       webhook: 'Webhook',
+      tile: 'Tile',
+      site: 'Standort',
     },
     members: {
       exp: 'Läuft ab',
@@ -545,6 +547,9 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
       url: 'URL',
       events: 'Ereignisse',
       secret: 'Signaturgeheimnis',
+      tile: 'Tile',
+      locks: 'Schlösser',
+      site: 'Standort',
     },
   },
   // Issue 19: Aussteller mit Discovery, Ablauf von Schlüsseln, die Schlüsselquelle des Testers, die Test-E-Mail.

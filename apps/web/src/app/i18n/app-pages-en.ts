@@ -490,6 +490,8 @@ export const appPagesEn = {
       share: 'Lock share',
       user: 'Partner user',
       webhook: 'Webhook',
+      tile: 'Tile',
+      site: 'Site',
     },
     // Members of a recorded object (a key's JWK, a call to action); the JWK's own names (kid, kty …) stay.
     members: {
@@ -531,6 +533,9 @@ export const appPagesEn = {
       url: 'URL',
       events: 'Events',
       secret: 'Signing secret',
+      tile: 'Tile',
+      locks: 'Locks',
+      site: 'Site',
     },
   },
   // Issue 19: issuers with discovery, key expiry, the tester's key source, the test email.

@@ -117,6 +117,29 @@ describe('History', () => {
     ]);
   });
 
+  it('shows a tile’s and a site’s changes with their kind, and filters on them (issue 30)', async () => {
+    const { calls, u } = setup((call) => {
+      if (query(call).get('kind') === 'site') return json({ items: [entry(3, { kind: 'site', subject: 'Main door', changes: [{ field: 'site', before: null, after: 'East wing' }] })], nextCursor: null });
+      return json({
+        items: [
+          entry(1, { kind: 'tile', subject: 'tile-1', changes: [{ field: 'locks', before: ['Main door'], after: ['Main door', 'Garage'] }] }),
+          entry(2, { kind: 'site', subject: 'North wing', changes: [{ field: 'name', before: 'North wing', after: 'East wing' }] }),
+        ],
+        nextCursor: null,
+      });
+    });
+    const list = await screen.findByRole('list', { name: 'Changes' });
+    const items = within(list).getAllByRole('listitem');
+    expect(within(items[0]!).getByText('Tile')).toBeInTheDocument();
+    expect(within(items[1]!).getByText('Site')).toBeInTheDocument();
+    const rows = within(within(items[0]!).getByRole('table')).getAllByRole('row').slice(1);
+    expect(rows.map((r) => Array.from(r.children).map((c) => c.textContent))).toEqual([['Locks', 'Main door', 'Main door, Garage']]);
+    await u.selectOptions(screen.getByRole('combobox', { name: 'Kind of change' }), 'Site');
+    expect(await screen.findByText('East wing')).toBeInTheDocument();
+    expect(query(lists(calls).at(-1)!).get('kind')).toBe('site');
+    expect(within(screen.getByRole('combobox', { name: 'Kind of change' })).getByRole('option', { name: 'Tile' })).toBeInTheDocument();
+  });
+
   it('filters by kind and by actor on the server, keeping the filters in the URL', async () => {
     const { calls, u, router } = setup((call) => {
       const kind = query(call).get('kind');
