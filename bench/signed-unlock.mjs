@@ -26,7 +26,7 @@ export async function setUp(base) {
   const userToken = await new SignJWT({ email: 'bench.user@example.com' })
     .setProtectedHeader({ alg: 'ES256', kid })
     .setIssuer(`https://issuer0.${owner.appId}.example.com`)
-    .setAudience('https://api.latchkey.dev')
+    .setAudience(base) // the service's PUBLIC_URL, its default platform audience
     .setSubject('bench-user')
     .setIssuedAt()
     .setExpirationTime('1h')
