@@ -235,8 +235,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     cache: accessCache,
     exempt: (request) => isExemptFromRateLimit(request.method, request.url, config.apiPrefix),
   });
-  await app.register(swagger, {
   await registerAccountTrust(app);
+  await app.register(swagger, {
     openapi: {
       info: { title: 'Latchkey platform API', version: '1.0.0' },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
@@ -253,8 +253,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(operationsRoutes);
       await api.register(devicesSdkRoutes);
       await api.register(accountRoutes);
-      await api.register(applicationsRoutes);
       await api.register(accountTrustRoutes);
+      await api.register(applicationsRoutes);
       await api.register(platformUsersRoutes);
       await api.register(logosRoutes);
       await api.register(emailPreviewRoutes);
