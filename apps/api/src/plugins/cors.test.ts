@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { apiErrors, WEBHOOK_DELIVERY_PAGE_SIZE, type WebhookDelivery } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../test/helpers.js';
 import { applicationCorsDomains } from '../db/schema.js';
-import { addIssuer, addKey, bearer, createApplication, createOwner, signUserToken } from '../modules/platform-users/test-fixtures.js';
+import { addIssuer, addKey, bearer, createApplication, createOwner, signUserToken } from '../../test/fixtures/platform-users.js';
 import { cachedLookup } from './cors.js';
 
 /**

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, eventually, uniqueEmail, type TestApp } from '../../test/helpers.js';
-import { bearer } from '../modules/platform-users/test-fixtures.js';
-import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type Sandbox } from '../modules/operations/test-fixtures.js';
-import { startReceiver } from '../modules/webhooks/test-receiver.js';
+import { bearer } from '../../test/fixtures/platform-users.js';
+import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type Sandbox } from '../../test/fixtures/operations.js';
+import { startReceiver } from '../../test/fixtures/webhook-receiver.js';
 
 /**
  * Issue 31's metrics: names and labels as a scrape shows them after real requests — sign-ins, a refused

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiErrors } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../test/helpers.js';
-import { createOwner } from '../modules/platform-users/test-fixtures.js';
-import { appUserToken, createSandbox } from '../modules/operations/test-fixtures.js';
+import { createOwner } from '../../test/fixtures/platform-users.js';
+import { appUserToken, createSandbox } from '../../test/fixtures/operations.js';
 
 /**
  * Limits per principal: RATE_LIMIT_MAX per signed-in user, ANONYMOUS_RATE_LIMIT_MAX per address,

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportJWK, generateKeyPair } from 'jose';
 import { applicationKeys, applicationUsers, locks } from '../../src/db/schema.js';
 import { createTestApp, type TestApp } from '../helpers.js';
-import { createLock, createSandbox, lockRow, logOf, share, type Sandbox } from '../../src/modules/operations/test-fixtures.js';
+import { createLock, createSandbox, lockRow, logOf, share, type Sandbox } from '../fixtures/operations.js';
 
 /**
  * Issue 17: the Getting Started script runs against a listening server exactly as a developer runs it

@@ -4,8 +4,8 @@ import { apiErrors } from '@latchkey/contract';
 import { createTestApp, uniqueEmail, type TestApp } from '../helpers.js';
 import { injectAny } from './streams.js';
 import { hs256WithPublicKey, makeSigningKey, signWith, unsignedToken, type Claims } from './tokens.js';
-import { addIssuer, addKey, createApplication, signUserToken } from '../../src/modules/platform-users/test-fixtures.js';
-import { appUserToken, createLock, createSandbox, share } from '../../src/modules/operations/test-fixtures.js';
+import { addIssuer, addKey, createApplication, signUserToken } from '../fixtures/platform-users.js';
+import { appUserToken, createLock, createSandbox, share } from '../fixtures/operations.js';
 
 /** Sign-out (this session, or all of the user's): ends the owner's sessions, so it runs last. */
 const SIGN_OUT = /\/token\/destroy(\/all)?$/;

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers.js';
-import { appUserToken, certify, createLock, createSandbox, execute, share, signJws, type KeyHolder } from '../../src/modules/operations/test-fixtures.js';
+import { appUserToken, certify, createLock, createSandbox, execute, share, signJws, type KeyHolder } from '../fixtures/operations.js';
 
 /**
  * Issue 17's bad input for signed operations, generated: an otherwise random operation with at least one

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountErrors, type AccountSession } from '@latchkey/contract';
 import { createTestApp, uniqueEmail, type TestApp } from '../../../test/helpers.js';
 import { applicationOwners, certifiedKeys, sessions, users } from '../../db/schema.js';
-import { certify, createLock, execute, signOperation } from '../operations/test-fixtures.js';
+import { certify, createLock, execute, signOperation } from '../../../test/fixtures/operations.js';
 import { settleAccountMail } from './account-trust.service.js';
 
 /** Issue 29 part 4, the account page's API: sessions (list, end one), and deleting the account. */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lockMessages, type LockLogEntry, type LockLogPage } from '@latchkey/contract';
 import { lockActivity, locks } from '../../db/schema.js';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { bearer, createApplication, createOwner } from '../platform-users/test-fixtures.js';
+import { bearer, createApplication, createOwner } from '../../../test/fixtures/platform-users.js';
 import { listActivity, recordActivity } from './activity.service.js';
 
 /** Issue 17: a lock's activity log — recording, newest-first cursor paging, time filters, ownership. */

@@ -7,7 +7,7 @@ import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { applicationIssuers } from '../../db/schema.js';
 import { issuerConfigs } from '../../lib/issuer-discovery.js';
 import { discoveryClock, discoveryLimits, issuerKeys, JWKS_FAILURE_TTL_SECONDS, JWKS_MAX_TTL_SECONDS } from '../../lib/issuer-keys.js';
-import { addKey, bearer, createApplication, createOwner, signUserToken, type SigningKey } from '../platform-users/test-fixtures.js';
+import { addKey, bearer, createApplication, createOwner, signUserToken, type SigningKey } from '../../../test/fixtures/platform-users.js';
 
 /**
  * Issue 19: auth domains with discovery, against a local OpenID provider (node http on loopback, let

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiErrors } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { addIssuer, addKey, createApplication, createOwner, signUserToken } from '../platform-users/test-fixtures.js';
+import { addIssuer, addKey, createApplication, createOwner, signUserToken } from '../../../test/fixtures/platform-users.js';
 
 /**
  * Issue 26 item 8b: an auth domain is compared in its RFC 3986 normal form — another letter case or the

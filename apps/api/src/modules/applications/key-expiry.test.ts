@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messages, platformUserErrors, type Application, type TokenCheckReport } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { applicationKeys } from '../../db/schema.js';
-import { addKey, bearer, createApplication, createOwner, signUserToken, type SigningKey } from '../platform-users/test-fixtures.js';
+import { addKey, bearer, createApplication, createOwner, signUserToken, type SigningKey } from '../../../test/fixtures/platform-users.js';
 
 /**
  * Issue 19: an uploaded key may carry an expiry, the JWK member `exp` (seconds since 1970). Once it has

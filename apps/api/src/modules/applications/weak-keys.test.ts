@@ -2,7 +2,7 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messages, type Application } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { bearer, createApplication, createOwner } from '../platform-users/test-fixtures.js';
+import { bearer, createApplication, createOwner } from '../../../test/fixtures/platform-users.js';
 
 /**
  * Issue 26 item 4: POST /auth/key refuses keys nobody should trust — an RSA exponent of 1 (every

@@ -7,7 +7,7 @@ import { eq } from 'drizzle-orm';
 import { users } from '../../db/schema.js';
 import { createTestApp, eventually, uniqueEmail, type TestApp } from '../../../test/helpers.js';
 import { createInvitation } from './invitations.service.js';
-import { createApplication } from '../platform-users/test-fixtures.js';
+import { createApplication } from '../../../test/fixtures/platform-users.js';
 
 let t: TestApp;
 beforeAll(async () => {

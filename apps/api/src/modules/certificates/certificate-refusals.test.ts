@@ -4,8 +4,8 @@ import { operationErrors, type CertificateResponse } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { signingKeys } from '../../db/schema.js';
 import { readEphemeralKey } from '../../plugins/platform-ca.js';
-import { bearer } from '../platform-users/test-fixtures.js';
-import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type Sandbox } from '../operations/test-fixtures.js';
+import { bearer } from '../../../test/fixtures/platform-users.js';
+import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type Sandbox } from '../../../test/fixtures/operations.js';
 
 /**
  * Issue 26 item 5: /auth/certificate certifies only keys someone holds — never a small-order or

@@ -2,8 +2,8 @@ import { X509Certificate, generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CERTIFICATE_MIN_REMAINING_DAYS, operationErrors, platformUserErrors, type CertificateResponse } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { bearer } from '../platform-users/test-fixtures.js';
-import { appUserToken, certifyWithCode, createSandbox, type Sandbox } from '../operations/test-fixtures.js';
+import { bearer } from '../../../test/fixtures/platform-users.js';
+import { appUserToken, certifyWithCode, createSandbox, type Sandbox } from '../../../test/fixtures/operations.js';
 
 /** Issue 17: POST /auth/certificate issues a real X.509 chain to our CA for either kind of user token. */
 let t: TestApp;

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountErrors, operationErrors, type CertificateResponse } from '@latchkey/contract';
 import { createTestApp, uniqueEmail, type TestApp } from '../../../test/helpers.js';
 import { settleAccountMail } from '../account/account-trust.service.js';
-import { bearer } from '../platform-users/test-fixtures.js';
-import { appUserToken, createLock, createSandbox, execute, pendingKeyCode, share, signOperation, type Sandbox } from '../operations/test-fixtures.js';
+import { bearer } from '../../../test/fixtures/platform-users.js';
+import { appUserToken, createLock, createSandbox, execute, pendingKeyCode, share, signOperation, type Sandbox } from '../../../test/fixtures/operations.js';
 
 /**
  * Issue 29 part 3: a stolen password alone certifies no new key. The flow exactly as the platform's

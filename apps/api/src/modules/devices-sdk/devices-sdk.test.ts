@@ -3,8 +3,8 @@ import { eq } from 'drizzle-orm';
 import { CAPABILITY_TYPES, apiErrors, sdkErrors, type SdkAuditEntry, type SdkLock } from '@latchkey/contract';
 import { applicationUsers, lockShares, lockUserSettings, sentEmails } from '../../db/schema.js';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { bearer } from '../platform-users/test-fixtures.js';
-import { appUserToken, certify, createLock, createSandbox, execute, lockRow, logOf, share, signOperation, type KeyHolder, type Sandbox } from '../operations/test-fixtures.js';
+import { bearer } from '../../../test/fixtures/platform-users.js';
+import { appUserToken, certify, createLock, createSandbox, execute, lockRow, logOf, share, signOperation, type KeyHolder, type Sandbox } from '../../../test/fixtures/operations.js';
 import { DIRECTORY_PUBLIC_KEY } from './directory.service.js';
 
 /**

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PRIMARY_COLOUR, messages } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { applications } from '../../db/schema.js';
-import { seedApplication } from '../logos/test-fixtures.js';
-import { createOwner } from '../platform-users/test-fixtures.js';
+import { seedApplication } from '../../../test/fixtures/logos.js';
+import { createOwner } from '../../../test/fixtures/platform-users.js';
 
 const PAYLOAD = `<img src=x onerror="alert(1)"><script>alert(1)</script>"'><svg onload=alert(1)>`;
 let t: TestApp;

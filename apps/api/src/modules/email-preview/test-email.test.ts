@@ -5,7 +5,7 @@ import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { messages, TEST_EMAIL_LIMIT, testEmailErrors, type Application, type SentEmail } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { bearer, createApplication, createOwner } from '../platform-users/test-fixtures.js';
+import { bearer, createApplication, createOwner } from '../../../test/fixtures/platform-users.js';
 
 /**
  * Issue 19: "Send a test email" — the card's unsaved branding, to the signed-in owner, through the

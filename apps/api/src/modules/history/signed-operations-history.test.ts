@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HistoryEntry } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { bearer } from '../platform-users/test-fixtures.js';
-import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type KeyHolder, type Sandbox } from '../operations/test-fixtures.js';
+import { bearer } from '../../../test/fixtures/platform-users.js';
+import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type KeyHolder, type Sandbox } from '../../../test/fixtures/operations.js';
 
 /**
  * Issue 19: shares and lock settings changed by a lock admin's signed operation (not through the portal)

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Lock, LockLogEntry } from '@latchkey/contract';
 import { locks } from '../../db/schema.js';
 import { createTestApp, eventually, type TestApp } from '../../../test/helpers.js';
-import { bearer, createApplication, createOwner } from '../platform-users/test-fixtures.js';
+import { bearer, createApplication, createOwner } from '../../../test/fixtures/platform-users.js';
 import { recordActivity } from '../activity/activity.service.js';
 
 /** Issue 17: live updates as server-sent events, from a change on one instance to a client of another. */

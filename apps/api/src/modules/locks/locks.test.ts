@@ -11,7 +11,7 @@ import {
 } from '@latchkey/contract';
 import { locks } from '../../db/schema.js';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { bearer, createApplication, createOwner } from '../platform-users/test-fixtures.js';
+import { bearer, createApplication, createOwner } from '../../../test/fixtures/platform-users.js';
 import { toLock } from './locks.service.js';
 
 /** Issue 17: the owner's sandbox locks — Front Door on creation, CRUD, settings, derived state, ownership. */

@@ -5,10 +5,10 @@ import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiErrors, deriveLogoUrl } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { startSigV4Proxy } from '../../plugins/storage/sigv4-proxy.js';
-import { makePng } from '../../plugins/storage/test-images.js';
+import { startSigV4Proxy } from '../../../test/fixtures/sigv4-proxy.js';
+import { makePng } from '../../../test/fixtures/images.js';
 import { checkLogoUrl } from './logos.service.js';
-import { seedApplication, seedOwner } from './test-fixtures.js';
+import { seedApplication, seedOwner } from '../../../test/fixtures/logos.js';
 
 /** The whole flow with STORAGE_DRIVER=s3: the API hands out presigned URLs, the bytes go to the bucket. */
 let server: S3rver;

@@ -4,9 +4,9 @@ import { apiErrors, deriveLogoUrl, LOGO_MAX_DIMENSION_PX, messages } from '@latc
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import type { LocalLogoStorage } from '../../plugins/storage/local.js';
 import { logoObjectKeyFromUrl } from '../../plugins/storage/storage.js';
-import { jpegWithExif, makePng, pngWithExif, TINY_JPEG, withJpegSegment } from '../../plugins/storage/test-images.js';
+import { jpegWithExif, makePng, pngWithExif, TINY_JPEG, withJpegSegment } from '../../../test/fixtures/images.js';
 import { checkLogoUrl } from './logos.service.js';
-import { seedApplication, seedOwner } from './test-fixtures.js';
+import { seedApplication, seedOwner } from '../../../test/fixtures/logos.js';
 
 let t: TestApp;
 let token: string;

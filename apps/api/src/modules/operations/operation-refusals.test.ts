@@ -5,7 +5,7 @@ import { createDatabase } from '../../db/client.js';
 import { usedOperationIds } from '../../db/schema.js';
 import { PlatformCa } from '../../plugins/platform-ca.js';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { appUserToken, certify, createLock, createSandbox, execute, lockRow, logOf, share, signJws, signOperation, type KeyHolder, type Sandbox } from './test-fixtures.js';
+import { appUserToken, certify, createLock, createSandbox, execute, lockRow, logOf, share, signJws, signOperation, type KeyHolder, type Sandbox } from '../../../test/fixtures/operations.js';
 
 /**
  * Issue 17's bad input for signed operations: every malformed or forged one gets a clear 4xx

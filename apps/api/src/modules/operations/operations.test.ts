@@ -3,7 +3,7 @@ import { and, eq } from 'drizzle-orm';
 import { lockShares, locks } from '../../db/schema.js';
 import { operationErrors, type DeviceLock } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { bearer } from '../platform-users/test-fixtures.js';
+import { bearer } from '../../../test/fixtures/platform-users.js';
 import {
   activityCount,
   appUserToken,
@@ -17,7 +17,7 @@ import {
   signOperation,
   type KeyHolder,
   type Sandbox,
-} from './test-fixtures.js';
+} from '../../../test/fixtures/operations.js';
 
 /** Issue 17: signed MUTATE_LOCK operations, accepted, logged, and single-use across instances. */
 let t: TestApp;

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiErrors, operationErrors, type WebhookPayload } from '@latchkey/contract';
 import { createTestApp, eventually, type TestApp } from '../../../test/helpers.js';
-import { bearer } from '../platform-users/test-fixtures.js';
-import { startReceiver } from '../webhooks/test-receiver.js';
-import { appUserToken, certify, createLock, createSandbox, share, signOperation, type KeyHolder, type Sandbox } from './test-fixtures.js';
+import { bearer } from '../../../test/fixtures/platform-users.js';
+import { startReceiver } from '../../../test/fixtures/webhook-receiver.js';
+import { appUserToken, certify, createLock, createSandbox, share, signOperation, type KeyHolder, type Sandbox } from '../../../test/fixtures/operations.js';
 
 /**
  * Issue 26, item 7: any user of an application, even one with no share, could send badly signed

@@ -2,7 +2,7 @@ import { X509Certificate, generateKeyPairSync, randomUUID, sign, type KeyObject 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CERTIFICATE_MIN_REMAINING_DAYS, type CertificateResponse } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { appUserToken, createLock, createSandbox, lockRow, logOf, share, type Sandbox } from './test-fixtures.js';
+import { appUserToken, createLock, createSandbox, lockRow, logOf, share, type Sandbox } from '../../../test/fixtures/operations.js';
 
 /**
  * The platform's public SDKs, as they build their requests (read from doordeck/doordeck-sdk-javascript

@@ -3,7 +3,7 @@ import { and, eq } from 'drizzle-orm';
 import { operationErrors, type TimeRule } from '@latchkey/contract';
 import { lockShares } from '../../db/schema.js';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { appUserToken, certify, createLock, createSandbox, execute, logOf, share, signOperation, type KeyHolder, type Sandbox } from './test-fixtures.js';
+import { appUserToken, certify, createLock, createSandbox, execute, logOf, share, signOperation, type KeyHolder, type Sandbox } from '../../../test/fixtures/operations.js';
 
 /**
  * Issue 26 item 6: an operation may not widen its signer's own share, and an admin may not give anyone

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApplicationUser, ApplicationUserList } from '@latchkey/contract';
 import { applicationUsers } from '../../db/schema.js';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { addIssuer, addKey, bearer, createApplication, createOwner, signUserToken, type SigningKey } from './test-fixtures.js';
+import { addIssuer, addKey, bearer, createApplication, createOwner, signUserToken, type SigningKey } from '../../../test/fixtures/platform-users.js';
 
 /** Issue 7: application users — first sign-in, updates, pending users, paging, removal, ownership. */
 let t: TestApp;

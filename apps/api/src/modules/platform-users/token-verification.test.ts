@@ -13,7 +13,7 @@ import {
   unsignedToken,
   type KeyKind,
   type SigningKey,
-} from './test-fixtures.js';
+} from '../../../test/fixtures/platform-users.js';
 
 /** Issue 7: every way an application-signed token can fail, through GET /platform/auth and the tester. */
 let t: TestApp;

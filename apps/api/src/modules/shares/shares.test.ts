@@ -4,7 +4,7 @@ import { lockErrors, lockMessages, messages, uiErrors, type Lock, type LockLogPa
 import { applications, lockShares, sentEmails } from '../../db/schema.js';
 import { type OutboxMailer } from '../../plugins/mailer/index.js';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { addIssuer, addKey, bearer, createApplication, createOwner, signUserToken, type SigningKey } from '../platform-users/test-fixtures.js';
+import { addIssuer, addKey, bearer, createApplication, createOwner, signUserToken, type SigningKey } from '../../../test/fixtures/platform-users.js';
 import { invitationRefusal } from './shares.service.js';
 
 /** Issue 17: sharing a lock — to users and to new emails (branded invitations), revoking, logging, ownership. */

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_TEXT_LENGTH, siteErrors, type DeviceLock, type OwnerSite, type Site, type SiteUser } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { bearer } from '../platform-users/test-fixtures.js';
-import { appUserToken, certify, createLock, createSandbox, share, type Sandbox } from '../operations/test-fixtures.js';
+import { bearer } from '../../../test/fixtures/platform-users.js';
+import { appUserToken, certify, createLock, createSandbox, share, type Sandbox } from '../../../test/fixtures/operations.js';
 
 /**
  * Issue 30, sites: the headless SDK's SitesClient.kt (doordeck/doordeck-headless-sdk) — GET /site,

@@ -4,8 +4,8 @@ import { and, asc, count, eq } from 'drizzle-orm';
 import { lockErrors, MAX_LOCKS_PER_TILE, siteErrors, tileErrors, type Lock, type LockTile, type TileLocks } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { applicationChanges, tileLocks, tiles } from '../../db/schema.js';
-import { bearer } from '../platform-users/test-fixtures.js';
-import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type Sandbox } from '../operations/test-fixtures.js';
+import { bearer } from '../../../test/fixtures/platform-users.js';
+import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type Sandbox } from '../../../test/fixtures/operations.js';
 
 /**
  * Issue 30, tiles: the calls of the platform's SDKs on a real database, with the bodies they send.

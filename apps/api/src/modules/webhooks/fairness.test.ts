@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookPayload } from '@latchkey/contract';
 import { createTestApp, eventually, type TestApp } from '../../../test/helpers.js';
-import { bearer } from '../platform-users/test-fixtures.js';
-import { appUserToken, certify, createLock, createSandbox, execute, type KeyHolder, type Sandbox } from '../operations/test-fixtures.js';
-import { startReceiver } from './test-receiver.js';
+import { bearer } from '../../../test/fixtures/platform-users.js';
+import { appUserToken, certify, createLock, createSandbox, execute, type KeyHolder, type Sandbox } from '../../../test/fixtures/operations.js';
+import { startReceiver } from '../../../test/fixtures/webhook-receiver.js';
 
 /**
  * Issue 26, item 7: after one application's user sent a burst of refused operations, another

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookDelivery, WebhookWithSecret } from '@latchkey/contract';
-import { startReceiver, verifySignature } from './test-receiver.js';
+import { startReceiver, verifySignature } from '../../../test/fixtures/webhook-receiver.js';
 import { eventually, testDbKind } from '../../../test/helpers.js';
 import { freePort, waitReady } from '../../../test/scale/processes.js';
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outboundErrors, WEBHOOK_TEST_EVENT, WEBHOOK_TEST_LIMIT, type WebhookDelivery, type WebhookPayload, type WebhookWithSecret } from '@latchkey/contract';
 import { createTestApp, eventually, type TestApp } from '../../../test/helpers.js';
-import { bearer } from '../platform-users/test-fixtures.js';
-import { createSandbox, type Sandbox } from '../operations/test-fixtures.js';
-import { startReceiver, verifySignature } from './test-receiver.js';
+import { bearer } from '../../../test/fixtures/platform-users.js';
+import { createSandbox, type Sandbox } from '../../../test/fixtures/operations.js';
+import { startReceiver, verifySignature } from '../../../test/fixtures/webhook-receiver.js';
 
 /** Issue 28 item 5: "Send a test event", and the hint a development service gives for a refused localhost URL. */
 let t: TestApp;

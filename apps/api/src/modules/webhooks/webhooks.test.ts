@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nextDeliveryCursor, outboundErrors, REDACTED, WEBHOOK_DELIVERY_PAGE_SIZE, webhookErrors, type WebhookDelivery, type WebhookPayload, type WebhookWithSecret } from '@latchkey/contract';
 import { createTestApp, eventually, type TestApp } from '../../../test/helpers.js';
-import { bearer } from '../platform-users/test-fixtures.js';
-import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type Sandbox } from '../operations/test-fixtures.js';
-import { startReceiver, verifySignature, type Answer, type Received } from './test-receiver.js';
+import { bearer } from '../../../test/fixtures/platform-users.js';
+import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type Sandbox } from '../../../test/fixtures/operations.js';
+import { startReceiver, verifySignature, type Answer, type Received } from '../../../test/fixtures/webhook-receiver.js';
 import { DELIVERY_RETENTION_DAYS } from './delivery.js';
 
 /**
@@ -291,10 +291,31 @@ describe('delivering', () => {
 
   it('an event in a transaction that fails is never delivered (the outbox row rolls back with it)', async () => {
     const hook = await register(['share.added']);
-    const res = await t.app.inject({ method: 'POST', url: `${base()}/lock/${lockId}/user`, headers: owner(), payload: { userId: '00000000-0000-4000-8000-000000000000', role: 'USER' } });
-    expect(res.statusCode).toBe(404);
-    await new Promise((r) => setTimeout(r, 1500));
+    // The share's transaction fails at its commit, after share.added is written: a deferred trigger on
+    // lock_shares raises then. Before raising it counts, in a sequence (which no rollback undoes), whether
+    // the transaction could see this hook's outbox row at that moment.
+    await t.database.executeSql(`
+      create sequence test_outbox_seen;
+      create function test_fail_commit() returns trigger language plpgsql as $$
+      begin
+        if exists (select 1 from webhook_deliveries where webhook_id = '${hook.id}') then perform nextval('test_outbox_seen'); end if;
+        raise exception 'test: the commit fails';
+      end $$;
+      create constraint trigger test_fail_commit after insert on lock_shares deferrable initially deferred
+        for each row execute function test_fail_commit();`);
+    try {
+      const res = await t.app.inject({ method: 'POST', url: `${base()}/lock/${lockId}/user`, headers: owner(), payload: { email: 'rolled-back@example.com', role: 'USER' } });
+      expect(res.statusCode, res.body).toBe(500);
+      const seen = await t.database.executeSql(`select is_called from test_outbox_seen`);
+      expect(seen.rows).toEqual([{ is_called: true }]);
+    } finally {
+      await t.database.executeSql(`drop trigger test_fail_commit on lock_shares; drop function test_fail_commit(); drop sequence test_outbox_seen;`);
+    }
+    // The relay runs on its own; the row is gone, so there is nothing for it to find, now or later.
     expect(await deliveries(hook.id)).toEqual([]);
+    const users = await t.app.inject({ url: `${base()}/lock/${lockId}/user`, headers: owner() });
+    expect(users.statusCode, users.body).toBe(200);
+    expect(users.body).not.toContain('rolled-back@example.com');
     await remove(hook.id);
   });
 

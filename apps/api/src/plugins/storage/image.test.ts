@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { LOGO_MAX_BYTES, LOGO_MAX_DIMENSION_PX } from '@latchkey/contract';
 import { cleanLogo, storedLogoType } from './image.js';
-import { jpegWithExif, makePng, pngChunk, pngWithExif, TINY_JPEG, withChunkBeforeIend, withJpegSegment } from './test-images.js';
+import { jpegWithExif, makePng, pngChunk, pngWithExif, TINY_JPEG, withChunkBeforeIend, withJpegSegment } from '../../../test/fixtures/images.js';
 
 async function clean(bytes: Uint8Array) {
   const result = await cleanLogo(bytes);

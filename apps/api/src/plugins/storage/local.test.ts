@@ -6,7 +6,7 @@ import { deriveLogoUrl } from '@latchkey/contract';
 import { createDatabase } from '../../db/client.js';
 import { LocalLogoStorage, loadUploadSecret } from './local.js';
 import { logoObjectKeyFromUrl, newObjectKey, parseObjectKey } from './storage.js';
-import { makePng, TINY_JPEG } from './test-images.js';
+import { makePng, TINY_JPEG } from '../../../test/fixtures/images.js';
 
 const APP = '3f2b8c1e-5d4a-4c3b-9a8f-1e2d3c4b5a69';
 const OTHER = '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d';

@@ -7,9 +7,9 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveLogoUrl } from '@latchkey/contract';
 import { S3LogoStorage, s3BaseUrl } from './s3.js';
-import { startSigV4Proxy } from './sigv4-proxy.js';
+import { startSigV4Proxy } from '../../../test/fixtures/sigv4-proxy.js';
 import { logoObjectKeyFromUrl } from './storage.js';
-import { jpegWithExif, makePng, TINY_JPEG, withJpegSegment } from './test-images.js';
+import { jpegWithExif, makePng, TINY_JPEG, withJpegSegment } from '../../../test/fixtures/images.js';
 
 /**
  * The S3 driver against a real S3 implementation (s3rver) on a random port and a temp directory, behind
