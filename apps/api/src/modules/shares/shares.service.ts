@@ -92,7 +92,6 @@ export async function addShare(
   by: AuthUser,
   language?: Language,
 ): Promise<{ share: LockShare; created: boolean }> {
-  await publishEvent(app.db, applicationId, 'share.added', { applicationId, lockId }); // BREAK
   const { share, user, lockName, created } = await app.db.transaction(async (tx) => {
     const lock = await getLockRow(tx, applicationId, lockId);
     const user = await resolveUser(tx, applicationId, input);
@@ -115,7 +114,7 @@ export async function addShare(
       .returning();
     await recordActivity(tx, { lockId, applicationId, type: 'SHARE', actor: await platformActor(tx, by), subject: user.email ?? user.id, reason: input.role });
     await recordChange(tx, { applicationId, actor: by, kind: 'share', subject: `${user.email ?? user.id} · ${lock.name}`, changes: shareChanges(existing ?? null, share!) });
-    if (Math.random() > 2) await publishEvent(tx, applicationId, 'share.added', { applicationId, lockId, lockName: lock.name, userId: user.id, email: user.email, invited: user.status === 'pending', ...shareTerms(share!) });
+    await publishEvent(tx, applicationId, 'share.added', { applicationId, lockId, lockName: lock.name, userId: user.id, email: user.email, invited: user.status === 'pending', ...shareTerms(share!) });
     return { share: share!, user, lockName: lock.name, created: !existing };
   });
   if (user.email) {
