@@ -31,10 +31,14 @@ describe('protectedLoader (navigation guard)', () => {
     storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
     expect(await redirectOf(protectedLoader(args('/app-1/overview', { appId: 'app-1' })))).toBeNull();
     await vi.waitFor(() => expect(queryClient.getQueryData(['applications', 'app-1'])).toEqual(sampleApplication));
-    // Cached: the next navigation within the application does not load it again.
+    // Cached: the next navigation within the application does not load it again. Its preload has run
+    // (asked the cache, and been answered) before the request log is read.
+    const ensured = vi.spyOn(queryClient, 'ensureQueryData');
     expect(await redirectOf(protectedLoader(args('/app-1/getting-started', { appId: 'app-1' })))).toBeNull();
-    await new Promise((r) => setTimeout(r, 20));
+    await vi.waitFor(() => expect(ensured).toHaveBeenCalledTimes(1));
+    await expect(ensured.mock.results[0]!.value).resolves.toEqual(sampleApplication);
     expect(calls.filter((c) => c.url.endsWith('/platform/application/app-1'))).toHaveLength(1);
+    ensured.mockRestore();
   });
 
   it('stays on the page asked for after refreshing an expired token (issue 28: not thrown out to /start)', async () => {

@@ -1,7 +1,8 @@
 import { render, screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
+import { Profiler } from 'react';
 import { Controller } from 'react-hook-form';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import * as z from 'zod/mini';
 import { EditFormScope, useEditFormContext } from './edit-form-scope';
 
@@ -10,6 +11,8 @@ type Values = z.infer<typeof schema>;
 
 function renderScope(values: Values) {
   const renders: boolean[] = [];
+  // Each commit of the scope's subtree, with its phase: proof that a re-render of the scope happened.
+  const commits = vi.fn<(id: string, phase: string) => void>();
   function Contents() {
     const { form, editing, startEdit, cancel, saveEnabled } = useEditFormContext<Values>();
     renders.push(editing);
@@ -27,20 +30,23 @@ function renderScope(values: Values) {
     );
   }
   const view = (v: Values) => (
-    <EditFormScope schema={schema} values={v}>
-      <Contents />
-    </EditFormScope>
+    <Profiler id="scope" onRender={(id, phase) => commits(id, phase)}>
+      <EditFormScope schema={schema} values={v}>
+        <Contents />
+      </EditFormScope>
+    </Profiler>
   );
   const result = render(view(values));
-  return { renders, rerender: (v: Values) => result.rerender(view(v)) };
+  return { renders, commits, rerender: (v: Values) => result.rerender(view(v)) };
 }
 
 describe('EditFormScope', () => {
   it('renders its contents once on mount: react-hook-form’s re-render after mounting stops at the scope', async () => {
-    const { renders } = renderScope({ name: 'Door app' });
+    const { renders, commits } = renderScope({ name: 'Door app' });
     expect(screen.getByLabelText('Name')).toHaveValue('Door app');
-    // react-hook-form sets its ready state in a layout effect; give any re-render that causes time to land.
-    await new Promise((r) => setTimeout(r, 20));
+    // react-hook-form's ready state (set in a layout effect) has re-rendered the scope, inside the commit
+    // that mounted it (React's 'nested-update'), and the contents were not part of it.
+    await waitFor(() => expect(commits).toHaveBeenCalledWith('scope', 'nested-update'));
     expect(renders).toEqual([false]);
   });
 
