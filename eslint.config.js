@@ -1,5 +1,6 @@
 // One flat config for the whole repository. The folder-boundary rules (house style 1) live here:
 // packages import no app; web features don't import each other; only apps/api/src/config.ts reads process.env.
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -9,6 +10,22 @@ function boundary(files, patterns) {
 }
 const NO_APPS = { group: ['**/apps/**', '@latchkey/api', '@latchkey/web'], message: 'Packages import no app.' };
 const NO_API = { group: ['**/apps/api/**', '@latchkey/api'], message: 'The portal talks to the API over HTTP only.' };
+
+// Web features don't import each other: what two features share lives in components/ or lib/, and only
+// the app shell (src/app) puts features together. One block per folder under features/, read from disk.
+const WEB_FEATURES = readdirSync(`${import.meta.dirname}/apps/web/src/features`, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name);
+/** An import pattern matching another feature than `own`, by a relative path or through features/. */
+function otherFeature(own, allowed = []) {
+  const others = WEB_FEATURES.filter((name) => name !== own).join('|');
+  const except = allowed.map((path) => `(?!${path.replaceAll('.', '\\.')}$)`).join('');
+  return {
+    regex: `^${except}((\\.\\./)+(${others})(/|$)|.*(^|/)features/(?!${own}/))`,
+    message: `Features don't import each other: move what ${own}/ shares to components/ or lib/.`,
+  };
+}
+const featureBoundaries = WEB_FEATURES.map((own) => boundary([`apps/web/src/features/${own}/**`], [NO_API, otherFeature(own)]));
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/.data/**', 'test-results/**', 'playwright-report/**', '.test-results/**', 'apps/api/drizzle/**'] },
@@ -27,6 +44,10 @@ export default tseslint.config(
   boundary(['packages/contract/**'], [NO_APPS, { group: ['**/packages/email/**', '@latchkey/email'], message: 'The contract imports nothing of ours.' }]),
   boundary(['apps/api/**'], [{ group: ['**/apps/web/**', '@latchkey/web'], message: 'The API does not import the portal.' }]),
   boundary(['apps/web/**'], [NO_API]),
+  ...featureBoundaries,
+  // The backend unlock guide offers the application's key generator in place; that button needs the
+  // application's key list and cache, so it stays in applications/.
+  boundary(['apps/web/src/features/locks/guide/unlock-guide.tsx'], [NO_API, otherFeature('locks', ['../../applications/overview/generate-key-dialog'])]),
   boundary(['apps/web/src/components/**', 'apps/web/src/lib/**'], [NO_API, { group: ['**/features/**', '**/app/**'], message: 'Shared UI and lib/ do not depend on features or the app shell.' }]),
   {
     files: ['apps/api/src/**/*.ts'],

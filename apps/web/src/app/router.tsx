@@ -74,11 +74,11 @@ export const routes: RouteObject[] = [
           { index: true, element: <Navigate to={paths.start} replace /> },
           {
             path: 't/:tileId',
-            lazy: () => import('../features/tiles/tile-page').then((m) => ({ Component: m.TilePage })),
+            lazy: () => import('../features/locks/tiles/tile-page').then((m) => ({ Component: m.TilePage })),
           },
           {
             path: 'account',
-            lazy: () => import('../features/account/account-page').then((m) => ({ Component: m.AccountPage })),
+            lazy: () => import('../features/auth/account-page').then((m) => ({ Component: m.AccountPage })),
           },
           {
             path: 'start',
@@ -109,14 +109,14 @@ export const routes: RouteObject[] = [
               {
                 path: 'getting-started',
                 lazy: () =>
-                  import('../features/getting-started/getting-started-page').then((m) => ({
+                  import('../features/applications/getting-started/getting-started-page').then((m) => ({
                     Component: m.GettingStartedPage,
                   })),
                 children: [
                   {
                     index: true,
                     lazy: () =>
-                      import('../features/getting-started/getting-started-page').then((m) => ({
+                      import('../features/applications/getting-started/getting-started-page').then((m) => ({
                         Component: m.GettingStartedIndex,
                       })),
                   },

@@ -3,7 +3,7 @@ import { Navigate, Outlet } from 'react-router';
 import { SavedNoticeHost } from '../../components/ui/saved-notice';
 import { useSession } from '../../lib/use-session';
 import { paths } from '../paths';
-import { VerifyEmailBanner } from '../../features/account/verify-email-banner';
+import { VerifyEmailBanner } from '../../features/auth/verify-email-banner';
 import { AppToolbar } from './app-toolbar';
 
 /** Signed-in area. The loader guards navigation; this also reacts when a failed refresh ends the session mid-page. */

@@ -8,7 +8,7 @@ import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useSearchParams } from 'react-router';
 import { paths } from '../../app/paths';
 import { errorMessage } from '../../lib/http';
-import { requestPasswordReset } from '../account/trust-api';
+import { requestPasswordReset } from '../../lib/trust-api';
 import { AuthTextField } from './auth-text-field';
 
 addRecoveryTexts();

@@ -8,7 +8,7 @@ import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useNavigate, useSearchParams } from 'react-router';
 import { paths } from '../../app/paths';
 import { ApiError, errorMessage } from '../../lib/http';
-import { resetPassword } from '../account/trust-api';
+import { resetPassword } from '../../lib/trust-api';
 import { completeSignIn } from './api';
 import { AuthTextField } from './auth-text-field';
 

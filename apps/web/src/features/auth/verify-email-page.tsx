@@ -6,7 +6,7 @@ import { Link as RouterLink, useSearchParams } from 'react-router';
 import { paths } from '../../app/paths';
 import { errorMessage } from '../../lib/http';
 import { getSession } from '../../lib/session';
-import { verifyEmail } from '../account/trust-api';
+import { verifyEmail } from '../../lib/trust-api';
 
 addRecoveryTexts();
 

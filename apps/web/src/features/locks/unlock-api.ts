@@ -11,7 +11,7 @@ import { indexedDbKeyStore, memoryKeyStore, type DeviceKeyStore } from '../../li
 import { ApiError, request } from '../../lib/http';
 import { currentUserId } from '../../lib/session';
 import { base64, signOperation } from '../../lib/signed-operation';
-import { checkKeyCode, requestKeyCode } from '../account/trust-api';
+import { checkKeyCode, requestKeyCode } from '../../lib/trust-api';
 import { lockKeys } from './api';
 
 export async function certifyKey(ephemeralKey: string): Promise<CertificateResponse> {

@@ -18,7 +18,7 @@ import { useTranslation } from 'react-i18next';
 import { Icon } from '../../../components/ui/icon';
 import { errorMessage } from '../../../lib/http';
 import { useAuthItemAction } from '../auth-items-api';
-import type { KeyKind, PrivateKeyFormat } from '../key-pair';
+import type { KeyKind, PrivateKeyFormat } from '../../../lib/key-pair';
 
 type Outcome = { kind: 'added'; kid: string; alg: string; file: string } | { kind: 'failed'; message: string; file: string | null };
 
@@ -48,7 +48,7 @@ export function GenerateKeyButton({ applicationId, variant = 'outlined' }: { app
     setBusy(true);
     let file: string | null = null;
     try {
-      const keys = await import('../key-pair');
+      const keys = await import('../../../lib/key-pair');
       const pair = await keys.generateAuthKeyPair(kind);
       const saved = keys.privateKeyFile(pair, format);
       // Saved first: a key whose private half is not on this computer would be of no use to anyone.

@@ -15,10 +15,10 @@ import { useLocks } from '../api';
 import { sharesQuery } from '../shares-api';
 import { exampleScriptUrl } from './example-script';
 import { KEY_FILE_PLACEHOLDER, unlockCommand, USER_EMAIL_PLACEHOLDER } from './unlock-snippet';
-import { StepTitle, Value } from '../../getting-started/guide-parts';
+import { StepTitle, Value } from '../../../components/ui/guide-parts';
 import { GenerateKeyButton } from '../../applications/overview/generate-key-dialog';
-import { privateKeyFileName } from '../../applications/key-pair';
-import { algorithmFor } from '../../getting-started/snippets';
+import { privateKeyFileName } from '../../../lib/key-pair';
+import { algorithmFor } from '../../../lib/key-pair';
 
 /** Shown in the command until the application has an auth domain / key; the warnings above say so. */
 const ISSUER_PLACEHOLDER = 'https://auth.your-company.com';

@@ -32,7 +32,7 @@ import { useLockEvents } from '../live-events';
 import { LiveStatusBadge } from '../live-status';
 import { LockStateChip } from '../lock-state';
 import { LockNameDialog } from './lock-name-dialog';
-import { SitesCard } from '../../sites/sites-card';
+import { SitesCard } from '../sites/sites-card';
 
 type Dialog = { kind: 'add' } | { kind: 'rename'; lock: Lock } | { kind: 'remove'; lock: Lock } | null;
 

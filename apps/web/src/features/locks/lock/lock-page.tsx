@@ -17,7 +17,7 @@ import { ActivityCard, rangeFromDays } from './activity-card';
 import { SettingsCard } from './settings-card';
 import { SharesCard } from './shares-card';
 import { UnlockButton } from './unlock-button';
-import { TilesCard } from '../../tiles/tiles-card';
+import { TilesCard } from '../tiles/tiles-card';
 
 /**
  * Follows the live events and shows whether they arrive. Its own component: the status changing

@@ -6,7 +6,7 @@ import { useTranslation } from 'react-i18next';
 import { Icon } from '../../../components/ui/icon';
 import { MessageDialog } from '../../../components/ui/message-dialog';
 import { errorMessage } from '../../../lib/http';
-import { useKeyCodeDialog } from '../../account/key-code-dialog';
+import { useKeyCodeDialog } from '../key-code-dialog';
 import { KeyCodeCancelled, LocationUnavailableError, useUnlock, type UnlockDeps } from '../unlock-api';
 
 /**

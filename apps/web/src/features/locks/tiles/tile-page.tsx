@@ -1,10 +1,10 @@
 import { Alert, Box, Container, Paper, Typography } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 import { useParams } from 'react-router';
-import { PageLoader } from '../../components/ui/page-loader';
-import { ApiError, errorMessage } from '../../lib/http';
-import { LockStateChip } from '../locks/lock-state';
-import { UnlockButton } from '../locks/lock/unlock-button';
+import { PageLoader } from '../../../components/ui/page-loader';
+import { ApiError, errorMessage } from '../../../lib/http';
+import { LockStateChip } from '../lock-state';
+import { UnlockButton } from '../lock/unlock-button';
 import { useTileLocks } from './api';
 
 /**

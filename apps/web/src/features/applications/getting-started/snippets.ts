@@ -1,6 +1,7 @@
-import type { Application, PublicJwk } from '@latchkey/contract';
-import type { Platform } from '../../app/paths';
-import { jsString as js, kotlinString as kt, swiftString as str } from '../../lib/code-literals';
+import type { Application } from '@latchkey/contract';
+import type { Platform } from '../../../app/paths';
+import { algorithmFor } from '../../../lib/key-pair';
+import { jsString as js, kotlinString as kt, swiftString as str } from '../../../lib/code-literals';
 
 /**
  * Code samples for the Getting Started tabs, filled with one application's values. Kept as plain
@@ -20,16 +21,6 @@ export interface SnippetValues {
 
 export const ISSUER_PLACEHOLDER = 'https://auth.your-company.com';
 export const KID_PLACEHOLDER = 'your-key-id';
-
-const EC_ALGS: Record<string, string> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512', secp256k1: 'ES256K' };
-
-/** The algorithm the platform accepts for a key (its `alg` if pinned), as the API's verifier decides it. */
-export function algorithmFor(key: PublicJwk): string {
-  if (key.alg) return key.alg;
-  if (key.kty === 'RSA') return 'RS256';
-  if (key.kty === 'OKP') return 'EdDSA';
-  return EC_ALGS[key.crv ?? ''] ?? 'ES256';
-}
 
 export function snippetValues(app: Application, audience: string, origin: string): SnippetValues {
   const key = Object.values(app.authKeys)[0];

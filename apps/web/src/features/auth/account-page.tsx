@@ -1,5 +1,5 @@
 import { zodResolver } from '@hookform/resolvers/zod';
-import { addRecoveryTexts } from '../auth/recovery-texts';
+import { addRecoveryTexts } from './recovery-texts';
 import { changePasswordSchema, updateAccountSchema, type AccountSession } from '@latchkey/contract';
 import {
   Alert,
@@ -26,11 +26,11 @@ import { showSaved } from '../../components/ui/saved-notice';
 import { formatDateTime } from '../../lib/dates';
 import { errorMessage } from '../../lib/http';
 import { setSessionValue } from '../../lib/session';
-import { useLogout } from '../auth/logout';
+import { useLogout } from './logout';
 import { changePassword, deleteAccount, describeBrowser, useEndSession, useSessions, useUpdateDisplayName } from './account-api';
 import { useAccount } from './account-query';
 import { PasskeysCard } from './passkeys-card';
-import { resendVerification } from './trust-api';
+import { resendVerification } from '../../lib/trust-api';
 
 addRecoveryTexts();
 

@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { getAccount } from '../auth/api';
+import { getAccount } from './api';
 
 export const accountKey = ['account'] as const;
 

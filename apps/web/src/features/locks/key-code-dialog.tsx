@@ -4,7 +4,7 @@ import { useCallback, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { errorMessage } from '../../lib/http';
 import { getSession } from '../../lib/session';
-import type { AskKeyCode } from '../locks/unlock-api';
+import type { AskKeyCode } from './unlock-api';
 
 type Actions = Parameters<AskKeyCode>[0];
 interface Pending extends Actions {

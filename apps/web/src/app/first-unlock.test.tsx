@@ -4,11 +4,11 @@ import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Outlet } from 'react-router';
-import { storeSignIn } from '../../lib/session';
-import { json, makeJwt, nowSeconds, renderRoute, sampleApplication, stubFetch, type Call } from '../../test/helpers';
-import { sampleLock, sampleShare } from '../locks/test-fixtures';
-import { UnlockGuide } from '../locks/guide/unlock-guide';
-import { GettingStartedIndex, GettingStartedPage } from './getting-started-page';
+import { storeSignIn } from '../lib/session';
+import { json, makeJwt, nowSeconds, renderRoute, sampleApplication, stubFetch, type Call } from '../test/helpers';
+import { sampleLock, sampleShare } from '../features/locks/test-fixtures';
+import { UnlockGuide } from '../features/locks/guide/unlock-guide';
+import { GettingStartedIndex, GettingStartedPage } from '../features/applications/getting-started/getting-started-page';
 
 /** Issue 28 item 4: the way to a first unlock. */
 const config = { privacyPolicyUrl: 'https://p.test', uploadBaseUrl: 'http://up.test', cdnBaseUrl: 'http://cdn.test', docsUrl: 'https://docs.test', platformAudience: 'https://aud.test' };

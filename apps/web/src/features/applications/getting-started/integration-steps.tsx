@@ -3,13 +3,14 @@ import type { Application } from '@latchkey/contract';
 import { Alert, Box, Button, Link, Typography } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink } from 'react-router';
-import { paths, type Platform } from '../../app/paths';
-import { CodeBlock } from '../../components/ui/code-block';
-import { CopyValue } from '../../components/ui/copy-value';
-import { Icon } from '../../components/ui/icon';
-import { GenerateKeyButton } from '../applications/overview/generate-key-dialog';
-import { algorithmFor, SNIPPETS, snippetValues } from './snippets';
-import { StepTitle, Value } from './guide-parts';
+import { paths, type Platform } from '../../../app/paths';
+import { CodeBlock } from '../../../components/ui/code-block';
+import { CopyValue } from '../../../components/ui/copy-value';
+import { Icon } from '../../../components/ui/icon';
+import { GenerateKeyButton } from '../overview/generate-key-dialog';
+import { algorithmFor } from '../../../lib/key-pair';
+import { SNIPPETS, snippetValues } from './snippets';
+import { StepTitle, Value } from '../../../components/ui/guide-parts';
 
 interface Props {
   app: Application;

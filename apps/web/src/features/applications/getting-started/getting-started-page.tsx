@@ -4,12 +4,12 @@ import { Alert, Box, Link, Paper, Tab, Tabs, Typography } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 import { useEffect } from 'react';
 import { Navigate, Outlet, Link as RouterLink, useLocation, useOutletContext, useParams } from 'react-router';
-import { GETTING_STARTED_TABS, paths, type GettingStartedTab, type Platform } from '../../app/paths';
-import { Icon } from '../../components/ui/icon';
-import { PageLoader } from '../../components/ui/page-loader';
-import { visuallyHidden } from '../../components/ui/visually-hidden';
-import { usePortalConfig } from '../../lib/config';
-import { errorMessage } from '../../lib/http';
+import { GETTING_STARTED_TABS, paths, type GettingStartedTab, type Platform } from '../../../app/paths';
+import { Icon } from '../../../components/ui/icon';
+import { PageLoader } from '../../../components/ui/page-loader';
+import { visuallyHidden } from '../../../components/ui/visually-hidden';
+import { usePortalConfig } from '../../../lib/config';
+import { errorMessage } from '../../../lib/http';
 import { IntegrationSteps } from './integration-steps';
 
 const TAB_KEY = 'latchkey.gettingStartedTab';

@@ -3,8 +3,8 @@ import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { Outlet } from 'react-router';
-import { storeSignIn } from '../../lib/session';
-import { json, makeJwt, nowSeconds, renderRoute, stubFetch } from '../../test/helpers';
+import { storeSignIn } from '../../../lib/session';
+import { json, makeJwt, nowSeconds, renderRoute, stubFetch } from '../../../test/helpers';
 import { GettingStartedIndex, GettingStartedPage } from './getting-started-page';
 
 const config = { privacyPolicyUrl: 'https://p.test', uploadBaseUrl: 'http://up.test', cdnBaseUrl: 'http://cdn.test', docsUrl: 'https://docs.test', platformAudience: 'https://aud.test' };

@@ -3,11 +3,11 @@ import type { Lock, OwnerSite } from '@latchkey/contract';
 import { Alert, Box, Button, IconButton, Paper, TextField, Typography } from '@mui/material';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { ConfirmDialog } from '../../components/ui/confirm-dialog';
-import { Icon } from '../../components/ui/icon';
-import { useOperation } from '../../components/ui/use-operation';
-import { errorMessage } from '../../lib/http';
-import { LockNameDialog } from '../locks/list/lock-name-dialog';
+import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
+import { Icon } from '../../../components/ui/icon';
+import { useOperation } from '../../../components/ui/use-operation';
+import { errorMessage } from '../../../lib/http';
+import { LockNameDialog } from '../list/lock-name-dialog';
 import { useCreateSite, useDeleteSite, useMoveLock, useRenameSite, useSites } from './api';
 
 type Dialog =

@@ -1,8 +1,8 @@
 import { ownerSiteSchema, type OwnerSite } from '@latchkey/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import * as z from 'zod/mini';
-import { request } from '../../lib/http';
-import { lockPath } from '../locks/api';
+import { request } from '../../../lib/http';
+import { lockPath } from '../api';
 
 export const siteKeys = { list: (appId: string) => ['applications', appId, 'sites'] as const };
 const sitesPath = (appId: string) => `/platform/application/${encodeURIComponent(appId)}/site`;

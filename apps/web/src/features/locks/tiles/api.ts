@@ -1,8 +1,8 @@
 import { lockSchema, lockTileSchema, type Lock, type LockTile } from '@latchkey/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import * as z from 'zod/mini';
-import { request } from '../../lib/http';
-import { lockPath } from '../locks/api';
+import { request } from '../../../lib/http';
+import { lockPath } from '../api';
 
 /** A lock's tiles sit beside its shares and log, under the application's key. */
 export const tileKeys = {

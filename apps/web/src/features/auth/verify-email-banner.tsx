@@ -4,7 +4,7 @@ import { useTranslation } from 'react-i18next';
 import { showSaved } from '../../components/ui/saved-notice';
 import { errorMessage } from '../../lib/http';
 import { useAccount } from './account-query';
-import { resendVerification } from './trust-api';
+import { resendVerification } from '../../lib/trust-api';
 
 /** Until the account's email is verified: a banner with "Send again" (issue 29). */
 export function VerifyEmailBanner() {

@@ -17,10 +17,10 @@ import {
 } from '@mui/material';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { ConfirmDialog } from '../../components/ui/confirm-dialog';
-import { Icon } from '../../components/ui/icon';
-import { useOperation } from '../../components/ui/use-operation';
-import { errorMessage } from '../../lib/http';
+import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
+import { Icon } from '../../../components/ui/icon';
+import { useOperation } from '../../../components/ui/use-operation';
+import { errorMessage } from '../../../lib/http';
 import { useCreateTile, useDeleteTile, useLockTiles, useTileQr } from './api';
 
 /** The tile's printable QR code for its short URL, drawn by the server. */

@@ -5,7 +5,7 @@ import { useState } from 'react';
 import { describe, expect, it } from 'vitest';
 import { exportPublicKey, generateSigningKey } from '../../lib/signed-operation';
 import { json, stubFetch } from '../../test/helpers';
-import { certifyWithSecondFactor } from '../locks/unlock-api';
+import { certifyWithSecondFactor } from './unlock-api';
 import { useKeyCodeDialog } from './key-code-dialog';
 
 /** Issue 29: the portal's own unlock goes through the SDKs' second-factor flow with a code dialog. */

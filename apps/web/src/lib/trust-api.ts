@@ -7,7 +7,7 @@ import {
   type CertificateResponse,
   type PasswordResetVerify,
 } from '@latchkey/contract';
-import { request } from '../../lib/http';
+import { request } from './http';
 
 /** Issue 29: forgot password, email verification, a new key's second factor — the API's calls, written once. */
 export async function requestPasswordReset(email: string): Promise<void> {

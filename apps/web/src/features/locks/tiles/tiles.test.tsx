@@ -2,9 +2,9 @@ import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import type { LockTile } from '@latchkey/contract';
-import { storeSignIn } from '../../lib/session';
-import { json, makeJwt, noContent, nowSeconds, renderRoute, stubFetch } from '../../test/helpers';
-import { LOCKS, sampleLock } from '../locks/test-fixtures';
+import { storeSignIn } from '../../../lib/session';
+import { json, makeJwt, noContent, nowSeconds, renderRoute, stubFetch } from '../../../test/helpers';
+import { LOCKS, sampleLock } from '../test-fixtures';
 import { TilePage } from './tile-page';
 import { TilesCard } from './tiles-card';
 
