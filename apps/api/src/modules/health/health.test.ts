@@ -3,7 +3,23 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOGO_CONTENT_TYPES, WEBHOOK_EVENTS, WEBHOOK_URL_MAX_LENGTH } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
+
+/** The parts of an OpenAPI 3 document these tests read. */
+interface Operation {
+  security?: unknown;
+  parameters?: unknown[];
+  requestBody?: { content: Record<string, { schema: unknown }> };
+  responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
+}
+interface OpenApi {
+  openapi: string;
+  components: { securitySchemes: unknown };
+  paths: Record<string, Record<string, Operation | undefined>>;
+}
+const bodyOf = (op: Operation) => op.requestBody?.content['application/json']?.schema;
+const answerOf = (op: Operation, status: string) => op.responses[status]?.content?.['application/json']?.schema;
 
 describe('health, readiness, config and unknown routes', () => {
   let t: TestApp;
@@ -43,10 +59,43 @@ describe('health, readiness, config and unknown routes', () => {
     expect(res.json()).toEqual({ code: 404, message: 'Not found' });
   });
 
-  it('publishes an OpenAPI document', async () => {
+  it('publishes an OpenAPI document: every API route, with the request and response shapes of the contract', async () => {
     const res = await t.app.inject({ url: '/api/docs/json' });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toHaveProperty('openapi');
+    const doc = res.json() as OpenApi;
+    expect(doc.openapi).toMatch(/^3\./);
+    expect(doc.components.securitySchemes).toEqual({ bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } });
+
+    // Each route the app registered under the API prefix is documented, with its method.
+    const documented = new Set(Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`)));
+    const routes = t.app.routeTable
+      .filter((r) => r.url.startsWith('/api/') && !r.url.startsWith('/api/docs'))
+      .map((r) => `${r.method} ${r.url.replace(/:(\w+)/g, '{$1}').replace(/\*$/, '{*}')}`);
+    expect(routes.length).toBeGreaterThan(50);
+    expect(routes.filter((r) => !documented.has(r))).toEqual([]);
+
+    // A public route: no security; the body and the answer as the contract has them.
+    const login = doc.paths['/api/auth/token']!.post!;
+    expect(login.security).toBeUndefined();
+    expect(bodyOf(login)).toMatchObject({ type: 'object', required: ['email', 'password'] });
+    expect(answerOf(login, '200')).toMatchObject({ required: ['authToken', 'refreshToken', 'privateKey', 'publicKey'], additionalProperties: false });
+
+    // An owner's route: the bearer token, the path's id, the events and the secret shown once.
+    const createWebhook = doc.paths['/api/platform/application/{applicationId}/webhook']!.post!;
+    expect(createWebhook.security).toEqual([{ bearer: [] }]);
+    expect(createWebhook.parameters).toEqual([expect.objectContaining({ in: 'path', name: 'applicationId', required: true })]);
+    expect(bodyOf(createWebhook)).toMatchObject({
+      required: ['url', 'events'],
+      properties: { url: { type: 'string', maxLength: WEBHOOK_URL_MAX_LENGTH }, events: { type: 'array', items: { enum: [...WEBHOOK_EVENTS] } } },
+    });
+    expect(Object.keys(createWebhook.responses).sort()).toEqual(['201', '400', '401', '404', '409', '422']);
+    expect(answerOf(createWebhook, '201')).toMatchObject({ required: ['id', 'url', 'events', 'createdAt', 'secret'], additionalProperties: false });
+    expect(answerOf(createWebhook, '404')).toMatchObject({ required: ['code', 'message'] });
+
+    // The logo upload: only the types the contract allows.
+    const logo = doc.paths['/api/platform/application/{applicationId}/logo']!.post!;
+    expect(bodyOf(logo)).toEqual({ type: 'object', properties: { contentType: { type: 'string', enum: [...LOGO_CONTENT_TYPES] } }, required: ['contentType'] });
+    expect(answerOf(logo, '200')).toEqual({ type: 'object', properties: { uploadUrl: { type: 'string' } }, required: ['uploadUrl'], additionalProperties: false });
   });
 
   it('refuses oversize bodies with 413 JSON', async () => {
