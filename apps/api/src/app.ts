@@ -19,7 +19,9 @@ import { Passwords } from './lib/passwords.js';
 import { SecretBox } from './lib/secret-box.js';
 import { useSecretBox } from './lib/server-secrets.js';
 import { TokenService } from './lib/tokens.js';
-import { configureOutbound } from './lib/outbound.js';
+import { Outbound } from './lib/outbound.js';
+import { Issuers } from './lib/issuer-discovery.js';
+import { ApplicationReads } from './modules/applications/applications.service.js';
 import { isUnder, pathOf } from './lib/url-paths.js';
 import { registerAuth, registerOwnership } from './plugins/auth.js';
 import { registerCors, type CorsOptions } from './plugins/cors.js';
@@ -74,6 +76,12 @@ declare module 'fastify' {
     platformCa: PlatformCa;
     /** Webhook deliveries: the outbox relay and the queue's workers (modules/webhooks/delivery.ts). */
     webhooks: WebhookDispatcher;
+    /** The outbound guard every call to an owner-given URL goes through (its OUTBOUND_ALLOW hosts, its connections). */
+    outbound: Outbound;
+    /** Third-party issuers' key sets and OpenID configurations, read through this app's outbound guard. */
+    issuers: Issuers;
+    /** Prepared application reads and this instance's cache of encoded application bodies. */
+    applicationReads: ApplicationReads;
     /** Every route as registered: the security suite derives its authorization matrix from it. */
     routeTable: { method: string; url: string; public: boolean }[];
   }
@@ -145,7 +153,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Before anything reads a key or secret from the database: they are sealed with this box.
   useSecretBox(database.db, new SecretBox(config.secretsEncryptionKey));
   if (!config.secretsEncryptionKey) app.log.warn(SECRETS_UNENCRYPTED_WARNING);
-  configureOutbound({ allowHosts: config.outbound.allowHosts, hints: config.outbound.hints });
+  const outbound = new Outbound({ allowHosts: config.outbound.allowHosts, hints: config.outbound.hints });
+  app.decorate('outbound', outbound);
+  app.decorate('issuers', new Issuers(outbound));
+  app.decorate('applicationReads', new ApplicationReads(database.db));
   if (config.outbound.allowHosts.length > 0)
     app.log.warn(`OUTBOUND_ALLOW lets ${config.outbound.allowHosts.join(', ')} through the outbound guard: for development and tests only`);
   app.decorate('tokens', await TokenService.create(config, database.db));
@@ -171,7 +182,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     sseClients: () => liveEvents.size,
     adminRoutes: options.adminRoutes,
   });
-  const webhookDispatcher = new WebhookDispatcher(database, config.webhooks, app.log);
+  const webhookDispatcher = new WebhookDispatcher(database, config.webhooks, app.log, outbound);
   webhookDispatcher.onAttempt = (outcome) => metrics.webhookDeliveries.inc({ outcome });
   await webhookDispatcher.start();
   app.decorate('webhooks', webhookDispatcher);
@@ -185,6 +196,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     app.tokens.stop();
     await accessCache.stop();
     await liveEvents.stop();
+    await outbound.close();
     if (ownsDatabase) await database.close();
   });
   // One onSend hook for these (each hook is a step of every request):

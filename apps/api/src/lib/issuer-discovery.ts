@@ -2,19 +2,17 @@ import { LRUCache } from 'lru-cache';
 import { normaliseIssuerUrl, discoveryErrors, outboundErrors } from '@latchkey/contract';
 import { AppError } from '../errors.js';
 import {
-  discoveryClock,
   fail,
   getJson,
   isObject,
-  issuerKeys,
+  IssuerKeys,
   JWKS_FAILURE_TTL_SECONDS,
   JWKS_MAX_TTL_SECONDS,
   jwksTtlSeconds,
   loadKeySet,
-  type IssuerKeys,
   type KeySetLoad,
 } from './issuer-keys.js';
-import { OutboundError } from './outbound.js';
+import { OutboundError, type Outbound } from './outbound.js';
 
 /**
  * Issue 19: an auth domain added with discovery follows its issuer. The OpenID configuration is checked
@@ -36,11 +34,11 @@ export interface ConfigLoad {
  * §4): it answers 200 with a JSON object, its `issuer` is the auth domain in the RFC 3986 normal form
  * (`normaliseIssuerUrl`; tokens' `iss` is compared the same way, issue 26) and it names a `jwks_uri`.
  */
-export async function loadIssuerConfig(issuer: string): Promise<ConfigLoad> {
+export async function loadIssuerConfig(outbound: Outbound, issuer: string): Promise<ConfigLoad> {
   const configUrl = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
   let answer;
   try {
-    answer = await getJson(configUrl);
+    answer = await getJson(outbound, configUrl);
   } catch (error) {
     // The URL the owner typed: the guard's own reason says what is wrong with it.
     if (error instanceof OutboundError) throw fail(error.statusCode === 400 ? 400 : 422, outboundErrors[error.reason]);
@@ -56,9 +54,9 @@ export async function loadIssuerConfig(issuer: string): Promise<ConfigLoad> {
 }
 
 /** What POST …/auth/issuer with `discovery: true` checks before anything is stored: the configuration, then a usable key set. */
-export async function discoverIssuer(issuer: string): Promise<{ config: ConfigLoad; keySet: KeySetLoad }> {
-  const config = await loadIssuerConfig(issuer);
-  return { config, keySet: await loadKeySet(config.jwksUri) };
+export async function discoverIssuer(outbound: Outbound, issuer: string): Promise<{ config: ConfigLoad; keySet: KeySetLoad }> {
+  const config = await loadIssuerConfig(outbound, issuer);
+  return { config, keySet: await loadKeySet(outbound, config.jwksUri) };
 }
 
 /** Where the warnings go: the request's logger (pino), or nothing. */
@@ -87,7 +85,7 @@ interface Entry {
 export interface IssuerConfigsOptions {
   max?: number;
   clock?: () => number;
-  load?: (issuer: string) => Promise<ConfigLoad>;
+  load: (issuer: string) => Promise<ConfigLoad>;
 }
 
 /** Auth domains' OpenID configurations, per issuer: the `jwks_uri` to use and until when. */
@@ -98,10 +96,10 @@ export class IssuerConfigs {
 
   constructor(
     private readonly keys: IssuerKeys,
-    options: IssuerConfigsOptions = {},
+    options: IssuerConfigsOptions,
   ) {
     this.clock = options.clock ?? (() => performance.now());
-    this.load = options.load ?? loadIssuerConfig;
+    this.load = options.load;
     this.entries = new LRUCache<string, Entry>({ max: options.max ?? 1000 });
   }
 
@@ -169,4 +167,31 @@ export class IssuerConfigs {
 }
 
 /** The process's one cache of configurations, beside the key sets'. */
-export const issuerConfigs = new IssuerConfigs(issuerKeys, { clock: () => discoveryClock.now() });
+/**
+ * One app's issuer caches (app.issuers): key sets and OpenID configurations, read through the app's
+ * outbound guard. Token verification and discovery share them; another app in the process has its own.
+ */
+export class Issuers {
+  /** The caches' clock (milliseconds, monotonic). Tests move it forward (skewMs) instead of waiting. */
+  readonly clock = { skewMs: 0, now: (): number => performance.now() + this.clock.skewMs };
+  readonly keys: IssuerKeys;
+  readonly configs: IssuerConfigs;
+
+  constructor(private readonly outbound: Outbound) {
+    const now = () => this.clock.now();
+    this.keys = new IssuerKeys({ clock: now, load: (jwksUri) => loadKeySet(outbound, jwksUri) });
+    this.configs = new IssuerConfigs(this.keys, { clock: now, load: (issuer) => loadIssuerConfig(outbound, issuer) });
+  }
+
+  /** Reads the issuer's configuration and key set now (an auth domain being added with discovery). */
+  discover(issuer: string): Promise<{ config: ConfigLoad; keySet: KeySetLoad }> {
+    return discoverIssuer(this.outbound, issuer);
+  }
+
+  /** Empties both caches and resets the clock. */
+  clear(): void {
+    this.keys.clear();
+    this.configs.clear();
+    this.clock.skewMs = 0;
+  }
+}

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { discoveryErrors, publicJwkSchema, type PublicJwk } from '@latchkey/contract';
 import { AppError } from '../errors.js';
-import { OutboundError, safeFetch } from './outbound.js';
+import { OutboundError, type Outbound } from './outbound.js';
 
 /**
  * Issue 19: auth domains added with discovery. Their key set (`jwks_uri`) is read through the outbound
@@ -39,8 +39,8 @@ export function jwksTtlSeconds(cacheControl: string | null): number {
 export const fail = (status: 400 | 422, message: string) => new AppError(status, message);
 
 /** GET a discovery document (configuration or key set) through the guard; the body only when it answered 200. */
-export async function getJson(url: string): Promise<{ status: number; json: unknown; cacheControl: string | null }> {
-  const response = await safeFetch(url, { timeoutMs: discoveryLimits.timeoutMs, maxBytes: discoveryLimits.maxBytes, headers: { accept: 'application/json' } });
+export async function getJson(outbound: Outbound, url: string): Promise<{ status: number; json: unknown; cacheControl: string | null }> {
+  const response = await outbound.safeFetch(url, { timeoutMs: discoveryLimits.timeoutMs, maxBytes: discoveryLimits.maxBytes, headers: { accept: 'application/json' } });
   let json: unknown = undefined;
   if (response.status === 200) {
     try {
@@ -73,10 +73,10 @@ export interface KeySetLoad {
 }
 
 /** GET jwks_uri through the guard; refusals as the contract's discovery errors (422: the issuer's answer). */
-export async function loadKeySet(jwksUri: string): Promise<KeySetLoad> {
+export async function loadKeySet(outbound: Outbound, jwksUri: string): Promise<KeySetLoad> {
   let answer;
   try {
-    answer = await getJson(jwksUri);
+    answer = await getJson(outbound, jwksUri);
   } catch (error) {
     if (error instanceof OutboundError)
       throw fail(422, error.statusCode === 400 ? discoveryErrors.jwksUriRefused : discoveryErrors.jwksUnavailable);
@@ -100,7 +100,7 @@ export interface IssuerKeysOptions {
   max?: number;
   /** Tests move the clock (milliseconds, like performance.now()). */
   clock?: () => number;
-  load?: (jwksUri: string) => Promise<KeySetLoad>;
+  load: (jwksUri: string) => Promise<KeySetLoad>;
 }
 
 /** Issuers' key sets, per jwks_uri, each kept for its own Cache-Control max-age (bounded). */
@@ -109,9 +109,9 @@ export class IssuerKeys {
   private readonly sets: LRUCache<string, CachedKeySet>;
   private readonly failures: LRUCache<string, string>;
 
-  constructor(options: IssuerKeysOptions = {}) {
+  constructor(options: IssuerKeysOptions) {
     const clock = (this.clock = options.clock ?? (() => performance.now()));
-    const load = options.load ?? loadKeySet;
+    const load = options.load;
     const perf = { now: clock };
     // lru-cache reads its clock at most once a millisecond by default; a test's clock moves by jumps.
     const ttlResolution = options.clock ? 0 : 1;
@@ -182,9 +182,3 @@ export class IssuerKeys {
     this.failures.clear();
   }
 }
-
-/** The discovery caches' clock (milliseconds, monotonic). Tests move it forward instead of waiting. */
-export const discoveryClock = { skewMs: 0, now: (): number => performance.now() + discoveryClock.skewMs };
-
-/** The process's one cache; token verification and discovery share it. */
-export const issuerKeys = new IssuerKeys({ clock: () => discoveryClock.now() });

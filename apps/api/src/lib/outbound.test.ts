@@ -1,7 +1,15 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { configureOutbound, isPublicAddress, OutboundError, safeFetch, type Resolver } from './outbound.js';
+import { isPublicAddress, Outbound, OutboundError, type OutboundInit, type OutboundOptions, type Resolver } from './outbound.js';
+
+/** The guard under test: each test configures a new one (and the last is closed). */
+let outbound = new Outbound();
+function configureOutbound(options: OutboundOptions): void {
+  void outbound.close();
+  outbound = new Outbound(options);
+}
+const safeFetch = (url: string, init?: OutboundInit) => outbound.safeFetch(url, init);
 
 /**
  * The outbound guard against real sockets: a local HTTP server stands in for every destination (it is

@@ -45,9 +45,11 @@ export const OUTBOUND_MAX_REDIRECTS = 5;
 
 /** A refusal: 400 for a URL that may never be called, 422 for a destination that answered badly. */
 export class OutboundError extends AppError {
+  /** `hints`: the refusal names (as its `hint`) the host OUTBOUND_ALLOW would let through. */
   constructor(
     readonly reason: OutboundRefusal,
     detail?: string,
+    hints = false,
   ) {
     super(URL_REFUSALS.has(reason) ? 400 : 422, detail ? `${outboundErrors[reason]}: ${detail}` : outboundErrors[reason]);
     this.name = 'OutboundError';
@@ -76,133 +78,142 @@ export function isPublicAddress(address: string): boolean {
 
 const systemResolve: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
 
-let allowHosts = new Set<string>();
-let hints = false;
-let resolve: Resolver = systemResolve;
-let agent = createAgent();
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const NULL_BODY = new Set([101, 204, 205, 304]);
 
-/** Called once by buildApp with the configuration (and by tests). */
-export function configureOutbound(options: OutboundOptions): void {
-  allowHosts = new Set((options.allowHosts ?? []).map((h) => h.trim().toLowerCase()).filter(Boolean));
-  hints = options.hints ?? false;
-  resolve = options.resolve ?? systemResolve;
-  const old = agent;
-  agent = createAgent();
-  void old.close().catch(() => {});
+/**
+ * One service's outbound guard: its OUTBOUND_ALLOW hosts, whether refusals carry hints, its resolver and
+ * its connection pool. Each app has its own (app.outbound), so two apps in one process do not share them.
+ */
+export class Outbound {
+  private readonly allowHosts: ReadonlySet<string>;
+  private readonly hints: boolean;
+  private readonly resolve: Resolver;
+  private readonly agent: Agent;
+
+  constructor(options: OutboundOptions = {}) {
+    this.allowHosts = new Set((options.allowHosts ?? []).map((h) => h.trim().toLowerCase()).filter(Boolean));
+    this.hints = options.hints ?? false;
+    this.resolve = options.resolve ?? systemResolve;
+    this.agent = new Agent({
+      // A kept-alive connection stays pinned to the address that was checked when it opened.
+      connect: { lookup: this.guardedLookup.bind(this) as never, timeout: OUTBOUND_DEFAULT_TIMEOUT_MS },
+    });
+  }
+
+  /** Closes the connection pool (the app's onClose). */
+  async close(): Promise<void> {
+    await this.agent.close().catch(() => {});
+  }
+
+  private refusal(reason: OutboundRefusal, detail?: string): OutboundError {
+    return new OutboundError(reason, detail, this.hints);
+  }
+
+  private guardedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+    const host = hostname.toLowerCase();
+    this.resolve(host).then(
+      (found) => {
+        const addresses = options.family === 4 || options.family === 6 ? found.filter((a) => a.family === options.family) : found;
+        if (addresses.length === 0) return callback(this.refusal('unresolvable', host), []);
+        if (!this.allowHosts.has(host) && addresses.some((a) => !isPublicAddress(a.address)))
+          return callback(this.refusal('privateAddress', host), []);
+        if (options.all) return callback(null, addresses);
+        const [first] = addresses as [LookupAddress];
+        return callback(null, first.address, first.family);
+      },
+      () => callback(this.refusal('unresolvable', host), []),
+    );
+  }
+
+  /** Refuses before connecting what can be refused from the URL alone. */
+  private checkUrl(raw: string | URL, redirected: boolean): URL {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw this.refusal(redirected ? 'badRedirect' : 'invalidUrl');
+    }
+    const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+    const allowed = this.allowHosts.has(host);
+    const refuse = (reason: OutboundRefusal) => this.refusal(redirected ? 'badRedirect' : reason, url.host);
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && allowed)) throw refuse('notHttps');
+    if (url.username || url.password) throw refuse('credentials');
+    // The WHATWG parser has already turned 0x7f.1, 2130706433 and friends into dotted IPv4.
+    if (ipaddr.isValid(host) && !allowed && !isPublicAddress(host)) throw refuse('privateAddress');
+    return url;
+  }
+
+  /**
+   * Refuses, without calling it, a URL the guard would refuse to call: syntax, scheme, credentials, and
+   * every address its host resolves to (when it is registered; each call checks again where it connects).
+   */
+  async checkOutboundUrl(raw: string): Promise<URL> {
+    const url = this.checkUrl(raw, false);
+    const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+    if (this.allowHosts.has(host) || ipaddr.isValid(host)) return url;
+    let found: LookupAddress[];
+    try {
+      found = await this.resolve(host);
+    } catch {
+      throw this.refusal('unresolvable', host);
+    }
+    if (found.length === 0) throw this.refusal('unresolvable', host);
+    if (found.some((a) => !isPublicAddress(a.address))) throw this.refusal('privateAddress', host);
+    return url;
+  }
+
+  async safeFetch(url: string, init: OutboundInit = {}): Promise<Response> {
+    const { timeoutMs = OUTBOUND_DEFAULT_TIMEOUT_MS, maxBytes = OUTBOUND_DEFAULT_MAX_BYTES, signal: callerSignal, ...rest } = init;
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const signal = callerSignal ? AbortSignal.any([deadline, callerSignal]) : deadline;
+    let target = this.checkUrl(url, false);
+    let method = (rest.method ?? 'GET').toUpperCase();
+    let body = rest.body;
+    const headers = new Headers(rest.headers);
+
+    try {
+      for (let hop = 0; ; hop += 1) {
+        const response = await undiciFetch(target, {
+          ...(rest as object),
+          method,
+          body: body as never,
+          headers: plain(headers),
+          redirect: 'manual',
+          signal,
+          dispatcher: this.agent,
+        });
+        const location = response.headers.get('location');
+        if (REDIRECTS.has(response.status) && location) {
+          await response.body?.cancel().catch(() => {});
+          if (hop >= OUTBOUND_MAX_REDIRECTS) throw new OutboundError('tooManyRedirects', `more than ${OUTBOUND_MAX_REDIRECTS}`);
+          const next = this.checkUrl(new URL(location, target), true);
+          if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+            method = 'GET';
+            body = undefined;
+            headers.delete('content-type');
+            headers.delete('content-length');
+          }
+          // Like browsers: credentials are for the origin they were given to.
+          if (next.origin !== target.origin) for (const h of ['authorization', 'cookie', 'proxy-authorization']) headers.delete(h);
+          target = next;
+          continue;
+        }
+        const bytes = await readCapped(response, maxBytes, target.host);
+        return new Response(NULL_BODY.has(response.status) ? null : (bytes as Uint8Array<ArrayBuffer>), {
+          status: response.status,
+          statusText: response.statusText,
+          headers: Object.fromEntries(response.headers),
+        });
+      }
+    } catch (error) {
+      throw asOutboundError(error, deadline, target.host);
+    }
+  }
 }
 
 type LookupCallback = (err: Error | null, address: string | LookupAddress[], family?: number) => void;
 
-function guardedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
-  const host = hostname.toLowerCase();
-  resolve(host).then(
-    (found) => {
-      const addresses = options.family === 4 || options.family === 6 ? found.filter((a) => a.family === options.family) : found;
-      if (addresses.length === 0) return callback(new OutboundError('unresolvable', host), []);
-      if (!allowHosts.has(host) && addresses.some((a) => !isPublicAddress(a.address)))
-        return callback(new OutboundError('privateAddress', host), []);
-      if (options.all) return callback(null, addresses);
-      const [first] = addresses as [LookupAddress];
-      return callback(null, first.address, first.family);
-    },
-    () => callback(new OutboundError('unresolvable', host), []),
-  );
-}
-
-function createAgent(): Agent {
-  return new Agent({
-    // A kept-alive connection stays pinned to the address that was checked when it opened.
-    connect: { lookup: guardedLookup as never, timeout: OUTBOUND_DEFAULT_TIMEOUT_MS },
-  });
-}
-
-/** Refuses before connecting what can be refused from the URL alone. */
-function checkUrl(raw: string | URL, redirected: boolean): URL {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new OutboundError(redirected ? 'badRedirect' : 'invalidUrl');
-  }
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  const allowed = allowHosts.has(host);
-  const refuse = (reason: OutboundRefusal) => new OutboundError(redirected ? 'badRedirect' : reason, url.host);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && allowed)) throw refuse('notHttps');
-  if (url.username || url.password) throw refuse('credentials');
-  // The WHATWG parser has already turned 0x7f.1, 2130706433 and friends into dotted IPv4.
-  if (ipaddr.isValid(host) && !allowed && !isPublicAddress(host)) throw refuse('privateAddress');
-  return url;
-}
-
-/**
- * Refuses, without calling it, a URL the guard would refuse to call: syntax, scheme, credentials, and
- * every address its host resolves to (when it is registered; each call checks again where it connects).
- */
-export async function checkOutboundUrl(raw: string): Promise<URL> {
-  const url = checkUrl(raw, false);
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (allowHosts.has(host) || ipaddr.isValid(host)) return url;
-  let found: LookupAddress[];
-  try {
-    found = await resolve(host);
-  } catch {
-    throw new OutboundError('unresolvable', host);
-  }
-  if (found.length === 0) throw new OutboundError('unresolvable', host);
-  if (found.some((a) => !isPublicAddress(a.address))) throw new OutboundError('privateAddress', host);
-  return url;
-}
-
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const NULL_BODY = new Set([101, 204, 205, 304]);
-
-export async function safeFetch(url: string, init: OutboundInit = {}): Promise<Response> {
-  const { timeoutMs = OUTBOUND_DEFAULT_TIMEOUT_MS, maxBytes = OUTBOUND_DEFAULT_MAX_BYTES, signal: callerSignal, ...rest } = init;
-  const deadline = AbortSignal.timeout(timeoutMs);
-  const signal = callerSignal ? AbortSignal.any([deadline, callerSignal]) : deadline;
-  let target = checkUrl(url, false);
-  let method = (rest.method ?? 'GET').toUpperCase();
-  let body = rest.body;
-  const headers = new Headers(rest.headers);
-
-  try {
-    for (let hop = 0; ; hop += 1) {
-      const response = await undiciFetch(target, {
-        ...(rest as object),
-        method,
-        body: body as never,
-        headers: plain(headers),
-        redirect: 'manual',
-        signal,
-        dispatcher: agent,
-      });
-      const location = response.headers.get('location');
-      if (REDIRECTS.has(response.status) && location) {
-        await response.body?.cancel().catch(() => {});
-        if (hop >= OUTBOUND_MAX_REDIRECTS) throw new OutboundError('tooManyRedirects', `more than ${OUTBOUND_MAX_REDIRECTS}`);
-        const next = checkUrl(new URL(location, target), true);
-        if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
-          method = 'GET';
-          body = undefined;
-          headers.delete('content-type');
-          headers.delete('content-length');
-        }
-        // Like browsers: credentials are for the origin they were given to.
-        if (next.origin !== target.origin) for (const h of ['authorization', 'cookie', 'proxy-authorization']) headers.delete(h);
-        target = next;
-        continue;
-      }
-      const bytes = await readCapped(response, maxBytes, target.host);
-      return new Response(NULL_BODY.has(response.status) ? null : (bytes as Uint8Array<ArrayBuffer>), {
-        status: response.status,
-        statusText: response.statusText,
-        headers: Object.fromEntries(response.headers),
-      });
-    }
-  } catch (error) {
-    throw asOutboundError(error, deadline, target.host);
-  }
-}
 
 function plain(headers: Headers): Record<string, string> {
   const out: Record<string, string> = {};

@@ -16,8 +16,7 @@ import {
 } from '@latchkey/contract';
 import type { Db } from '../db/client.js';
 import { applicationIssuers, applicationKeys } from '../db/schema.js';
-import { issuerConfigs, type DiscoveryLog } from './issuer-discovery.js';
-import { issuerKeys } from './issuer-keys.js';
+import type { DiscoveryLog, Issuers } from './issuer-discovery.js';
 
 /**
  * Verifies a JWT that an application's own backend signed for one of its users (issue 7). Nothing in the
@@ -35,6 +34,8 @@ export interface VerifyOptions {
   applicationId?: string;
   /** Epoch seconds; tests may pin it. */
   now?: number;
+  /** The app's issuer caches (key sets and OpenID configurations). */
+  issuers: Issuers;
   /** Where an issuer's unusable OpenID configuration is reported (the request's logger). */
   log?: DiscoveryLog;
 }
@@ -185,8 +186,8 @@ export async function verifyApplicationToken(db: Db, token: string, options: Ver
       keySource = { type: 'uploaded', kid };
     } else if (discovery) {
       try {
-        ({ jwksUri, problem: configProblem } = await issuerConfigs.jwksUriFor(registeredIssuer ?? (iss as string), discovery, options.log));
-        const found = await issuerKeys.find(jwksUri, kid);
+        ({ jwksUri, problem: configProblem } = await options.issuers.configs.jwksUriFor(registeredIssuer ?? (iss as string), discovery, options.log));
+        const found = await options.issuers.keys.find(jwksUri, kid);
         if (found && keyExpiryState(found.exp, now) !== 'expired') {
           jwk = found;
           keySource = { type: 'issuer', kid, jwksUri, ...(configProblem ? { configProblem } : {}) };

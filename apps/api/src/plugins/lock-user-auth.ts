@@ -71,7 +71,7 @@ export function registerLockUserAuth(app: FastifyInstance, cache: AccessCache) {
 
   async function applicationUser(token: string, request: FastifyRequest): Promise<LockUser> {
     const mark = cache.mark();
-    const { report, identity, keyExpiresAt } = await verifyApplicationToken(app.db, token, { ...app.config.platformTokens, log: request.log });
+    const { report, identity, keyExpiresAt } = await verifyApplicationToken(app.db, token, { ...app.config.platformTokens, issuers: app.issuers, log: request.log });
     if (!identity) throw unauthorized(report.error ?? platformUserErrors.tokenMissing);
     const row = await upsertFromToken(app.db, identity);
     const user: LockUser = { kind: 'application', id: row.userId, applicationId: identity.applicationId, email: row.email, displayName: row.displayName };

@@ -30,7 +30,7 @@ export async function applicationsRoutes(instance: FastifyInstance) {
   const signedIn = { onRequest: [app.authenticate] };
 
   app.get(base, { ...signedIn, schema: { tags, security, response: { 200: applicationListSchema, 401: E } } }, (request, reply) =>
-    sendJson(reply, listApplicationsJson(app.db, app.accessCache, request.user.id)),
+    sendJson(reply, listApplicationsJson(app.applicationReads, app.accessCache, request.user.id)),
   );
 
   app.post(
@@ -45,7 +45,7 @@ export async function applicationsRoutes(instance: FastifyInstance) {
   app.get(
     one,
     { ...owner, schema: { tags, security, params: applicationIdParamsSchema, response: { 200: applicationSchema, 401: E, 404: E } } },
-    (request, reply) => sendJson(reply, getApplicationJson(app.db, request.params.applicationId, request.applicationVersion)),
+    (request, reply) => sendJson(reply, getApplicationJson(app.applicationReads, request.params.applicationId, request.applicationVersion)),
   );
 
   app.post(

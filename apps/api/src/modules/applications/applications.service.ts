@@ -60,11 +60,19 @@ function prepareReads(db: Db) {
       .prepare('application_list'),
   };
 }
-const prepared = new WeakMap<Db, ReturnType<typeof prepareReads>>();
-function preparedReads(db: Db) {
-  let reads = prepared.get(db);
-  if (!reads) prepared.set(db, (reads = prepareReads(db)));
-  return reads;
+/**
+ * One app's application reads (app.applicationReads): its prepared statements, made on first use, and
+ * its cache of encoded application bodies. Another app in the process has its own.
+ */
+export class ApplicationReads {
+  private prepared: ReturnType<typeof prepareReads> | undefined;
+  readonly bodies = new ApplicationBodyCache();
+
+  constructor(readonly db: Db) {}
+
+  statements(): ReturnType<typeof prepareReads> {
+    return (this.prepared ??= prepareReads(this.db));
+  }
 }
 
 /** Aggregated rows → the contract's Application. */
@@ -101,8 +109,8 @@ function assemble(rows: AssembledRow[]): Application[] {
   });
 }
 
-async function listApplications(db: Db, userId: string): Promise<Application[]> {
-  return assemble(await preparedReads(db).list.execute({ userId }));
+async function listApplications(reads: ApplicationReads, userId: string): Promise<Application[]> {
+  return assemble(await reads.statements().list.execute({ userId }));
 }
 
 /**
@@ -110,25 +118,23 @@ async function listApplications(db: Db, userId: string): Promise<Application[]> 
  * user and every listed application, so a change to any of them, or to the user's ownerships, drops it.
  * A cached list is returned as it is, not in a promise, so the route can send it in the same tick.
  */
-export function listApplicationsJson(db: Db, cache: AccessCache, userId: string): string | Promise<string> {
+export function listApplicationsJson(reads: ApplicationReads, cache: AccessCache, userId: string): string | Promise<string> {
   const key = `l|${userId}`;
   const cached = cache.get<string>(key);
   if (cached !== undefined) return cached;
   const mark = cache.mark();
-  return listApplications(db, userId).then((list) => {
+  return listApplications(reads, userId).then((list) => {
     const body = JSON.stringify(z.encode(applicationListSchema, list));
     cache.set(key, body, [accessTags.user(userId), ...list.map((a) => accessTags.application(a.applicationId))], mark);
     return body;
   });
 }
 
-async function getApplication(db: Db, applicationId: string): Promise<Application> {
-  const [app] = assemble(await preparedReads(db).get.execute({ applicationId }));
+async function getApplication(reads: ApplicationReads, applicationId: string): Promise<Application> {
+  const [app] = assemble(await reads.statements().get.execute({ applicationId }));
   if (!app) throw notFound(apiErrors.applicationNotFound);
   return app;
 }
-
-const bodyCaches = new WeakMap<Db, ApplicationBodyCache>();
 
 /**
  * GET application/{id} as JSON text, encoded with the contract's schema exactly as the route's serializer
@@ -136,12 +142,11 @@ const bodyCaches = new WeakMap<Db, ApplicationBodyCache>();
  * comes from this instance's cache (one statement per read instead of two, and no re-encoding), returned
  * as it is, not in a promise, so the route can send it in the same tick.
  */
-export function getApplicationJson(db: Db, applicationId: string, version: number | null): string | Promise<string> {
-  let cache = bodyCaches.get(db);
-  if (!cache) bodyCaches.set(db, (cache = new ApplicationBodyCache()));
+export function getApplicationJson(reads: ApplicationReads, applicationId: string, version: number | null): string | Promise<string> {
+  const cache = reads.bodies;
   const cached = version === null ? undefined : cache.get(applicationId, version);
   if (cached !== undefined) return cached;
-  return getApplication(db, applicationId).then((app) => {
+  return getApplication(reads, applicationId).then((app) => {
     const body = JSON.stringify(z.encode(applicationSchema, app));
     if (version !== null) cache.set(applicationId, version, body);
     return body;

@@ -36,11 +36,11 @@ export async function authItemsRoutes(instance: FastifyInstance) {
   // With `discovery`, the issuer's OpenID configuration and key set are loaded and checked first (issue 19).
   app.post(`${one}/auth/issuer`, route('auth domains', addIssuerBodySchema), async (request, reply) => {
     const body = request.body as z.infer<typeof addIssuerBodySchema>;
-    await addIssuer(app.db, request.params.applicationId, body.url, request.user, { discovery: body.discovery === true });
+    await addIssuer(app.db, app.issuers, request.params.applicationId, body.url, request.user, { discovery: body.discovery === true });
     return reply.code(204).send(null);
   });
   app.delete(`${one}/auth/issuer`, route('auth domains', issuerBodySchema), async (request, reply) => {
-    await removeIssuer(app.db, request.params.applicationId, (request.body as z.infer<typeof issuerBodySchema>).url, request.user);
+    await removeIssuer(app.db, app.issuers, request.params.applicationId, (request.body as z.infer<typeof issuerBodySchema>).url, request.user);
     return reply.code(204).send(null);
   });
 

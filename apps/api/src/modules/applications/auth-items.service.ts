@@ -4,8 +4,7 @@ import { apiErrors, isKeyExpired, MAX_DOMAINS_PER_APPLICATION, MAX_KEYS_PER_APPL
 import type { Db } from '../../db/client.js';
 import { applicationCorsDomains, applicationIssuers, applicationKeys } from '../../db/schema.js';
 import { AppError, badRequest, conflict, notFound } from '../../errors.js';
-import { discoverIssuer, issuerConfigs } from '../../lib/issuer-discovery.js';
-import { issuerKeys } from '../../lib/issuer-keys.js';
+import type { Issuers } from '../../lib/issuer-discovery.js';
 import { isUniqueViolation, touchApplication } from './applications.service.js';
 import { recordChange, type Change, type ChangeActor } from '../history/history.service.js';
 
@@ -111,14 +110,14 @@ async function sameIssuer(db: Db, issuer: string, applicationId?: string): Promi
   return rows.map((r) => r.url).filter((url) => issuerOf(url) === issuer);
 }
 
-export async function addIssuer(db: Db, applicationId: string, url: string, by: ChangeActor, options: { discovery?: boolean } = {}): Promise<void> {
+export async function addIssuer(db: Db, issuers: Issuers, applicationId: string, url: string, by: ChangeActor, options: { discovery?: boolean } = {}): Promise<void> {
   const [{ n } = { n: 0 }] = await db.select({ n: count() }).from(applicationIssuers).where(eq(applicationIssuers.applicationId, applicationId));
   if (Number(n) >= MAX_DOMAINS_PER_APPLICATION) throw new AppError(409, apiErrors.tooManyDomains);
   const issuer = issuerOf(url);
   // A taken issuer (in any form) is refused before any call leaves; the insert below still decides a race.
   if ((await sameIssuer(db, issuer)).length > 0) throw conflict(apiErrors.issuerTaken);
-  let discovered: Awaited<ReturnType<typeof discoverIssuer>> | null = null;
-  if (options.discovery) discovered = await discoverIssuer(issuer);
+  let discovered: Awaited<ReturnType<Issuers['discover']>> | null = null;
+  if (options.discovery) discovered = await issuers.discover(issuer);
   const jwksUri = discovered?.config.jwksUri ?? null;
   const change: Change = {
     applicationId,
@@ -128,12 +127,12 @@ export async function addIssuer(db: Db, applicationId: string, url: string, by: 
   };
   await insertOnce(db, applicationId, (tx) => tx.insert(applicationIssuers).values({ applicationId, url: issuer, jwksUri }), apiErrors.issuerTaken, change);
   if (discovered) {
-    issuerKeys.prime(discovered.config.jwksUri, discovered.keySet);
-    issuerConfigs.prime(issuer, discovered.config);
+    issuers.keys.prime(discovered.config.jwksUri, discovered.keySet);
+    issuers.configs.prime(issuer, discovered.config);
   }
 }
 
-export async function removeIssuer(db: Db, applicationId: string, url: string, by: ChangeActor): Promise<void> {
+export async function removeIssuer(db: Db, issuers: Issuers, applicationId: string, url: string, by: ChangeActor): Promise<void> {
   let jwksUri: string | null = null;
   let removed = '';
   const issuer = issuerOf(url);
@@ -153,8 +152,8 @@ export async function removeIssuer(db: Db, applicationId: string, url: string, b
     },
   );
   if (jwksUri) {
-    issuerKeys.forget(jwksUri);
-    issuerConfigs.forget(removed);
+    issuers.keys.forget(jwksUri);
+    issuers.configs.forget(removed);
   }
 }
 

@@ -5,8 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { discoveryErrors, outboundErrors, platformUserErrors, type Application, type TokenCheckReport } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { applicationIssuers } from '../../db/schema.js';
-import { issuerConfigs } from '../../lib/issuer-discovery.js';
-import { discoveryClock, discoveryLimits, issuerKeys, JWKS_FAILURE_TTL_SECONDS, JWKS_MAX_TTL_SECONDS } from '../../lib/issuer-keys.js';
+import { discoveryLimits, JWKS_FAILURE_TTL_SECONDS, JWKS_MAX_TTL_SECONDS } from '../../lib/issuer-keys.js';
 import { addKey, bearer, createApplication, createOwner, signUserToken, type SigningKey } from '../../../test/fixtures/platform-users.js';
 
 /**
@@ -104,9 +103,7 @@ beforeEach(() => {
   for (const k of Object.keys(hits)) delete hits[k];
   jwksStatus = 200;
   for (const k of Object.keys(configs)) delete configs[k];
-  issuerKeys.clear();
-  issuerConfigs.clear();
-  discoveryClock.skewMs = 0;
+  t.app.issuers.clear();
 });
 
 const addIssuer = (url: string, discovery = true, applicationId = appId) =>
@@ -159,7 +156,7 @@ describe('adding an auth domain with discovery', () => {
   it('reloads an evicted key set once, then serves it from the cache', async () => {
     const issuer = `${base}/tenant-b`;
     expect((await addIssuer(issuer)).statusCode).toBe(204);
-    issuerKeys.clear();
+    t.app.issuers.keys.clear();
     const token = await signUserToken(issuerKey, { iss: issuer, sub: 'b-1' });
     for (let i = 0; i < 3; i += 1) expect((await platformAuth(token)).statusCode).toBe(200);
     expect(hits['/tenant-b/jwks']).toBe(2);
@@ -179,7 +176,7 @@ describe('adding an auth domain with discovery', () => {
   it('an issuer whose key set stops answering fails the key check with the reason', async () => {
     const issuer = `${base}/tenant-d`;
     expect((await addIssuer(issuer)).statusCode).toBe(204);
-    issuerKeys.clear();
+    t.app.issuers.keys.clear();
     jwksStatus = 500;
     const token = await signUserToken(issuerKey, { iss: issuer });
     const res = await platformAuth(token);
@@ -272,7 +269,7 @@ describe('bad input: a clear 4xx with the contract message, nothing stored', () 
 });
 
 /** The discovery caches' clock moves; the tokens' own times do not (they are checked against the wall clock). */
-const advance = (seconds: number) => (discoveryClock.skewMs += seconds * 1000);
+const advance = (seconds: number) => (t.app.issuers.clock.skewMs += seconds * 1000);
 const keyCheck = (report: TokenCheckReport) => report.checks.find((c) => c.id === 'key')!.message;
 
 describe('the OpenID configuration is read again when it expires', () => {

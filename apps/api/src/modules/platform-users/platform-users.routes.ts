@@ -39,7 +39,7 @@ export async function platformUsersRoutes(instance: FastifyInstance) {
     async (request) => {
       const token = bearerToken(request);
       if (!token) throw unauthorized(platformUserErrors.tokenMissing);
-      const { report, identity } = await verifyApplicationToken(app.db, token, { ...app.config.platformTokens, log: request.log });
+      const { report, identity } = await verifyApplicationToken(app.db, token, { ...app.config.platformTokens, issuers: app.issuers, log: request.log });
       if (!identity) throw unauthorized(report.error ?? undefined);
       const user = await upsertFromToken(app.db, identity);
       return { applicationId: identity.applicationId, sub: identity.sub, email: user.email, displayName: user.displayName };
@@ -62,6 +62,7 @@ export async function platformUsersRoutes(instance: FastifyInstance) {
       (
         await verifyApplicationToken(app.db, request.body.token, {
           ...app.config.platformTokens,
+          issuers: app.issuers,
           applicationId: request.params.applicationId,
           log: request.log,
         })

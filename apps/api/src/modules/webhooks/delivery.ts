@@ -6,7 +6,7 @@ import { WEBHOOK_SECRET_PREFIX } from '@latchkey/contract';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/client.js';
 import { webhookDeliveries, webhooks } from '../../db/schema.js';
-import { safeFetch } from '../../lib/outbound.js';
+import type { Outbound } from '../../lib/outbound.js';
 import { eventTimestampOf } from './outbox.js';
 import { secretBoxOf } from '../../lib/server-secrets.js';
 
@@ -94,6 +94,7 @@ export class WebhookDispatcher {
     private readonly database: Database,
     private readonly config: Config['webhooks'],
     private readonly log: FastifyBaseLogger,
+    private readonly outbound: Outbound,
     private readonly relayIntervalMs = 1000,
   ) {}
 
@@ -278,7 +279,7 @@ export class WebhookDispatcher {
     let responseStatus: number | null = null;
     let error: string | null = null;
     try {
-      const response = await safeFetch(row.url, {
+      const response = await this.outbound.safeFetch(row.url, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',

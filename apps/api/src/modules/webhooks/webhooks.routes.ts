@@ -32,7 +32,7 @@ export async function webhooksRoutes(instance: FastifyInstance) {
   app.post(
     base,
     { ...owner, schema: { tags, security, params: applicationIdParamsSchema, body: createWebhookSchema, response: { 201: webhookWithSecretSchema, 400: E, 401: E, 404: E, 409: E, 422: E } } },
-    async (request, reply) => reply.code(201).send(await createWebhook(app.db, request.params.applicationId, request.body, request.user)),
+    async (request, reply) => reply.code(201).send(await createWebhook(app.db, app.outbound, request.params.applicationId, request.body, request.user)),
   );
 
   app.delete(one, { ...owner, schema: { tags, security, params: webhookIdParamsSchema, response: { 204: z.null(), 401: E, 404: E } } }, async (request, reply) => {

@@ -15,7 +15,7 @@ import {
 import type { Db } from '../../db/client.js';
 import { webhookDeliveries, webhooks } from '../../db/schema.js';
 import { conflict, notFound } from '../../errors.js';
-import { checkOutboundUrl } from '../../lib/outbound.js';
+import type { Outbound } from '../../lib/outbound.js';
 import { secretBoxOf } from '../../lib/server-secrets.js';
 import { recordChange, type ChangeActor } from '../history/history.service.js';
 import { cursorTimeOf, decodeCursor, encodeCursor } from '../../lib/keyset-cursor.js';
@@ -45,8 +45,8 @@ async function getRow(db: Db, applicationId: string, webhookId: string): Promise
  * Registers an endpoint. Its URL must be one the outbound guard would call (https, public addresses;
  * checked now, and again at every delivery); the answer carries the secret, the only time it is shown.
  */
-export async function createWebhook(db: Db, applicationId: string, input: CreateWebhook, by: ChangeActor): Promise<WebhookWithSecret> {
-  const url = (await checkOutboundUrl(input.url)).toString();
+export async function createWebhook(db: Db, outbound: Outbound, applicationId: string, input: CreateWebhook, by: ChangeActor): Promise<WebhookWithSecret> {
+  const url = (await outbound.checkOutboundUrl(input.url)).toString();
   const events = [...new Set(input.events)];
   const secret = newSecret();
   return db.transaction(async (tx) => {

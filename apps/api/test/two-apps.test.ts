@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { outboundErrors } from '@latchkey/contract';
+import { createTestApp, type TestApp } from './helpers.js';
+import { bearer, createApplication, createOwner } from './fixtures/platform-users.js';
+
+/**
+ * Two apps in one process keep their own state: each has its own outbound guard (OUTBOUND_ALLOW), issuer
+ * caches and application reads, so the second app built does not change what the first one does.
+ */
+let allowing: TestApp;
+let strict: TestApp;
+
+beforeAll(async () => {
+  allowing = await createTestApp({ OUTBOUND_ALLOW: '127.0.0.1' });
+  strict = await createTestApp({});
+});
+
+afterAll(async () => {
+  await allowing?.close();
+  await strict?.close();
+});
+
+async function registerWebhook(t: TestApp, url: string) {
+  const owner = await createOwner(t);
+  const applicationId = await createApplication(t, owner.userId);
+  return t.app.inject({
+    method: 'POST',
+    url: `/api/platform/application/${applicationId}/webhook`,
+    headers: bearer(owner.token),
+    payload: { url, events: ['lock.unlocked'] },
+  });
+}
+
+describe('two apps in one process', () => {
+  it('each keeps its own OUTBOUND_ALLOW, whichever was built last', async () => {
+    const url = 'http://127.0.0.1:9/hook';
+    expect((await registerWebhook(allowing, url)).statusCode).toBe(201);
+    const refused = await registerWebhook(strict, url);
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().message).toContain(outboundErrors.notHttps);
+  });
+
+  it('each has its own issuer caches and application reads', () => {
+    expect(allowing.app.outbound).not.toBe(strict.app.outbound);
+    expect(allowing.app.issuers).not.toBe(strict.app.issuers);
+    expect(allowing.app.applicationReads).not.toBe(strict.app.applicationReads);
+  });
+});
