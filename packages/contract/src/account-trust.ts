@@ -24,7 +24,6 @@ const linkSecret = () =>
   z.string({ error: messages.required }).check(z.minLength(1, messages.required), z.maxLength(200, messages.tooLong), z.regex(/^[A-Za-z0-9_-]+$/, 'Not a valid link'));
 
 export const passwordResetInitializeSchema = z.object({ email: emailSchema });
-export type PasswordResetInitialize = z.infer<typeof passwordResetInitializeSchema>;
 
 export const passwordResetVerifySchema = z.object({
   userId: z.uuid({ error: 'Not a valid user id' }),
@@ -45,7 +44,6 @@ export const keyVerificationCheckSchema = z.object({
     checkText('secret'),
   ),
 });
-export type KeyVerificationCheck = z.infer<typeof keyVerificationCheckSchema>;
 
 /** The portal's screens. */
 export const forgotPasswordFormSchema = z.object({ email: emailSchema });
@@ -64,7 +62,6 @@ export const resetPasswordFormSchema = z
       },
     }),
   );
-export const keyCodeFormSchema = z.object({ code: z.string().check(z.regex(/^\d{6}$/, 'Enter the six digits from the email')) });
 
 /** One session of the signed-in account (the account page's list). Times in epoch seconds. */
 export const accountSessionSchema = z.object({

@@ -30,7 +30,6 @@ export const emailPreferencesSchema = z.object({
   onlySendEssentialEmails: z.boolean(),
   callToAction: z.nullable(callToActionSchema),
 });
-export type EmailPreferences = z.infer<typeof emailPreferencesSchema>;
 
 /** What may be written into emailPreferences: every member optional, sender fields validated. */
 export const emailPreferencesUpdateSchema = z.object({

@@ -46,7 +46,6 @@ export const registerFormSchema = z
     agreement: z.literal(true, { error: messages.agreementRequired }),
   })
   .check(z.refine((v) => v.password === v.repeatPassword, passwordsMatch));
-export type RegisterForm = z.infer<typeof registerFormSchema>;
 
 /** Choosing a password after signing in with an invitation code. */
 export const choosePasswordFormSchema = z
@@ -70,7 +69,6 @@ export const refreshResponseSchema = z.object({
   authToken: z.string(),
   refreshToken: z.optional(z.string()),
 });
-export type RefreshResponse = z.infer<typeof refreshResponseSchema>;
 
 export const accountSchema = z.object({
   userId: z.string(),
@@ -84,7 +82,6 @@ export type Account = z.infer<typeof accountSchema>;
 export const updateAccountSchema = z.object({
   displayName: requiredText(),
 });
-export type UpdateAccount = z.infer<typeof updateAccountSchema>;
 
 export const changePasswordSchema = z.object({
   oldPassword: z.string({ error: messages.required }).check(z.minLength(1, messages.required), z.maxLength(1024, messages.tooLong), checkText('secret')),

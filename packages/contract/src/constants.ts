@@ -8,7 +8,6 @@ export const LOGO_MAX_DIMENSION_PX = 1024;
 /** An upload that would decode to more pixels than this is refused before decoding (a decompression bomb). */
 export const LOGO_MAX_INPUT_PIXELS = 25_000_000;
 export const LOGO_PREVIEW_PX = 150;
-export const LOGO_RECOMMENDED_HEIGHT_PX = 60;
 export const START_TILE_LOGO_HEIGHT_PX = 64;
 export const EMAIL_PREVIEW_WIDTH_PX = 624;
 export const EMAIL_PREVIEW_HEIGHT_PX = 882;

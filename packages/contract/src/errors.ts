@@ -19,7 +19,6 @@ export interface AuthErrorEntry {
   title: string;
   message: string;
 }
-export const AUTH_ERROR_SUBTITLE = 'try again';
 export function authErrorFor(status: number): AuthErrorEntry {
   if (status === 0 || status === 500) return { title: 'No internet connection', message: 'Please try again.' };
   if (status === 401 || status === 403) return { title: 'Wrong credentials', message: 'Please check your email and password and try again.' };

@@ -47,7 +47,6 @@ export const addIssuerBodySchema = z.object({
   url: issuerUrlSchema,
   discovery: z.optional(z.boolean()),
 });
-export type AddIssuerBody = z.infer<typeof addIssuerBodySchema>;
 
 /** Why an auth domain with discovery was refused (4xx, nothing stored); the outbound guard's reasons too. */
 export const discoveryErrors = {
@@ -67,7 +66,6 @@ export const discoveryErrors = {
 
 /** Per auth domain with discovery: where its keys come from. Keyed by the auth domain (issuer URL). */
 export const authDomainDiscoverySchema = z.record(z.string(), z.object({ jwksUri: z.string() }));
-export type AuthDomainDiscovery = z.infer<typeof authDomainDiscoverySchema>;
 
 /** Which key verified (or would have verified) a token: an uploaded key, or one from the issuer's key set. */
 export const keySourceSchema = z.object({

@@ -62,7 +62,6 @@ export const locationRuleSchema = z.object({
   accuracy: locationAccuracySchema,
   enabled: z.boolean(),
 });
-export type LocationRule = z.infer<typeof locationRuleSchema>;
 
 export const usageRequirementsSchema = z.object({
   time: z.optional(z.array(timeRuleSchema).check(z.maxLength(MAX_TIME_RULES, messages.tooLong))),
@@ -79,7 +78,6 @@ export const unlockTimeSchema = z
   );
 
 export const lockSettingsSchema = z.object({ unlockTime: z.number(), usageRequirements: usageRequirementsSchema });
-export type LockSettings = z.infer<typeof lockSettingsSchema>;
 
 export const lockStateSchema = z.object({
   locked: z.boolean(),

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { messages } from './messages.js';
 import { checkText, idParam } from './text.js';
 import { epochSeconds, isEpochSeconds } from './time.js';
-import { LOCK_UNLOCK_TIME_MAX_S, LOCK_UNLOCK_TIME_MIN_S, operationErrors, type OPERATION_TYPES } from './sandbox-texts.js';
+import { LOCK_UNLOCK_TIME_MAX_S, LOCK_UNLOCK_TIME_MIN_S, operationErrors } from './sandbox-texts.js';
 import {
   latitudeSchema,
   lockRoleSchema,
@@ -30,7 +30,6 @@ export const CERTIFICATE_MIN_REMAINING_DAYS = 7;
  */
 export const MAX_OPERATION_LENGTH = 32 * 1024;
 export const MAX_USERS_PER_OPERATION = 100;
-export type OperationType = (typeof OPERATION_TYPES)[number];
 
 
 // --- POST /auth/certificate -------------------------------------------------------------------------
@@ -38,7 +37,6 @@ export type OperationType = (typeof OPERATION_TYPES)[number];
 export const certificateRequestSchema = z.object({
   ephemeralKey: z.string({ error: messages.required }).check(z.minLength(1, messages.required), z.maxLength(512, operationErrors.ephemeralKeyInvalid), checkText()),
 });
-export type CertificateRequest = z.infer<typeof certificateRequestSchema>;
 
 /** `certificateChain`: standard base64 DER, leaf first, then the platform CA. */
 export const certificateResponseSchema = z.object({ certificateChain: z.array(z.string()), userId: z.string() });

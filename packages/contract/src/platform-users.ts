@@ -16,7 +16,6 @@ export const MAX_TOKEN_LENGTH = 16 * 1024;
 
 
 export const applicationUserStatusSchema = z.enum(['active', 'pending']);
-export type ApplicationUserStatus = z.infer<typeof applicationUserStatusSchema>;
 
 export const applicationUserSchema = z.object({
   userId: z.string(),
@@ -66,10 +65,8 @@ export const applicationUserListSchema = z.object({
 export type ApplicationUserList = z.infer<typeof applicationUserListSchema>;
 
 export const addApplicationUserSchema = z.object({ email: emailSchema });
-export type AddApplicationUser = z.infer<typeof addApplicationUserSchema>;
 
 export const removeApplicationUserSchema = z.object({ userId: z.uuid({ error: 'Not a valid user id' }) });
-export type RemoveApplicationUser = z.infer<typeof removeApplicationUserSchema>;
 
 /** GET /platform/auth: the identity an application-signed token proved. */
 export const platformIdentitySchema = z.object({
@@ -78,14 +75,12 @@ export const platformIdentitySchema = z.object({
   email: z.nullable(z.string()),
   displayName: z.nullable(z.string()),
 });
-export type PlatformIdentity = z.infer<typeof platformIdentitySchema>;
 
 export const tokenCheckRequestSchema = z.object({
   token: z
     .string({ error: messages.required })
     .check(z.trim(), z.minLength(1, messages.required), z.maxLength(MAX_TOKEN_LENGTH, messages.tooLong), checkText()),
 });
-export type TokenCheckRequest = z.infer<typeof tokenCheckRequestSchema>;
 
 export const tokenCheckIdSchema = z.enum(TOKEN_CHECK_IDS);
 

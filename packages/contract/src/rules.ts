@@ -74,8 +74,6 @@ export const hexColourSchema = z
   .string({ error: messages.required })
   .check(z.trim(), z.minLength(1, messages.required), z.refine(isHexColour, messages.invalidHexColour));
 
-export const logoContentTypeSchema = z.enum(LOGO_CONTENT_TYPES, { error: messages.logoWrongType });
-
 /** Browser-side check of a chosen logo file; the server checks the bytes again where they arrive. */
 export function checkLogoFile(file: { type: string; size: number }): string | null {
   if (!(LOGO_CONTENT_TYPES as readonly string[]).includes(file.type)) return messages.logoWrongType;

@@ -95,4 +95,3 @@ export type SiteName = z.infer<typeof siteNameSchema>;
 
 /** PUT /platform/application/{id}/lock/{lockId}/site: move the lock into a site, or out of every site (null). */
 export const lockSiteSchema = z.object({ siteId: z.nullable(uuidText(tileErrors.siteIdInvalid)) });
-export type LockSite = z.infer<typeof lockSiteSchema>;

@@ -70,7 +70,6 @@ export type WebhookWithSecret = z.infer<typeof webhookWithSecretSchema>;
 
 export const DELIVERY_STATUSES = ['pending', 'retrying', 'succeeded', 'failed'] as const;
 export const deliveryStatusSchema = z.enum(DELIVERY_STATUSES);
-export type DeliveryStatus = z.infer<typeof deliveryStatusSchema>;
 
 export const webhookDeliverySchema = z.object({
   /** Also the `webhook-id` header: a receiver de-duplicates on it. */
@@ -103,7 +102,6 @@ export interface WebhookPayload<T = unknown> {
  * `Link: <…/delivery?cursor=…>; rel="next"` (RFC 8288), the next page's URL. The cursor is opaque.
  */
 export const deliveryQuerySchema = z.object({ cursor: z.optional(z.string().check(z.maxLength(200, webhookErrors.invalidCursor), checkText())) });
-export type DeliveryQuery = z.infer<typeof deliveryQuerySchema>;
 
 /** The next page's cursor from a delivery list's `Link` header; null on the last page. */
 export function nextDeliveryCursor(link: string | null | undefined): string | null {

@@ -13,7 +13,7 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
-import type { CallToAction, PublicJwk } from '@latchkey/contract';
+import { DEFAULT_UNLOCK_TIME_S, type CallToAction, type PublicJwk } from '@latchkey/contract';
 
 const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
 
@@ -311,7 +311,7 @@ export const locks = pgTable(
     name: text('name').notNull(),
     colour: text('colour'),
     /** Seconds a MUTATE_LOCK without its own duration keeps the lock open (1–60). */
-    unlockTime: integer('unlock_time').notNull().default(5),
+    unlockTime: integer('unlock_time').notNull().default(DEFAULT_UNLOCK_TIME_S),
     usageRequirements: jsonb('usage_requirements').$type<LockUsageRequirements>().notNull().default({}),
     unlockedUntil: timestamp('unlocked_until', { withTimezone: true }),
     createdAt: createdAt(),

@@ -283,16 +283,3 @@ export async function tileQrSvg(db: Db, applicationId: string, lockId: string, t
   if ((linked?.n ?? 0) === 0) throw notFound(tileErrors.notLinked);
   return QRCode.toString(tileUrl(publicUrl, tileId.toLowerCase()), { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
 }
-
-/** Each lock's tile ids (the device shape's `settings.tiles`), for whoever builds that shape. */
-export async function tileIdsByLock(db: Db, lockIds: string[]): Promise<Map<string, string[]>> {
-  const out = new Map<string, string[]>(lockIds.map((id) => [id, []]));
-  if (lockIds.length === 0) return out;
-  const rows = await db
-    .select({ tileId: tileLocks.tileId, lockId: tileLocks.lockId })
-    .from(tileLocks)
-    .where(inArray(tileLocks.lockId, lockIds))
-    .orderBy(asc(tileLocks.createdAt));
-  for (const r of rows) out.get(r.lockId)?.push(r.tileId);
-  return out;
-}

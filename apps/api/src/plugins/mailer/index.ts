@@ -4,7 +4,7 @@ import { OutboxMailer } from './outbox.js';
 import { SmtpMailer } from './smtp.js';
 
 export * from './mailer.js';
-export { OutboxMailer, type OutboxMessage } from './outbox.js';
+export { OutboxMailer } from './outbox.js';
 export { SmtpMailer } from './smtp.js';
 
 /** SMTP when SMTP_URL is set, otherwise the outbox in DATA_DIR. */

@@ -4,9 +4,6 @@ import { LocalLogoStorage, loadUploadSecret } from './local.js';
 import { S3LogoStorage } from './s3.js';
 import type { LogoStorage } from './storage.js';
 
-export { LocalLogoStorage, loadUploadSecret } from './local.js';
-export { S3LogoStorage, s3BaseUrl } from './s3.js';
-export { cleanLogo } from './image.js';
 export * from './storage.js';
 
 /** The configured driver: local disk by default, S3-compatible when STORAGE_DRIVER=s3. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { LOGO_CONTENT_TYPES, type LogoContentType } from '@latchkey/contract';
+import type { LogoContentType } from '@latchkey/contract';
 
 /**
  * Logo storage (spec §4, issue 2 item 5). The service hands out a short-lived upload URL for one object
@@ -35,10 +35,6 @@ export const OBJECT_KEY_PATTERN = new RegExp(`^logos/(${UUID})/([0-9a-f]{32})\\.
 
 const EXTENSIONS: Record<LogoContentType, 'png' | 'jpg'> = { 'image/png': 'png', 'image/jpeg': 'jpg' };
 
-export function isLogoContentType(value: unknown): value is LogoContentType {
-  return typeof value === 'string' && (LOGO_CONTENT_TYPES as readonly string[]).includes(value);
-}
-
 /** A fresh, unguessable key under the application's prefix; its extension states the content type. */
 export function newObjectKey(applicationId: string, contentType: LogoContentType): string {
   const key = `logos/${applicationId.toLowerCase()}/${randomBytes(16).toString('hex')}.${EXTENSIONS[contentType]}`;
@@ -71,5 +67,3 @@ export function logoObjectKeyFromUrl(logoUrl: string, cdnBaseUrl: string, applic
   if (!parsed || parsed.applicationId !== applicationId.toLowerCase()) return null;
   return objectKey;
 }
-
-export const cdnUrlFor = (cdnBaseUrl: string, objectKey: string) => `${cdnBaseUrl.replace(/\/+$/, '')}/${objectKey}`;

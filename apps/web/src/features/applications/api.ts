@@ -56,14 +56,6 @@ export function useApplication(id: string | undefined) {
   return useQuery({ ...applicationQuery(id ?? ''), enabled: id !== undefined && id !== '' });
 }
 
-export function useCreateApplication() {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: createApplication,
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: applicationKeys.all, exact: true }),
-  });
-}
-
 /** Partial update; the caller passes only what changed. Reloads the application afterwards. */
 export function useUpdateApplication(id: string) {
   const queryClient = useQueryClient();
