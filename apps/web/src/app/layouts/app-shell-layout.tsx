@@ -1,4 +1,4 @@
-import { Alert, Box, Button, ButtonBase, Container, type SxProps, type Theme } from '@mui/material';
+import { Box, Button, ButtonBase, Container, type SxProps, type Theme } from '@mui/material';
 import { usePrefetchQuery } from '@tanstack/react-query';
 import { useEffect, useRef } from 'react';
 import { useTranslation } from 'react-i18next';
@@ -9,9 +9,10 @@ import { ownersQuery } from '../../features/applications/owners-api';
 import { usePrefetchHistoryPage } from '../../features/history/prefetch';
 import { usePrefetchLockPage } from '../../features/locks/prefetch';
 import { configQuery } from '../../lib/config';
-import { ApiError, errorMessage } from '../../lib/http';
+import { ApiError } from '../../lib/http';
 import { setSessionValue } from '../../lib/session';
 import { paths } from '../paths';
+import { RetryAlert } from '../../components/ui/retry-alert';
 
 const SECTIONS = ['overview', 'locks', 'outbox', 'getting-started', 'settings', 'webhooks', 'history'] as const;
 type Section = (typeof SECTIONS)[number];
@@ -95,19 +96,7 @@ function ApplicationLoadError({ error, onRetry }: { error: Error; onRetry: () =>
   const lasting = error instanceof ApiError && error.status >= 400 && error.status < 500;
   return (
     <>
-      <Alert
-        severity="error"
-        sx={{ mb: 2 }}
-        action={
-          !lasting && (
-            <Button color="inherit" size="small" onClick={onRetry}>
-              {t('common.retry')}
-            </Button>
-          )
-        }
-      >
-        {errorMessage(error)}
-      </Alert>
+      <RetryAlert error={error} onRetry={lasting ? undefined : onRetry} sx={{ mb: 2 }} />
       <Button variant="contained" component={RouterLink} to={paths.start}>
         {t('nav.backToStart')}
       </Button>

@@ -1,6 +1,5 @@
 import { HISTORY_KINDS, type FieldChange, type HistoryEntry } from '@latchkey/contract';
 import {
-  Alert,
   Box,
   Button,
   Chip,
@@ -21,10 +20,10 @@ import { PageLoader } from '../../components/ui/page-loader';
 import { stackedOnPhone } from '../../components/ui/stacked-table';
 import { useLoadMore } from '../../components/ui/use-load-more';
 import { formatDateTime } from '../../lib/dates';
-import { errorMessage } from '../../lib/http';
 import { localText } from '../../lib/server-text';
 import { filterFromParams, useHistory, useHistoryActors } from './api';
 import { isNone, useChangeValue } from './change-value';
+import { RetryAlert } from '../../components/ui/retry-alert';
 
 /** A field's name in words where the table knows it ("emailPreferences.primaryColour" → "Primary colour"). */
 function useFieldLabel() {
@@ -167,16 +166,11 @@ export function HistoryPage() {
       </Stack>
       {!history.isError && !listReady && <PageLoader />}
       {history.isError && (
-        <Alert
-          severity="error"
-          action={
-            <Button color="inherit" size="small" onClick={() => void history.refetch()}>
-              {t('common.retry')}
-            </Button>
-          }
-        >
-          {t('history.loadFailed', { message: errorMessage(history.error) })}
-        </Alert>
+        <RetryAlert
+          error={history.error}
+          text={(message) => t('history.loadFailed', { message })}
+          onRetry={() => void history.refetch()}
+        />
       )}
       {listReady && entries.length === 0 && <Typography>{t('history.empty')}</Typography>}
       {listReady && entries.length > 0 && (

@@ -2,7 +2,6 @@ import type { SentEmail } from '@latchkey/contract';
 import {
   Alert,
   Box,
-  Button,
   Chip,
   List,
   ListItem,
@@ -19,6 +18,7 @@ import { ScaledEmailFrame } from '../../components/ui/scaled-email-frame';
 import { formatDateTimeSeconds } from '../../lib/dates';
 import { errorMessage } from '../../lib/http';
 import { useOutbox, useOutboxHtml } from './api';
+import { RetryAlert } from '../../components/ui/retry-alert';
 
 
 /** What kind of email, in words; an unknown kind is shown as the server named it. */
@@ -67,16 +67,11 @@ export function OutboxPage() {
       </Typography>
       {outbox.isPending && <PageLoader />}
       {outbox.isError && (
-        <Alert
-          severity="error"
-          action={
-            <Button color="inherit" size="small" onClick={() => void outbox.refetch()}>
-              {t('common.retry')}
-            </Button>
-          }
-        >
-          {t('outbox.loadFailed', { message: errorMessage(outbox.error) })}
-        </Alert>
+        <RetryAlert
+          error={outbox.error}
+          text={(message) => t('outbox.loadFailed', { message })}
+          onRetry={() => void outbox.refetch()}
+        />
       )}
       {outbox.data && emails.length === 0 && <Typography>{t('outbox.empty')}</Typography>}
       {emails.length > 0 && (

@@ -1,6 +1,6 @@
 import { faMagnifyingGlass, faUserPlus } from '@fortawesome/free-solid-svg-icons';
 import { MAX_TEXT_LENGTH, type ApplicationUser } from '@latchkey/contract';
-import { Alert, Box, Button, InputAdornment, Paper, TextField, Typography } from '@mui/material';
+import { Box, Button, InputAdornment, Paper, TextField, Typography } from '@mui/material';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useParams } from 'react-router';
@@ -8,11 +8,11 @@ import { ConfirmDialog } from '../../components/ui/confirm-dialog';
 import { Icon } from '../../components/ui/icon';
 import { showSaved } from '../../components/ui/saved-notice';
 import { useOperation } from '../../components/ui/use-operation';
-import { errorMessage } from '../../lib/http';
 import { useDebouncedValue } from '../../lib/use-debounced-value';
 import { AddUserDialog } from './add-user-dialog';
 import { UsersTable } from './users-table';
 import { useRemoveUser, useUsers } from './users-api';
+import { RetryAlert } from '../../components/ui/retry-alert';
 
 const SEARCH_DEBOUNCE_MS = 300;
 
@@ -64,17 +64,12 @@ export function SettingsPage() {
         </Button>
       </Box>
       {users.isError && (
-        <Alert
-          severity="error"
+        <RetryAlert
+          error={users.error}
+          text={(message) => t('settings.loadFailed', { message })}
+          onRetry={() => void users.refetch()}
           sx={{ mb: 2 }}
-          action={
-            <Button color="inherit" size="small" onClick={() => void users.refetch()}>
-              {t('common.retry')}
-            </Button>
-          }
-        >
-          {t('settings.loadFailed', { message: errorMessage(users.error) })}
-        </Alert>
+        />
       )}
       {!(users.isError && rows.length === 0) && (
         <UsersTable users={rows} loading={users.isPending || (users.isFetching && users.isPlaceholderData)} search={shownSearch} onRemove={setRemoving} />

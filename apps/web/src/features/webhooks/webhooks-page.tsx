@@ -27,19 +27,11 @@ import { errorMessage } from '../../lib/http';
 import { localText } from '../../lib/server-text';
 import { useDeleteWebhook, useDeliveries, useResendDelivery, useRotateWebhookSecret, useSendTestEvent, useWebhooks } from './api';
 import { AddWebhookDialog, SecretDialog } from './webhook-dialogs';
+import { RetryAlert } from '../../components/ui/retry-alert';
 
 /** Query parameter naming the webhook whose delivery log is shown. */
 const WEBHOOK_PARAM = 'webhook';
 const eventKey = (event: WebhookDeliveryEvent) => `webhooks.eventNames.${event.replace('.', '_')}` as 'webhooks.eventNames.lock_unlocked';
-
-function RetryButton({ onClick }: { onClick: () => void }) {
-  const { t } = useTranslation();
-  return (
-    <Button color="inherit" size="small" onClick={onClick}>
-      {t('common.retry')}
-    </Button>
-  );
-}
 
 /** Issue 28: what became of the test event just sent, as the delivery log (polled) tells it. */
 function TestEventResult({ delivery }: { delivery: WebhookDelivery }) {
@@ -95,9 +87,11 @@ function DeliveryLog({ appId, webhook }: { appId: string; webhook: Webhook }) {
       {testEvent && <TestEventResult delivery={testEvent} />}
       {deliveries.isPending && <PageLoader />}
       {deliveries.isError && (
-        <Alert severity="error" action={<RetryButton onClick={() => void deliveries.refetch()} />}>
-          {t('webhooks.deliveriesFailed', { message: errorMessage(deliveries.error) })}
-        </Alert>
+        <RetryAlert
+          error={deliveries.error}
+          text={(message) => t('webhooks.deliveriesFailed', { message })}
+          onRetry={() => void deliveries.refetch()}
+        />
       )}
       {resend.isError && <Alert severity="error">{errorMessage(resend.error)}</Alert>}
       {deliveries.data && items.length === 0 && <Typography>{t('webhooks.noDeliveries')}</Typography>}
@@ -202,9 +196,11 @@ export function WebhooksPage() {
       )}
       {webhooks.isPending && <PageLoader />}
       {webhooks.isError && (
-        <Alert severity="error" action={<RetryButton onClick={() => void webhooks.refetch()} />}>
-          {t('webhooks.loadFailed', { message: errorMessage(webhooks.error) })}
-        </Alert>
+        <RetryAlert
+          error={webhooks.error}
+          text={(message) => t('webhooks.loadFailed', { message })}
+          onRetry={() => void webhooks.refetch()}
+        />
       )}
       {(rotate.isError || remove.isError) && <Alert severity="error">{errorMessage(rotate.error ?? remove.error)}</Alert>}
       {webhooks.data && list.length === 0 && <Typography>{t('webhooks.empty')}</Typography>}

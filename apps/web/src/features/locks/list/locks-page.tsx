@@ -1,7 +1,6 @@
 import { faEllipsisVertical, faPlus } from '@fortawesome/free-solid-svg-icons';
 import type { Lock } from '@latchkey/contract';
 import {
-  Alert,
   Box,
   Button,
   IconButton,
@@ -25,7 +24,6 @@ import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
 import { Icon } from '../../../components/ui/icon';
 import { PageLoader } from '../../../components/ui/page-loader';
 import { useOperation } from '../../../components/ui/use-operation';
-import { errorMessage } from '../../../lib/http';
 import { fieldMessage } from '../../../lib/field-errors';
 import { useCreateLock, useDeleteLock, useLocks, useUpdateLock } from '../api';
 import { useLockEvents } from '../live-events';
@@ -33,6 +31,7 @@ import { LiveStatusBadge } from '../live-status';
 import { LockStateChip } from '../lock-state';
 import { LockNameDialog } from './lock-name-dialog';
 import { SitesCard } from '../sites/sites-card';
+import { RetryAlert } from '../../../components/ui/retry-alert';
 
 type Dialog = { kind: 'add' } | { kind: 'rename'; lock: Lock } | { kind: 'remove'; lock: Lock } | null;
 
@@ -84,17 +83,12 @@ export function LocksPage() {
         <LiveStatusBadge status={live} />
         {locks.isPending && <PageLoader />}
         {locks.isError && (
-          <Alert
-            severity="error"
+          <RetryAlert
+            error={locks.error}
+            text={(message) => t('locks.loadFailed', { message })}
+            onRetry={() => void locks.refetch()}
             sx={{ mt: 2 }}
-            action={
-              <Button color="inherit" size="small" onClick={() => void locks.refetch()}>
-                {t('common.retry')}
-              </Button>
-            }
-          >
-            {t('locks.loadFailed', { message: errorMessage(locks.error) })}
-          </Alert>
+          />
         )}
         {locks.data && (
           <TableContainer sx={{ mt: 2 }}>

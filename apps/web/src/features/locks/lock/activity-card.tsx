@@ -1,6 +1,5 @@
 import type { LockLogEntry } from '@latchkey/contract';
 import {
-  Alert,
   Box,
   Button,
   Chip,
@@ -18,9 +17,9 @@ import { useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router';
 import { PageLoader } from '../../../components/ui/page-loader';
 import { stackedOnPhone } from '../../../components/ui/stacked-table';
-import { errorMessage } from '../../../lib/http';
 import { useLockLog, type LogRange } from '../log-api';
 import { describeSubject, formatLogTime } from './format';
+import { RetryAlert } from '../../../components/ui/retry-alert';
 
 /** The filter lives in the URL (?from=yyyy-mm-dd&to=yyyy-mm-dd), whole local days, both inclusive. */
 export function rangeFromDays(from: string | null, to: string | null): LogRange {
@@ -114,16 +113,11 @@ export function ActivityCard({ appId, lockId }: { appId: string; lockId: string 
       </Box>
       {log.isPending && <PageLoader />}
       {log.isError && (
-        <Alert
-          severity="error"
-          action={
-            <Button color="inherit" size="small" onClick={() => void log.refetch()}>
-              {t('common.retry')}
-            </Button>
-          }
-        >
-          {t('activity.loadFailed', { message: errorMessage(log.error) })}
-        </Alert>
+        <RetryAlert
+          error={log.error}
+          text={(message) => t('activity.loadFailed', { message })}
+          onRetry={() => void log.refetch()}
+        />
       )}
       {log.data && entries.length === 0 && (
         <Typography color="text.secondary">{t('activity.empty')}</Typography>

@@ -1,12 +1,12 @@
 import { faArrowLeft } from '@fortawesome/free-solid-svg-icons';
-import { Alert, Box, Button, Link, Paper, Typography } from '@mui/material';
+import { Box, Link, Paper, Typography } from '@mui/material';
 import { useDeferredValue } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useParams, useSearchParams } from 'react-router';
 import { paths } from '../../../app/paths';
 import { Icon } from '../../../components/ui/icon';
 import { PageLoader } from '../../../components/ui/page-loader';
-import { ApiError, errorMessage } from '../../../lib/http';
+import { ApiError } from '../../../lib/http';
 import { useLock } from '../api';
 import { useLockEvents } from '../live-events';
 import { useLockLog } from '../log-api';
@@ -18,6 +18,7 @@ import { SettingsCard } from './settings-card';
 import { SharesCard } from './shares-card';
 import { UnlockButton } from './unlock-button';
 import { TilesCard } from '../tiles/tiles-card';
+import { RetryAlert } from '../../../components/ui/retry-alert';
 
 /**
  * Follows the live events and shows whether they arrive. Its own component: the status changing
@@ -56,18 +57,11 @@ export function LockPage() {
     return (
       <>
         {back}
-        <Alert
-          severity="error"
-          action={
-            !gone && (
-              <Button color="inherit" size="small" onClick={() => void lock.refetch()}>
-                {t('common.retry')}
-              </Button>
-            )
-          }
-        >
-          {gone ? t('locks.notFound') : errorMessage(lock.error)}
-        </Alert>
+        <RetryAlert
+          error={lock.error}
+          text={gone ? () => t('locks.notFound') : undefined}
+          onRetry={gone ? undefined : () => void lock.refetch()}
+        />
       </>
     );
   }

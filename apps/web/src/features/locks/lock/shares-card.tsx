@@ -1,7 +1,6 @@
 import { faShareNodes, faUserMinus } from '@fortawesome/free-solid-svg-icons';
 import type { LockShare } from '@latchkey/contract';
 import {
-  Alert,
   Box,
   Button,
   Chip,
@@ -23,10 +22,10 @@ import { PageLoader } from '../../../components/ui/page-loader';
 import { stackedOnPhone } from '../../../components/ui/stacked-table';
 import { showSaved } from '../../../components/ui/saved-notice';
 import { useOperation } from '../../../components/ui/use-operation';
-import { errorMessage } from '../../../lib/http';
 import { useRevokeShare, useShares } from '../shares-api';
 import { describeAccess } from './format';
 import { ShareDialog } from './share-dialog';
+import { RetryAlert } from '../../../components/ui/retry-alert';
 
 /** Who the lock is shared with, how and when; share to an email, revoke after confirming. */
 export function SharesCard({ appId, lockId }: { appId: string; lockId: string }) {
@@ -63,9 +62,7 @@ export function SharesCard({ appId, lockId }: { appId: string; lockId: string })
       </Box>
       {shares.isPending && <PageLoader />}
       {shares.isError && (
-        <Alert severity="error" sx={{ mt: 2 }}>
-          {t('shares.loadFailed', { message: errorMessage(shares.error) })}
-        </Alert>
+        <RetryAlert error={shares.error} text={(message) => t('shares.loadFailed', { message })} sx={{ mt: 2 }} />
       )}
       {shares.data && shares.data.length === 0 && (
         <Typography color="text.secondary" sx={{ mt: 2 }}>
