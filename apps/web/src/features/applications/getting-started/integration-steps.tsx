@@ -8,7 +8,7 @@ import { CodeBlock } from '../../../components/ui/code-block';
 import { CopyValue } from '../../../components/ui/copy-value';
 import { Icon } from '../../../components/ui/icon';
 import { GenerateKeyButton } from '../overview/generate-key-dialog';
-import { algorithmFor } from '../../../lib/key-pair';
+import { algorithmFor } from '../../../lib/jwk-algorithm';
 import { SNIPPETS, snippetValues } from './snippets';
 import { StepTitle, Value } from '../../../components/ui/guide-parts';
 

@@ -1,6 +1,6 @@
 import type { Application } from '@latchkey/contract';
 import type { Platform } from '../../../app/paths';
-import { algorithmFor } from '../../../lib/key-pair';
+import { algorithmFor } from '../../../lib/jwk-algorithm';
 import { jsString as js, kotlinString as kt, swiftString as str } from '../../../lib/code-literals';
 
 /**

@@ -18,7 +18,7 @@ import { KEY_FILE_PLACEHOLDER, unlockCommand, USER_EMAIL_PLACEHOLDER } from './u
 import { StepTitle, Value } from '../../../components/ui/guide-parts';
 import { GenerateKeyButton } from '../../applications/overview/generate-key-dialog';
 import { privateKeyFileName } from '../../../lib/key-pair';
-import { algorithmFor } from '../../../lib/key-pair';
+import { algorithmFor } from '../../../lib/jwk-algorithm';
 
 /** Shown in the command until the application has an auth domain / key; the warnings above say so. */
 const ISSUER_PLACEHOLDER = 'https://auth.your-company.com';
