@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { json, makeJwt, nowSeconds, stubFetch } from '../test/helpers';
+import { json, makeJwt, nowSeconds, sampleAccount, stubFetch } from '../test/helpers';
 import { ApiError, request, requestJson } from './http';
 import { getSession, storeSignIn } from './session';
 
@@ -23,10 +23,10 @@ describe('http client', () => {
         await new Promise((r) => setTimeout(r, 10));
         return json({ authToken: fresh, refreshToken: 'r2' });
       }
-      return call.headers.Authorization === `Bearer ${fresh}` ? json({ ok: true }) : json({ code: 401, message: 'x' }, 401);
+      return call.headers.Authorization === `Bearer ${fresh}` ? json(sampleAccount) : json({ code: 401, message: 'x' }, 401);
     });
     const results = await Promise.all([requestJson('/account'), requestJson('/account')]);
-    expect(results).toEqual([{ ok: true }, { ok: true }]);
+    expect(results).toEqual([sampleAccount, sampleAccount]);
     expect(calls.filter((c) => c.url.endsWith('/refresh'))).toHaveLength(1);
     expect(getSession().refreshToken).toBe('r2');
   });

@@ -1,10 +1,11 @@
-import type { Application } from '@latchkey/contract';
+import { accountSchema, applicationSchema, portalConfigSchema, type Account, type Application, type PortalConfig } from '@latchkey/contract';
 import { render } from '@testing-library/react';
 import type { ReactElement } from 'react';
 import { createMemoryRouter, RouterProvider, type RouteObject } from 'react-router';
 import { vi } from 'vitest';
 import { AppProviders, createQueryClient } from '../app/providers';
 import { SavedNoticeHost } from '../components/ui/saved-notice';
+import { checkFakeAnswer } from './contract-bodies';
 
 const b64url = (value: object) =>
   btoa(JSON.stringify(value)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
@@ -34,7 +35,10 @@ function parseBody(body: string): unknown {
 
 type Responder = (call: Call) => Response | Promise<Response>;
 
-/** Stubs fetch at the network boundary and records every call; each test answers what it needs. */
+/**
+ * Stubs fetch at the network boundary and records every call; each test answers what it needs. Each JSON
+ * answer on a route the contract describes is checked against it (test/contract-bodies.ts).
+ */
 export function stubFetch(responder: Responder): Call[] {
   const calls: Call[] = [];
   vi.stubGlobal(
@@ -47,7 +51,9 @@ export function stubFetch(responder: Responder): Call[] {
         headers: (init?.headers ?? {}) as Record<string, string>,
       };
       calls.push(call);
-      return responder(call);
+      const response = await responder(call);
+      await checkFakeAnswer(call.method, call.url, response);
+      return response;
     }),
   );
   return calls;
@@ -74,7 +80,7 @@ export function renderRoute(
   return { ...utils, router, queryClient };
 }
 
-/** A complete application as the API returns it. */
+/** A complete application as the API returns it (parsed with the contract's schema below). */
 export const sampleApplication: Application = {
   applicationId: 'app-1',
   name: 'Acme Doors',
@@ -98,3 +104,22 @@ export const sampleApplication: Application = {
   },
   lastUpdated: 0,
 };
+applicationSchema.parse(sampleApplication);
+
+/** The portal's config and the signed-in account as the API returns them (parsed with the contract's schemas). */
+export const sampleConfig: PortalConfig = portalConfigSchema.parse({
+  privacyPolicyUrl: 'https://p.test',
+  uploadBaseUrl: 'http://up.test',
+  cdnBaseUrl: 'http://cdn.test',
+  docsUrl: 'https://docs.test',
+  platformAudience: 'https://portal.acme.test',
+});
+export const sampleAccount: Account = accountSchema.parse({ userId: 'user-1', email: 'me@example.com', displayName: 'Me', emailVerified: true, publicKey: null });
+
+/** What every signed-in page may ask for besides its own routes: the config and the account. */
+export function portalAnswer(call: Call): Response | undefined {
+  if (call.method !== 'GET') return undefined;
+  if (call.url === '/api/config') return json(sampleConfig);
+  if (call.url === '/api/account') return json(sampleAccount);
+  return undefined;
+}

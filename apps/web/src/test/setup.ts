@@ -3,6 +3,7 @@ import { cleanup } from '@testing-library/react';
 import { afterEach, beforeAll } from 'vitest';
 import { loadAppPageTexts, setLanguage } from '../app/i18n';
 import { hideSaved } from '../components/ui/saved-notice';
+import { takeContractDrifts } from './contract-bodies';
 
 // The suite's browser reads British English (jsdom says en-US): English dates follow the browser's English
 // (lib/dates.ts), and the tests read them as dd/mm/yyyy; lib/dates.test.ts tries the others.
@@ -12,8 +13,11 @@ Object.defineProperty(navigator, 'languages', { configurable: true, get: () => [
 beforeAll(() => loadAppPageTexts());
 
 afterEach(async () => {
+  // A fake fetch answer that is not what the contract says fails its test, even if the page coped with the error.
+  const drifts = takeContractDrifts();
   cleanup();
   hideSaved();
   await setLanguage('en');
   localStorage.clear();
+  if (drifts.length > 0) throw new Error(drifts.join('\n\n'));
 });

@@ -2,14 +2,14 @@ import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { storeSignIn } from '../../../lib/session';
-import { json, makeJwt, noContent, nowSeconds, renderRoute, sampleApplication, stubFetch } from '../../../test/helpers';
+import { json, makeJwt, noContent, nowSeconds, portalAnswer, renderRoute, sampleApplication, stubFetch } from '../../../test/helpers';
 import { AuthenticationCard } from './authentication-card';
 
 const KEY = { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo', kid: 'k1' };
 
 function setup(answer: (url: string) => Response = () => noContent()) {
   storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
-  const calls = stubFetch((call) => (call.method === 'POST' ? answer(call.url) : json(sampleApplication)));
+  const calls = stubFetch((call) => (call.method === 'POST' ? answer(call.url) : (portalAnswer(call) ?? json(sampleApplication))));
   renderRoute(<AuthenticationCard app={sampleApplication} />);
   return { calls, user: userEvent.setup() };
 }

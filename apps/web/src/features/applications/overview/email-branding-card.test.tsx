@@ -3,7 +3,7 @@ import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { storeSignIn } from '../../../lib/session';
-import { json, makeJwt, nowSeconds, renderRoute, sampleApplication, stubFetch } from '../../../test/helpers';
+import { json, makeJwt, nowSeconds, portalAnswer, renderRoute, sampleApplication, stubFetch } from '../../../test/helpers';
 import { EmailBrandingCard } from './email-branding-card';
 
 /** Issue 28 item 7: the live preview is the unsaved form, every field of it. */
@@ -17,7 +17,7 @@ function setup(callToAction: CallToAction | null = null) {
   const app = { ...saved, emailPreferences: { ...saved.emailPreferences, callToAction } };
   storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600, email: 'me@example.com' }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
   const calls = stubFetch((call) =>
-    call.url.startsWith('/api/email/preview/') ? new Response('<html><body>sample</body></html>', { headers: { 'Content-Type': 'text/html' } }) : json(app),
+    call.url.startsWith('/api/email/preview/') ? new Response('<html><body>sample</body></html>', { headers: { 'Content-Type': 'text/html' } }) : (portalAnswer(call) ?? json(app)),
   );
   renderRoute(<EmailBrandingCard app={app} />);
   const previews = () => calls.filter((c) => c.url.startsWith('/api/email/preview/')).map((c) => new URL(c.url, 'http://x').searchParams);

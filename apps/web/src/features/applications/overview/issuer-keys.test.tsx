@@ -4,7 +4,7 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { setLanguage } from '../../../app/i18n';
 import { storeSignIn } from '../../../lib/session';
-import { json, makeJwt, noContent, nowSeconds, renderRoute, sampleApplication, stubFetch, type Call } from '../../../test/helpers';
+import { type Call, json, makeJwt, noContent, nowSeconds, portalAnswer, renderRoute, sampleApplication, stubFetch } from '../../../test/helpers';
 import { AuthenticationCard } from './authentication-card';
 
 /** Issue 19 on the Authentication card: auth domains with discovery, key expiry marks, the tester's key source. */
@@ -18,7 +18,7 @@ const key = (kid: string, exp?: number): PublicJwk => ({
   ...(exp === undefined ? {} : { exp }),
 });
 
-function setup(app: Application, answer: (call: Call) => Response | Promise<Response> = (call) => (call.method === 'POST' ? noContent() : json(app))) {
+function setup(app: Application, answer: (call: Call) => Response | Promise<Response> = (call) => (call.method === 'POST' ? noContent() : (portalAnswer(call) ?? json(app)))) {
   storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
   const calls = stubFetch(answer);
   renderRoute(<AuthenticationCard app={app} />);
@@ -51,7 +51,7 @@ describe('Add Auth Domain with OpenID discovery', () => {
   });
 
   it('shows a refused issuer under the field, with the URL kept', async () => {
-    const { user } = setup(sampleApplication, (call) => (call.method === 'POST' ? json({ code: 422, message: discoveryErrors.issuerMismatch }, 422) : json(sampleApplication)));
+    const { user } = setup(sampleApplication, (call) => (call.method === 'POST' ? json({ code: 422, message: discoveryErrors.issuerMismatch }, 422) : (portalAnswer(call) ?? json(sampleApplication))));
     await user.click(screen.getByRole('button', { name: 'Add Auth Domain' }));
     const dialog = await screen.findByRole('dialog', { name: 'Add Auth Domain' });
     const field = within(dialog).getByRole('textbox', { name: /Auth domain URL/ });
@@ -65,7 +65,7 @@ describe('Add Auth Domain with OpenID discovery', () => {
 
   it('a slow refusal (the loading dialog came and went) stays under the field', async () => {
     const slow = () => new Promise<Response>((r) => setTimeout(() => r(json({ code: 422, message: discoveryErrors.configNotFound }, 422)), 400));
-    const { calls, user } = setup(sampleApplication, (call) => (call.method === 'POST' ? slow() : json(sampleApplication)));
+    const { calls, user } = setup(sampleApplication, (call) => (call.method === 'POST' ? slow() : (portalAnswer(call) ?? json(sampleApplication))));
     await user.click(screen.getByRole('button', { name: 'Add Auth Domain' }));
     const dialog = await screen.findByRole('dialog', { name: 'Add Auth Domain' });
     await user.type(within(dialog).getByRole('textbox', { name: /Auth domain URL/ }), 'https://idp.acme.test');
@@ -91,7 +91,7 @@ describe('Add Auth Domain with OpenID discovery', () => {
 
   it('in German: the option, and a refusal in the contract’s German', async () => {
     await setLanguage('de');
-    const { user } = setup(sampleApplication, (call) => (call.method === 'POST' ? json({ code: 400, message: outboundErrors.privateAddress }, 400) : json(sampleApplication)));
+    const { user } = setup(sampleApplication, (call) => (call.method === 'POST' ? json({ code: 400, message: outboundErrors.privateAddress }, 400) : (portalAnswer(call) ?? json(sampleApplication))));
     await user.click(screen.getByRole('button', { name: 'Auth-Domain hinzufügen' }));
     const dialog = await screen.findByRole('dialog');
     await user.type(within(dialog).getByRole('textbox'), 'https://10.0.0.1');
@@ -180,7 +180,7 @@ describe('Token tester key source', () => {
     [{ type: 'issuer' as const, kid: 'idp-1', jwksUri: 'https://idp.acme.test/keys' }, 'Key used: Key idp-1 from the issuer’s key set (https://idp.acme.test/keys)'],
     [{ type: 'uploaded' as const, kid: 'k1' }, 'Key used: The uploaded key k1'],
   ])('names the source %j', async (source, text) => {
-    const { user } = setup(sampleApplication, (call) => (call.url.endsWith('/token-check') ? json(report(source)) : json(sampleApplication)));
+    const { user } = setup(sampleApplication, (call) => (call.url.endsWith('/token-check') ? json(report(source)) : (portalAnswer(call) ?? json(sampleApplication))));
     await user.click(screen.getByRole('button', { name: 'Test a user token' }));
     const dialog = await screen.findByRole('dialog', { name: 'Test a user token' });
     await user.type(within(dialog).getByRole('textbox', { name: /User token/ }), 'aaa.bbb.ccc');
@@ -190,7 +190,7 @@ describe('Token tester key source', () => {
 
   it('says when the key set is the last good one, and why (the contract text in the current language)', async () => {
     const source = { type: 'issuer' as const, kid: 'idp-1', jwksUri: 'https://idp.acme.test/keys', configProblem: discoveryErrors.issuerMismatch };
-    const { user } = setup(sampleApplication, (call) => (call.url.endsWith('/token-check') ? json(report(source)) : json(sampleApplication)));
+    const { user } = setup(sampleApplication, (call) => (call.url.endsWith('/token-check') ? json(report(source)) : (portalAnswer(call) ?? json(sampleApplication))));
     await setLanguage('de');
     await user.click(screen.getByRole('button', { name: 'Nutzer-Token testen' }));
     const dialog = await screen.findByRole('dialog', { name: 'Nutzer-Token testen' });
@@ -202,7 +202,7 @@ describe('Token tester key source', () => {
   });
 
   it('says nothing of a source when no key matched', async () => {
-    const { user } = setup(sampleApplication, (call) => (call.url.endsWith('/token-check') ? json(report(null)) : json(sampleApplication)));
+    const { user } = setup(sampleApplication, (call) => (call.url.endsWith('/token-check') ? json(report(null)) : (portalAnswer(call) ?? json(sampleApplication))));
     await user.click(screen.getByRole('button', { name: 'Test a user token' }));
     const dialog = await screen.findByRole('dialog', { name: 'Test a user token' });
     await user.type(within(dialog).getByRole('textbox', { name: /User token/ }), 'aaa.bbb.ccc');

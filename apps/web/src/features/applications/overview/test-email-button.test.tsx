@@ -3,7 +3,7 @@ import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { storeSignIn } from '../../../lib/session';
-import { json, makeJwt, nowSeconds, renderRoute, sampleApplication, stubFetch, type Call } from '../../../test/helpers';
+import { type Call, json, makeJwt, nowSeconds, portalAnswer, renderRoute, sampleApplication, stubFetch } from '../../../test/helpers';
 import { EmailBrandingCard } from './email-branding-card';
 
 /** Issue 19: "Send a test email" on the Email & Branding card sends what the card shows, saved or not. */
@@ -15,7 +15,7 @@ const saved = {
 
 function setup(answer: (call: Call) => Response = () => json({ to: 'me@example.com', driver: 'outbox' })) {
   storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600, email: 'me@example.com' }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
-  const calls = stubFetch((call) => (call.url === TEST_URL ? answer(call) : json(saved)));
+  const calls = stubFetch((call) => (call.url === TEST_URL ? answer(call) : (portalAnswer(call) ?? json(saved))));
   renderRoute(<EmailBrandingCard app={saved} />);
   return { calls, user: userEvent.setup() };
 }

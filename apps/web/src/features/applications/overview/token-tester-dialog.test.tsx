@@ -3,7 +3,7 @@ import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { storeSignIn } from '../../../lib/session';
-import { json, makeJwt, nowSeconds, renderRoute, sampleApplication, stubFetch, type Call } from '../../../test/helpers';
+import { type Call, json, makeJwt, nowSeconds, portalAnswer, renderRoute, sampleApplication, stubFetch } from '../../../test/helpers';
 import { AuthenticationCard } from './authentication-card';
 
 const app: Application = {
@@ -43,7 +43,8 @@ const failing: TokenCheckReport = {
 
 function setup(answer: (call: Call) => Response) {
   storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
-  const calls = stubFetch(answer);
+  // The page's own reads are answered as the API would; the token check by the test.
+  const calls = stubFetch((call) => portalAnswer(call) ?? (call.method === 'GET' && call.url === '/api/platform/application/app-1' ? json(sampleApplication) : answer(call)));
   return { calls, user: userEvent.setup() };
 }
 

@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { Outlet } from 'react-router';
 import { describe, expect, it } from 'vitest';
 import { storeSignIn } from '../../../lib/session';
-import { json, makeJwt, noContent, nowSeconds, renderRoute, sampleApplication, stubFetch } from '../../../test/helpers';
+import { json, makeJwt, noContent, nowSeconds, portalAnswer, renderRoute, sampleApplication, stubFetch } from '../../../test/helpers';
 import { OverviewPage } from '../overview/overview-page';
 import { AddApplicationWizard } from './add-application-wizard';
 import { unfinishedSteps } from './wizard-steps';
@@ -21,7 +21,7 @@ describe('an application left part-way through the wizard', () => {
 
   it('says on its overview what is missing and offers to resume', async () => {
     storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
-    stubFetch(() => json([]));
+    stubFetch((call) => portalAnswer(call) ?? json([]));
     // As the shell hands it: the loaded application through the outlet's context.
     renderRoute(<Outlet context={unfinished} />, { path: '/:appId', initial: '/app-1/overview', children: [{ path: 'overview', element: <OverviewPage /> }] });
     expect(await screen.findByText('Setup not finished — still missing: Email info')).toBeInTheDocument();
@@ -30,7 +30,7 @@ describe('an application left part-way through the wizard', () => {
 
   it('resumes the wizard at the first missing step with what is stored, and creates nothing new', async () => {
     storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
-    const calls = stubFetch((call) => (call.method === 'POST' ? noContent() : call.url.endsWith('/app-1') ? json(unfinished) : json([])));
+    const calls = stubFetch((call) => (call.method === 'POST' ? noContent() : call.url.endsWith('/app-1') ? json(unfinished) : (portalAnswer(call) ?? json([]))));
     const user = userEvent.setup();
     renderRoute(<AddApplicationWizard />, { path: '/start/new', initial: '/start/new?resume=app-1' });
     expect(await screen.findByRole('heading', { name: 'Email info' })).toBeInTheDocument();
