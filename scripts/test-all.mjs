@@ -13,6 +13,8 @@ fs.mkdirSync(out, { recursive: true });
 
 const only = process.argv.slice(2);
 const results = [];
+/** What did not run, and why: printed right above the summary line, so a green line never hides it. */
+const notRun = [];
 
 function run(name, cmd, args, opts = {}) {
   if (only.length && !only.includes(name)) return null;
@@ -34,11 +36,20 @@ function vitestSuite(name, dir, extraArgs = []) {
     passed = json.numPassedTests;
     failed = json.numFailedTests + countFilesThatFailedToLoad(json);
     skipped = json.numPendingTests + json.numTodoTests;
+    if (skipped > 0) notRun.push(`${skipped} tests skipped in ${name} (${skippedFiles(json, dir).join(', ')})`);
   } catch {
     [passed, failed, skipped] = [0, 1, 0];
   }
   if (r.status !== 0 && failed === 0) failed = 1;
   results.push({ name, passed, failed, skipped, seconds: r.seconds });
+}
+
+// The files with skipped tests, each with how many: where to look for the skipIf and its reason.
+function skippedFiles(json, dir) {
+  return json.testResults
+    .map((f) => [path.relative(path.join(root, dir), f.name), f.assertionResults.filter((a) => a.status === 'skipped' || a.status === 'pending' || a.status === 'todo').length])
+    .filter(([, n]) => n > 0)
+    .map(([file, n]) => `${file}: ${n}`);
 }
 
 // A file that failed to load has no test results; count it once. Files with failing tests are already counted
@@ -84,6 +95,9 @@ stepSuite('bundle-size', 'node', ['bench/bundle-size.mjs', '--check']);
 stepSuite('promtool', 'sh', ['-c', 'promtool check rules deploy/prometheus/alerts.yml && promtool check config deploy/prometheus/prometheus.yml']);
 // Real processes of the built service on PostgreSQL, s3rver and Redis (issue 6); needs TEST_DATABASE_URL.
 if (process.env.TEST_DATABASE_URL) vitestSuite('scale-out', 'apps/api', ['--config', 'vitest.scale.config.ts']);
+else if (!only.length || only.includes('scale-out')) notRun.push('scale-out, faults and rolling restart (no TEST_DATABASE_URL)');
+// Without TEST_DATABASE_URL the api suite runs on PGlite only (apps/api/vitest.config.ts), and PostgreSQL-only cases are skipped.
+if (!process.env.TEST_DATABASE_URL && (!only.length || only.includes('api'))) notRun.push('api on PostgreSQL (no TEST_DATABASE_URL: PGlite only)');
 if (fs.existsSync(path.join(root, 'playwright.config.ts'))) playwrightSuite('e2e');
 
 console.log('\n━━ summary');
@@ -92,5 +106,6 @@ for (const r of results) {
 }
 const passed = results.reduce((s, r) => s + r.passed, 0);
 const failed = results.reduce((s, r) => s + r.failed, 0);
+if (notRun.length) console.log(`skipped: ${notRun.join('; ')}`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);
