@@ -55,16 +55,6 @@ interface Claimed {
 }
 
 /**
- * Delivers webhooks, on pg-boss over the service's own database (PostgreSQL, or the embedded PGlite:
- * docs/decisions/0006-webhook-delivery-queue.md):
- * - the relay moves owed deliveries (outbox rows, written with their change) into the queue, claiming
- *   them with a lease first so a relay killed half-way leaves them to the next one;
- * - workers take jobs, sign and POST through the outbound guard, record the attempt; a failed attempt is
- *   thrown back to pg-boss, which retries it with exponential backoff (about a day in all), and a job
- *   whose worker was killed mid-delivery expires and is retried by any instance's queue maintenance.
- * At least once: a receiver may see a delivery again, always with the same `webhook-id`.
- */
-/**
  * Instances starting at once on an empty database all create the queue, and PostgreSQL may end one of
  * them as a deadlock victim (40P01; seen in the scale-out test, which then lost that instance). Creating
  * the queue is safe to repeat (pg-boss inserts it ON CONFLICT DO NOTHING), so the victim tries again.
@@ -80,6 +70,16 @@ async function retryOnDeadlock<T>(work: () => Promise<T>, attempts = 5): Promise
   }
 }
 
+/**
+ * Delivers webhooks, on pg-boss over the service's own database (PostgreSQL, or the embedded PGlite:
+ * docs/decisions/0006-webhook-delivery-queue.md):
+ * - the relay moves owed deliveries (outbox rows, written with their change) into the queue, claiming
+ *   them with a lease first so a relay killed half-way leaves them to the next one;
+ * - workers take jobs, sign and POST through the outbound guard, record the attempt; a failed attempt is
+ *   thrown back to pg-boss, which retries it with exponential backoff (about a day in all), and a job
+ *   whose worker was killed mid-delivery expires and is retried by any instance's queue maintenance.
+ * At least once: a receiver may see a delivery again, always with the same `webhook-id`.
+ */
 export class WebhookDispatcher {
   private boss: PgBoss | null = null;
   private relayTimer: NodeJS.Timeout | undefined;
