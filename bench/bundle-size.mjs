@@ -13,7 +13,7 @@ const root = path.resolve(import.meta.dirname, '..');
 const dist = path.join(root, 'apps/web/dist');
 const manifestPath = path.join(dist, '.vite/manifest.json');
 /**
- * /start: the whole route, JS and CSS. /login's 150 KB budget is retired (issue 20: the decided stack's
+ * /start: the whole route, JS and CSS. /login's 150 KB budget is retired (the decided stack's
  * measured floor is 157 KB, decision 0003); its CI ratchet below stays, and Lighthouse's mobile score on
  * every page (bench/lighthouse.mjs) is the budget that stands for how fast it is.
  */

@@ -7,7 +7,7 @@
 //   node bench/lighthouse.mjs <base> <email> <password> <appId> [lockId]   the same against a running service
 //
 // LH_RUNS (default 3) audits per page; the table shows the median run and the range of scores.
-// bench/run.mjs calls runLighthouse() for desktop and mobile. The budget (issue 20): mobile, Lighthouse's
+// bench/run.mjs calls runLighthouse() for desktop and mobile. The budget: mobile, Lighthouse's
 // default throttling, performance ≥ 95 and accessibility 100 on every page.
 import fs from 'node:fs';
 import os from 'node:os';

@@ -127,7 +127,7 @@ try {
       if (parts.has('preview')) await measurePreview();
       async function measurePreview() {
       const previewUrl = `${svc.url}/api/email/preview/${owner.appId}?primaryColour=%23112233&ctaHeadline=Hello`;
-      // The overrides are answered to a signed-in owner only (issue 26 item 11b), as the portal asks.
+      // The overrides are answered to a signed-in owner only, as the portal asks.
       const preview = await sequentialLatency(async () => {
         const r = await fetch(previewUrl, { headers });
         if (!r.ok) throw new Error(`preview ${r.status}`);
@@ -183,7 +183,7 @@ try {
       await scratch?.drop();
     }
   }
-  // 6. Signed unlocks (issue 17), paired with the same bare yardstick.
+  // 6. Signed unlocks, paired with the same bare yardstick.
   for (const [section, metric, value, budget, verdict] of await benchSignedUnlock({ loadBare })) row(section, metric, value, budget, verdict);
 } finally {
   await bare.stop();
@@ -212,7 +212,7 @@ async function seedBulk(databaseUrl) {
   return true;
 }
 
-// 5. The sandbox (issue 17): an activity page at 1M entries against 1k, and a live update reaching a second
+// 5. The sandbox: an activity page at 1M entries against 1k, and a live update reaching a second
 // instance's SSE client (bench/sandbox.mjs).
 for (const mode of modes) {
   const scratch = mode.name === 'postgres' ? await scratchDatabase(pgAdminUrl) : null;

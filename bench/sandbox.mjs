@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The sandbox's figures (issue 17): an activity page at 1M entries against 1k, and how soon a change made
+// The sandbox's figures: an activity page at 1M entries against 1k, and how soon a change made
 // on one instance reaches a server-sent-events client of another. PGlite, and Postgres when
 // BENCH_DATABASE_URL or TEST_DATABASE_URL is set. Run alone (`node bench/sandbox.mjs`) or from run.mjs.
 import { spawn } from 'node:child_process';

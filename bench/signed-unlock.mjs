@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Signed unlocks (issue 17): POST /device/{lockId}/execute with pre-signed, unique operations at 64
+// Signed unlocks: POST /device/{lockId}/execute with pre-signed, unique operations at 64
 // connections, against bare Fastify in paired rounds (lib.mjs), on PGlite and, with BENCH_DATABASE_URL or
 // TEST_DATABASE_URL, on Postgres. Budget: ≥ 0.35× bare Fastify's req/s with p99 ≤ 20 ms.
 // Run alone (`node bench/signed-unlock.mjs`) or from run.mjs, which prints its rows in the table.

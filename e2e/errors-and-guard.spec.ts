@@ -89,7 +89,7 @@ test.describe('guard and refresh', () => {
     const noise: string[] = [];
     // Playwright runs its own scripts in every frame; in the email preview, sandboxed without scripts on
     // purpose, Chromium refuses them and says so (microsoft/playwright#33343). No browser of a user does that.
-    // The portal's preview is a srcdoc document (issue 26 item 11b); the preview's own URL is framed too.
+    // The portal's preview is a srcdoc document; the preview's own URL is framed too.
     const harness = /^Blocked script execution in '(about:srcdoc|[^']*\/api\/email\/preview\/[^']*)' because the document's frame is sandboxed/;
     page.on('console', (m) => {
       if ((m.type() === 'warning' || m.type() === 'error') && !harness.test(m.text())) noise.push(`${m.type()}: ${m.text()}`);

@@ -2,7 +2,7 @@ import { expect, test } from '@playwright/test';
 import { createAppViaApi, expectAccessible, login, PASSWORD, registerViaApi, screenshot, uniqueEmail } from './support';
 
 /**
- * Issue 19: an owner sees who changed what in the application's History, with filters and a readable
+ * An owner sees who changed what in the application's History, with filters and a readable
  * before/after.
  */
 test('the History tab lists every change with its before and after, filters by kind, and is accessible', async ({ page, request }) => {
@@ -47,7 +47,7 @@ test('the History tab lists every change with its before and after, filters by k
 });
 
 /**
- * Issue 19: an owner adds a webhook (the secret shown once), sees its deliveries with status and
+ * An owner adds a webhook (the secret shown once), sees its deliveries with status and
  * attempts, resends one, rotates the secret and deletes the endpoint, each after a confirmation.
  */
 test('the Webhooks page adds an endpoint, shows the secret once, logs deliveries, rotates and deletes', async ({ page, request, context }) => {

@@ -20,7 +20,7 @@ async function invitationLink(to: string): Promise<string> {
 }
 
 /**
- * Account creation from an invitation (issue 3): an existing user invites a colleague; the emailed link
+ * Account creation from an invitation: an existing user invites a colleague; the emailed link
  * opens the accept-invite screen, which signs in with the one-time code, makes them choose a password,
  * and lands on /start. The code works once; the new password works from then on.
  */

@@ -80,7 +80,7 @@ test('an auth domain with discovery verifies the issuer’s tokens; expired keys
   await tester.getByRole('button', { name: 'Close' }).click();
 
   // An uploaded key that has expired: marked on its chip, with a warning. A key already expired is refused
-  // at upload (issue 26), so this one expires a few seconds after it is saved.
+  // at upload, so this one expires a few seconds after it is saved.
   const { publicKey: uploaded } = generateKeyPairSync('ed25519');
   await authCard.getByRole('button', { name: 'Add Auth Key' }).click();
   const keyDialog = page.getByRole('dialog', { name: 'Add Auth Key' });

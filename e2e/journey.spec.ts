@@ -2,7 +2,7 @@ import { expect, test } from '@playwright/test';
 import { PASSWORD, createAppViaApi, expectAccessible, login, makePng, publicJwk, registerViaApi, screenshot, uniqueEmail, expectNotice } from './support';
 
 /**
- * The whole product as one user walks it (issue 3): register → log in → wizard → overview edits → keys
+ * The whole product as one user walks it: register → log in → wizard → overview edits → keys
  * and domains → owners with a second user → logo upload → preview follows colours → remove → logout.
  */
 test('register, build an application, manage it, remove it, log out', async ({ page, request }) => {

@@ -52,7 +52,7 @@ export async function seed(request: APIRequestContext): Promise<Seed> {
     request.post(`${app}/webhook`, { headers, data: { url: 'https://93.184.215.14/a-rather-long-webhook-receiver-path/latchkey', events: ['application.updated'] } }),
   );
   const webhookId = ((await hook.json()) as { id: string }).id;
-  // Issue 30: a tile for the tile page, the lock in a site with a long name on the Locks page.
+  // A tile for the tile page, the lock in a site with a long name on the Locks page.
   const tile = await ok(request.post(`${app}/lock/${lockId}/tile`, { headers }));
   const tileId = ((await tile.json()) as { tileId: string }).tileId;
   const site = await ok(request.post(`${app}/site`, { headers, data: { name: 'Headquarters Building North Wing Entrance' } }));

@@ -3,7 +3,7 @@ import { expectNoWiderThanViewport, seed, settled, signedInPages, signedOutPages
 import { expectAccessible } from './support';
 
 /**
- * Issue 28: no page of the portal may be wider than a phone. Every page, signed out and signed in, at 320
+ * No page of the portal may be wider than a phone. Every page, signed out and signed in, at 320
  * and 375 px, in English and in German: the document is no wider than the viewport (nothing cut off or
  * reachable only by scrolling sideways), and axe finds nothing serious there. The application is filled
  * with the long values that pushed pages wide: a long partner-user email, a share with a time window and

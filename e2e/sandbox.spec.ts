@@ -77,7 +77,7 @@ test('from sign-up to a Front Door unlocked by a token the developer’s own bac
   expect(commandValue(command, 'ISSUER')).toBe(ISSUER);
   expect(commandValue(command, 'KEY_ID')).toBe(KID);
   expect(commandValue(command, 'LATCHKEY_API')).toBe(`${baseURL}/api`);
-  // Issue 28: in a folder of its own, with the repository's example fetched from this portal.
+  // In a folder of its own, with the repository's example fetched from this portal.
   expect(command).toContain('mkdir -p latchkey-unlock && cd latchkey-unlock &&');
   expect(command).toContain('node unlock-from-backend.mjs');
   const scriptUrl = /^curl -fsSLo unlock-from-backend\.mjs '?([^' ]+)'? &&$/m.exec(command)?.[1] ?? '';
@@ -129,7 +129,7 @@ test('from sign-up to a Front Door unlocked by a token the developer’s own bac
   // The share is active now that the user has signed in with the backend's token.
   await expect(shares.getByRole('row', { name: new RegExp(doorUser) })).toContainText('Active');
 
-  // The Unlock button signs its own operation in this browser. Its new key needs a second factor (issue 29):
+  // The Unlock button signs its own operation in this browser. Its new key needs a second factor:
   // the code emailed to the account, typed into the dialog, signed by the key.
   await page.getByRole('button', { name: 'Unlock' }).click();
   const codeDialog = page.getByRole('dialog', { name: 'Confirm this browser’s key' });

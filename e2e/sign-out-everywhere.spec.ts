@@ -2,7 +2,7 @@ import { expect, test } from '@playwright/test';
 import { expectAccessible, login, registerViaApi, uniqueEmail } from './support';
 
 /**
- * Sign out everywhere (issue 18): signed in in two browsers, the user signs out everywhere in one; that
+ * Sign out everywhere: signed in in two browsers, the user signs out everywhere in one; that
  * one goes to login, and the other's session is over too — its next page load ends at login.
  */
 test('Sign out everywhere in the user menu ends the sessions of every browser', async ({ browser, request }) => {

@@ -65,7 +65,7 @@ test('a tile’s QR code on the lock page, a site on the Locks page; on a phone,
 
   // The owner makes a tile on the lock page: its QR code opens at once, for the tile's short URL.
   await login(page, owner.email);
-  // A verified account: the pages below without the verification banner (issue 29).
+  // A verified account: the pages below without the verification banner.
   await page.goto((await mailMatch(owner.email, /https?:\/\/\S+\/verify-email\?\S+/)).match[0]);
   await expect(page.getByText('Thank you: your email address is verified.')).toBeVisible();
   await page.goto(`/${owner.appId}/locks/${owner.lock.id}`);
@@ -111,7 +111,7 @@ test('a tile’s QR code on the lock page, a site on the Locks page; on a phone,
   await page.setViewportSize({ width: 1280, height: 720 });
 
   // On a phone, signed in to the portal (only owners are the portal's lock users), the tile's page
-  // lists the door and unlocks it: this browser's new key asks for the emailed code first (issue 29).
+  // lists the door and unlocks it: this browser's new key asks for the emailed code first.
   const phone = await browser.newContext({ viewport: { width: 375, height: 740 }, isMobile: true, hasTouch: true });
   const door = await phone.newPage();
   await login(door, owner.email);

@@ -47,7 +47,7 @@ test('script-like strings render inert everywhere', async ({ page, request }) =>
   const frame = page.locator('iframe[title="Email preview"]');
   await expect(frame).not.toHaveAttribute('src');
   await expect(page.frameLocator('iframe[title="Email preview"]').getByText(PAYLOAD).filter({ visible: true }).first()).toBeVisible();
-  // Issue 26 item 11b: no caller-chosen text or link at the top level of the portal's origin without a
+  // No caller-chosen text or link at the top level of the portal's origin without a
   // token; the saved branding (its own stored payload) still renders, inert.
   const chosen = `/api/email/preview/${appId}?ctaHeadline=${encodeURIComponent(PAYLOAD)}&ctaTarget=${encodeURIComponent('https://evil.example/login')}`;
   expect((await request.get(chosen)).status()).toBe(401);
@@ -81,7 +81,7 @@ test('security headers: portal CSP without inline script, preview framable by th
 });
 
 /**
- * Issue 26 item 10: a co-owner adds a key whose id carries a line break and a line of code. Whatever the
+ * A co-owner adds a key whose id carries a line break and a line of code. Whatever the
  * API accepts today (old rows exist), every sample the other owner copies keeps it inside one string
  * literal: evaluated, the literal is the id; no line of any sample starts with the planted code.
  */
@@ -144,7 +144,7 @@ test('a key id carrying a newline and code stays a string literal in every copie
   await page.goto(`/${appId}/getting-started/backend`);
   const command = await copied(page, /Run the example script/);
   expect(command).not.toMatch(/[^\P{C}\n]|[\u2028\u2029]/u);
-  // The folder, install and fetch lines (issue 28) skipped; the script replaced by printing what it is given.
+  // The folder, install and fetch lines skipped; the script replaced by printing what it is given.
   const script = command.split('\n').slice(3).join('\n').replace('node unlock-from-backend.mjs', `sh -c 'printf %s "$KEY_ID"'`);
   expect(execFileSync('sh', ['-c', script], { encoding: 'utf8' })).toBe(HOSTILE_KID);
 });

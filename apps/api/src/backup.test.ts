@@ -12,7 +12,7 @@ import { BackupRefused, backup, readBackup, restore, serveAdminSocket } from './
 import { testDbKind, uniqueEmail } from '../test/helpers.js';
 
 /**
- * Issue 31: a database filled, backed up while writes continue, wiped, restored — every acknowledged
+ * A database filled, backed up while writes continue, wiped, restored — every acknowledged
  * write is there, and so is every signing key (a token issued before the backup still verifies). Bad
  * files (truncated, damaged, from a newer schema) are refused with a clear message and change nothing.
  * On PGlite the backup is asked of the running service over its socket, as `npm run backup` does.

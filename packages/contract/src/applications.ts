@@ -55,7 +55,7 @@ export const applicationSchema = z.object({
   authDomains: z.array(z.string()),
   corsDomains: z.array(z.string()),
   authKeys: z.record(z.string(), z.custom<PublicJwk>()),
-  /** Issue 19: the auth domains added with discovery and where their keys come from (absent: none). */
+  /** The auth domains added with discovery and where their keys come from (absent: none). */
   authDomainDiscovery: z.optional(authDomainDiscoverySchema),
   emailPreferences: emailPreferencesSchema,
   lastUpdated: z.number(),
@@ -139,7 +139,7 @@ export const emailPreviewQuerySchema = z.object({
   ),
   primaryColour: emptyAsAbsent(hexColourSchema),
   secondaryColour: emptyAsAbsent(hexColourSchema),
-  /** Issue 28: the card's unsaved sender name, essentials-only choice, and a call to action switched off. */
+  /** The card's unsaved sender name, essentials-only choice, and a call to action switched off. */
   senderName: emptyAsAbsent(text({ max: MAX_TEXT_LENGTH, min: 0, trim: false })),
   onlySendEssentialEmails: emptyAsAbsent(z.enum(['true', 'false'])),
   /** `none`: the sample without a call to action, even when one is stored. */

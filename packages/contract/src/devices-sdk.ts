@@ -7,7 +7,7 @@ import { epochSecondsQuery } from './time.js';
 import { latitudeSchema, lockRoleSchema, longitudeSchema, timeRuleSchema, weekdaySchema, MAX_TIME_RULES } from './locks.js';
 
 /**
- * Issue 30, people and lock properties: the calls of the platform's official SDKs (the Kotlin
+ * People and lock properties: the calls of the platform's official SDKs (the Kotlin
  * Multiplatform "headless" SDK, `model/requests/LockOperationRequests.kt` and
  * `model/responses/LockOperationResponses.kt`; the archived JavaScript SDK's `deviceOperation.js`) that
  * Latchkey serves, in the shapes those SDKs send and parse. docs/sdk-parity.md lists every call.

@@ -6,7 +6,7 @@ export const errorBodySchema = z.object({
   message: z.string(),
   errors: z.optional(z.array(z.object({ path: z.string(), message: z.string() }))),
   /**
-   * Issue 28: what would let it through, from a service running with its development defaults — a URL the
+   * What would let it through, from a service running with its development defaults — a URL the
    * outbound guard refused (plain http, a loopback or private address) names the host OUTBOUND_ALLOW takes.
    */
   hint: z.optional(z.object({ outboundAllow: z.string() })),

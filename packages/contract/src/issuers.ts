@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { httpUrlSchema } from './rules.js';
 
 /**
- * Issue 19: an auth domain may come with its OpenID configuration. The platform then loads the issuer's
+ * An auth domain may come with its OpenID configuration. The platform then loads the issuer's
  * key set (`jwks_uri`) through the outbound guard and verifies application-signed tokens against it as
  * well as against the uploaded keys. Uploaded keys may carry an expiry (the JWK member `exp`).
  */
@@ -16,7 +16,7 @@ const normalisePercent = (part: string) =>
   });
 
 /**
- * Issue 26: an issuer (auth domain, a token's `iss`) in the RFC 3986 normal form, so the same issuer
+ * An issuer (auth domain, a token's `iss`) in the RFC 3986 normal form, so the same issuer
  * written twice is one: scheme and host in lower case (international names as punycode), the default
  * port dropped, dot segments resolved, percent-escapes normalised (WHATWG `URL` does all but the last),
  * and an empty path written as none (`https://id.example.com/` → `https://id.example.com`, the form most

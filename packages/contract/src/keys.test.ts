@@ -57,7 +57,7 @@ describe('public JWK rules', () => {
   });
 });
 
-/** Issue 26 item 4 and 10: keys the crypto would take but nobody should trust, kids and algs outside the safe set. */
+/** Keys the crypto would take but nobody should trust, kids and algs outside the safe set. */
 describe('weak and ill-fitting keys (issue 26)', () => {
   const b64u = (bytes: Uint8Array | number[]) => Buffer.from(bytes).toString('base64url');
   const P = 2n ** 255n - 19n;

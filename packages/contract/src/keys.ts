@@ -20,7 +20,7 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const MAX_EXP = 253_402_300_799;
 
 /**
- * What a key id may hold (issue 26): what real providers' kids are made of — base64url and base64
+ * What a key id may hold: what real providers' kids are made of — base64url and base64
  * thumbprints (Auth0, Azure, Okta, Keycloak, Cognito), hex (Google), UUIDs, names like "key-2024-01",
  * ARNs — and nothing that breaks a line, a quoted string or a code comment where the portal shows it.
  */
@@ -110,7 +110,7 @@ const ED25519_ORDER_8_Y = 270738550114484064931822528722565878893680426757531351
 const ED25519_SMALL_ORDER_Y = new Set([0n, 1n, ED25519_P - 1n, ED25519_ORDER_8_Y, ED25519_P - ED25519_ORDER_8_Y]);
 
 /**
- * What is wrong with an Ed25519 public key (its 32 encoded bytes), or null (issue 26). A point of small
+ * What is wrong with an Ed25519 public key (its 32 encoded bytes), or null. A point of small
  * order (the identity, all zeros, …) verifies "signatures" nobody made, so no one holds its private key;
  * a non-canonical encoding (y ≥ p) names the same point twice. The check is libsodium's: y (the sign bit
  * cleared) must be below p and none of the five small-order points' y — which blocks the 14 encodings
@@ -188,7 +188,7 @@ export const publicJwkSchema = z.pipe(
       y: member('y', 200, BASE64URL),
       n: member('n', 2000, BASE64URL),
       e: member('e', 20, BASE64URL),
-      // Not in RFC 7517: the platform's own member (issue 19). Seconds since 1970, like a token's `exp`.
+      // Not in RFC 7517: the platform's own member. Seconds since 1970, like a token's `exp`.
       exp: z.optional(
         z.number({ error: messages.keyExp }).check(z.refine(Number.isInteger, messages.keyExp), z.gt(0, messages.keyExp), z.lte(MAX_EXP, messages.keyExp)),
       ),

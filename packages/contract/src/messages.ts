@@ -16,7 +16,7 @@ export const messages = {
   logoTooBig: 'Your file is too big! Please select an image under 1MB',
   logoHeightHint: 'Recommended logo height: 60px at most',
   tooLong: 'Too long',
-  // Issue 26: text the platform refuses anywhere (text.ts).
+  // Text the platform refuses anywhere (text.ts).
   controlCharacters: 'Must not contain control characters',
   lineBreaks: 'Must be a single line (no line breaks)',
   bidiControls: 'Must not contain characters that change the text direction',
@@ -35,7 +35,7 @@ export const messages = {
   keyOkpMembers: 'An OKP key needs "x"',
   keyUse: 'A key used to verify tokens must have "use": "sig"',
   keyExp: '"exp" must be the key’s expiry in seconds since 1970 (like a token’s exp)',
-  // Issue 26: keys the crypto would take but nobody should trust, and ids/algorithms outside the safe set.
+  // Keys the crypto would take but nobody should trust, and ids/algorithms outside the safe set.
   keyKidInvalid: 'The "kid" may only hold letters, digits and . _ ~ : + / = - (no spaces or line breaks)',
   keyAlgUnknown: 'Unsupported "alg": use RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, ES256K or EdDSA',
   keyAlgMismatch: '"alg" does not fit this key: RSA keys take RS* or PS*, P-256 ES256, P-384 ES384, P-521 ES512, secp256k1 ES256K, Ed25519 EdDSA',

@@ -91,7 +91,7 @@ export const addUserOperationSchema = z.object({
   location,
 });
 /**
- * Issue 30: the headless SDK's batch share (BatchShareLockOperationRequest), sent when the lock reports
+ * The headless SDK's batch share (BatchShareLockOperationRequest), sent when the lock reports
  * BATCH_SHARING_25: one signed operation sharing with up to 25 users, each as an ADD_USER; all or none.
  */
 export const MAX_BATCH_ADD_USERS = 25;

@@ -13,7 +13,7 @@ export const platformUserErrors = {
   tokenMissing: 'Send the application-signed token as "Authorization: Bearer <token>"',
   /**
    * Any failed issuer, key, algorithm or signature check, to everyone but the application's owners: which
-   * one failed would tell whether an issuer or a kid is registered (issue 26). The tester names it.
+   * one failed would tell whether an issuer or a kid is registered. The tester names it.
    */
   tokenNotVerified: "The token's signature could not be verified with a key registered for its issuer. The token tester on the application's Authentication card shows which check failed",
 } as const;

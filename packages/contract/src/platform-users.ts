@@ -8,7 +8,7 @@ import { PLATFORM_USERS_DEFAULT_PAGE_SIZE, PLATFORM_USERS_MAX_PAGE_SIZE, platfor
 import { TOKEN_CHECK_IDS } from './token-checks.js';
 
 /**
- * Application users: the people an application's own backend signs tokens for (issue 7), and the token
+ * Application users: the people an application's own backend signs tokens for, and the token
  * tester's report. Timestamps are epoch seconds, like `Application.lastUpdated`.
  */
 /** A pasted token longer than this is not a JWT anyone signs; refused before any parsing. */
@@ -101,7 +101,7 @@ export const tokenCheckReportSchema = z.object({
   claims: z.nullable(z.record(z.string(), z.unknown())),
   applicationId: z.nullable(z.string()),
   checks: z.array(tokenCheckSchema),
-  /** Which key the signature was checked with (issue 19): an uploaded one or the issuer's key set's. */
+  /** Which key the signature was checked with: an uploaded one or the issuer's key set's. */
   keySource: z.optional(z.nullable(keySourceSchema)),
 });
 export type TokenCheckReport = z.infer<typeof tokenCheckReportSchema>;

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { messages, type MessageKey } from './messages.js';
 
 /**
- * Issue 26: the one building block every text the platform accepts is checked with. PostgreSQL refuses
+ * The one building block every text the platform accepts is checked with. PostgreSQL refuses
  * NUL in text (the request ended as a 500), C0/C1 control characters and the Unicode line separators break
  * single-line fields, and bidirectional controls reverse what follows them on screen (a lock named
  * "Front\u202Erood" reads "Front" + "door" reversed). Every string schema of the contract goes through

@@ -4,7 +4,7 @@ import { requiredText } from './rules.js';
 import { idParam } from './text.js';
 
 /**
- * Tiles and sites (issue 30), shaped as the platform's SDKs send and read them: the headless SDK's
+ * Tiles and sites, shaped as the platform's SDKs send and read them: the headless SDK's
  * TileRequests.kt / NetworkTileResponses.kt / NetworkSiteResponses.kt, and the archived JavaScript SDK's
  * deviceOperation.js (link, delink, getLockFromTile).
  */

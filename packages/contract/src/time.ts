@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { messages } from './messages.js';
 
 /**
- * Issue 26: the one bound every time the platform accepts goes through. A JavaScript `Date` holds
+ * The one bound every time the platform accepts goes through. A JavaScript `Date` holds
  * ±8.64e15 ms, so an epoch value such as 9e15 or 1e308 made `new Date(s * 1000)` an Invalid Date whose
  * `toISOString()` threw a RangeError (a 500). Times on the wire are epoch seconds (fractions allowed);
  * accepted are 1970-01-01 … 9999-12-31T23:59:59Z, which both the Date and PostgreSQL's timestamptz hold.

@@ -5,7 +5,7 @@ import type { EmailBranding, EmailMessage, RenderedEmail } from './types.js';
 const render = (branding: EmailBranding, message: EmailMessage, language: Language) => renderBrandedEmail({ branding, message, language });
 
 /**
- * The emails the platform sends about an account itself (issue 29): a password-reset link, an
+ * The emails the platform sends about an account itself: a password-reset link, an
  * email-verification link, a new key's six-digit code. In the portal's branding and the reader's language,
  * rendered like every other email (HTML and a plain-text part).
  */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { renderBrandedEmail } from './render.js';
 import type { EmailBranding } from './types.js';
 
-/** Issue 17: the share invitation is the branding card's key email, with the real lock, link and expiry. */
+/** The share invitation is the branding card's key email, with the real lock, link and expiry. */
 const branding: EmailBranding = {
   name: 'Acme Access',
   logoUrl: 'https://cdn.example.com/acme/logo.png',

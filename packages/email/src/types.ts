@@ -38,7 +38,7 @@ export interface SampleMessage {
 }
 
 /**
- * A lock shared with someone who has no account in the application yet (issue 17): the sample's key
+ * A lock shared with someone who has no account in the application yet: the sample's key
  * email with the real lock and sharer, the accept link and when the invitation stops being accepted.
  */
 export interface KeyShareMessage {

@@ -12,7 +12,7 @@ import { createTestApp, uniqueEmail, type TestApp } from '../../test/helpers.js'
 import { describeStatement, serializeError } from './errors.js';
 
 /**
- * Issue 26 item 8c: a failing query is logged by what failed — statement keyword and hash, PostgreSQL
+ * A failing query is logged by what failed — statement keyword and hash, PostgreSQL
  * code, constraint — never with the statement's text or its parameter values. Read from the real log of
  * a real app on the test database.
  */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messages } from '@latchkey/contract';
 import { createTestApp, uniqueEmail, type TestApp } from '../../test/helpers.js';
 
-/** Issue 26: NUL never reaches PostgreSQL — wherever it sits in a request, the answer is a 400, not a 500. */
+/** NUL never reaches PostgreSQL — wherever it sits in a request, the answer is a 400, not a 500. */
 let t: TestApp;
 let auth: { authorization: string };
 let appUrl: string;

@@ -9,7 +9,7 @@ import { createTestApp, type TestApp } from '../helpers.js';
 import { createLock, createSandbox, lockRow, logOf, share, type Sandbox } from '../fixtures/operations.js';
 
 /**
- * Issue 17: the Getting Started script runs against a listening server exactly as a developer runs it
+ * The Getting Started script runs against a listening server exactly as a developer runs it
  * (a child process, real HTTP): it signs a user token with the developer's key, registers an ephemeral
  * key and unlocks the Front Door shared with that user's email.
  */

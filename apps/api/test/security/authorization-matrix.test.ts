@@ -11,7 +11,7 @@ import { appUserToken, createLock, createSandbox, share } from '../fixtures/oper
 const SIGN_OUT = /\/token\/destroy(\/all)?$/;
 
 /**
- * Issue 4: every route of the service's own route table × every kind of credential. A new route is
+ * Every route of the service's own route table × every kind of credential. A new route is
  * covered the moment it is registered; one that answers without a token must be marked `public`.
  */
 const key = makeSigningKey();
@@ -23,7 +23,7 @@ let appId: string;
 let lockId: string;
 const APP_NAME = 'Matrix Secret Application';
 
-/** Issue 30: the SDKs' people and lock-property routes that take lock users' tokens besides /device/*. */
+/** The SDKs' people and lock-property routes that take lock users' tokens besides /device/*. */
 const LOCK_USER_ROUTES_ISSUE_30 = /^(GET \/api\/user\/|POST \/api\/share\/invite\/|POST \/api\/directory\/query$)/;
 /** Routes that are public by design; everything else must refuse anonymous callers. */
 const DOCS = /^\/api\/docs/;

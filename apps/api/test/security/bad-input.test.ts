@@ -48,7 +48,7 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 /**
- * Issue 26: text PostgreSQL refuses (NUL) or that breaks a line or the reading direction (other C0/C1
+ * Text PostgreSQL refuses (NUL) or that breaks a line or the reading direction (other C0/C1
  * controls, U+2028/2029, bidi controls), and numbers a Date cannot hold. Every part of a request carries them.
  */
 const HOSTILE_CHARS = [
@@ -118,13 +118,13 @@ describe('bad input never breaks the service', () => {
       url.endsWith('/token/destroy') ||
       url.endsWith('/token/destroy/all') ||
       url.endsWith('/token/refresh') ||
-      // Takes no body: any request sends a new verification link (issue 29).
+      // Takes no body: any request sends a new verification link.
       url.endsWith('/account/email/reverify') ||
-      // Hands out a WebAuthn challenge, kept until answered (issue 29).
+      // Hands out a WebAuthn challenge, kept until answered.
       url.endsWith('/account/passkeys/options') ||
       // A valid body (`{ emailPreferences: {} }` is one) sends a test email and keeps it in the Outbox.
       url.endsWith('/email/test') ||
-      // Takes no body: makes a new tile for the lock (issue 30).
+      // Takes no body: makes a new tile for the lock.
       (method === 'POST' && url.endsWith('/lock/:lockId/tile')) ||
       (method === 'DELETE' && (url.endsWith(':applicationId') || url.includes('/lock/'))) ||
       (url.endsWith('/lock') && method === 'POST') ||
@@ -190,7 +190,7 @@ describe('bad input never breaks the service', () => {
       }),
       { numRuns: 300, seed: 7 },
     );
-    // The sandbox's owner calls (issue 17), one invalid member each: always 400, never a change.
+    // The sandbox's owner calls, one invalid member each: always 400, never a change.
     const rule = { start: '08:00', end: '17:00', timezone: 'Europe/London', days: ['MONDAY'] };
     const location = { latitude: 1, longitude: 1, radius: 10, accuracy: 'FINE', enabled: true };
     const invalidLockMember = fc.constantFrom<Record<string, unknown>>(
@@ -232,7 +232,7 @@ describe('bad input never breaks the service', () => {
       }),
       { numRuns: 100, seed: 17 },
     );
-    // Issue 26: valid requests with one member made hostile (a control character, a bidi control, a line
+    // Valid requests with one member made hostile (a control character, a bidi control, a line
     // separator, a time a Date cannot hold), for every route that takes a body or a query: each must be
     // refused (4xx, nothing stored), never a 5xx. The rest of each request is valid, so the hostile member is
     // what the service meets — random bodies above are mostly refused before it gets that far.
@@ -285,7 +285,7 @@ function templates(): Record<string, { body?: Record<string, unknown>; query?: R
     [`GET ${A}/history`]: { query: { actor: 'fuzz@example.com', kind: 'lock', pageSize: '10' } },
     [`POST ${A}/webhook`]: { body: { url: 'https://hooks.fuzz.example.com/in', events: ['lock.unlocked'] } },
     [`POST ${A}/site`]: { body: { name: 'Fuzz site' } },
-    // Issue 30: the SDKs' lock properties (the owner is an admin of the lock) and audit lists.
+    // The SDKs' lock properties (the owner is an admin of the lock) and audit lists.
     'PUT /api/device/:lockId': {
       body: {
         name: 'Fuzz alias',

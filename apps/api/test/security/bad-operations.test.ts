@@ -62,7 +62,7 @@ const validOperation = fc.constantFrom<Record<string, unknown>>(
 );
 type Defect = 'alg' | 'typ' | 'x5c' | 'key' | 'iss' | 'sub' | 'lifetime' | 'expired' | 'operation' | 'coordinates' | 'zone' | 'garbage' | 'closed' | 'tamper' | 'claimTime' | 'shareTime';
 const defect = fc.constantFrom<Defect>('alg', 'typ', 'x5c', 'key', 'iss', 'sub', 'lifetime', 'expired', 'operation', 'coordinates', 'zone', 'garbage', 'closed', 'tamper', 'claimTime', 'shareTime');
-/** Issue 26: times a Date cannot hold (or no one means), in the claims and in ADD_USER's start and end. */
+/** Times a Date cannot hold (or no one means), in the claims and in ADD_USER's start and end. */
 const EXTREME_TIMES = [9e15, -9e15, 1e300, 1e308, -1e308, Number.MAX_VALUE, Number.MAX_SAFE_INTEGER + 2, 253_402_300_800, -1];
 
 const generated = fc.record({

@@ -10,7 +10,7 @@ import { sampleLock, sampleShare } from '../features/locks/test-fixtures';
 import { UnlockGuide } from '../features/locks/guide/unlock-guide';
 import { GettingStartedIndex, GettingStartedPage } from '../features/applications/getting-started/getting-started-page';
 
-/** Issue 28 item 4: the way to a first unlock. */
+/** The way to a first unlock. */
 const config = { privacyPolicyUrl: 'https://p.test', uploadBaseUrl: 'http://up.test', cdnBaseUrl: 'http://cdn.test', docsUrl: 'https://docs.test', platformAudience: 'https://aud.test' };
 const APP = '/api/platform/application/app-1';
 const edKey: PublicJwk = { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo', kid: 'kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k', use: 'sig' };

@@ -18,7 +18,7 @@ function EditPage() {
 }
 
 /**
- * Issue 28: after ~15 minutes idle the access token has expired; the next navigation refreshes it. The
+ * After ~15 minutes idle the access token has expired; the next navigation refreshes it. The
  * page must stay — same URL, and what was typed but not saved still there — instead of going to /start.
  */
 it('a token refreshed on an in-page navigation keeps the page and its unsaved input', async () => {

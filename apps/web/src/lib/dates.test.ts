@@ -29,7 +29,7 @@ describe('formatDate', () => {
 });
 
 /**
- * Issue 28: History read 26/11/2026 while the browser's date pickers read mm/dd/yyyy. English follows the
+ * History read 26/11/2026 while the browser's date pickers read mm/dd/yyyy. English follows the
  * browser's English (the pickers' locale), everywhere; German is always dd.mm.yyyy.
  */
 describe('one locale for the portal’s dates and the browser’s date pickers', () => {

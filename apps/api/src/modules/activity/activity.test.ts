@@ -5,7 +5,7 @@ import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { bearer, createApplication, createOwner } from '../../../test/fixtures/platform-users.js';
 import { listActivity, recordActivity } from './activity.service.js';
 
-/** Issue 17: a lock's activity log — recording, newest-first cursor paging, time filters, ownership. */
+/** A lock's activity log — recording, newest-first cursor paging, time filters, ownership. */
 let t: TestApp;
 let owner: Awaited<ReturnType<typeof createOwner>>;
 let stranger: Awaited<ReturnType<typeof createOwner>>;

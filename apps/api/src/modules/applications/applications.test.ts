@@ -146,7 +146,7 @@ describe('owners and directory', () => {
     const meEmail = (await call(me, 'GET', '/account')).json().email as string;
     const otherEmail = (await call(other, 'GET', '/account')).json().email as string;
     const found = await call(me, 'POST', '/directory/query', { email: otherEmail.toUpperCase() });
-    // Issue 30: a key the SDKs can parse (the platform keeps none per user; see devices-sdk/directory.service.ts).
+    // A key the SDKs can parse (the platform keeps none per user; see devices-sdk/directory.service.ts).
     expect(found.json()).toEqual({ id: other.userId, publicKey: DIRECTORY_PUBLIC_KEY });
     const doubleSlash = await call(me, 'POST', '/platform/application//directory/query/', { email: otherEmail });
     expect(doubleSlash.json().id).toBe(other.userId);

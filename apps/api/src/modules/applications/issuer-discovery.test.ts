@@ -9,7 +9,7 @@ import { discoveryLimits, JWKS_FAILURE_TTL_SECONDS, JWKS_MAX_TTL_SECONDS } from 
 import { addKey, bearer, createApplication, createOwner, signUserToken, type SigningKey } from '../../../test/fixtures/platform-users.js';
 
 /**
- * Issue 19: auth domains with discovery, against a local OpenID provider (node http on loopback, let
+ * Auth domains with discovery, against a local OpenID provider (node http on loopback, let
  * through by OUTBOUND_ALLOW) on a real database. Every bad answer is a 4xx with the contract's message
  * and stores nothing; a good one lets tokens signed with the issuer's keys in, and the tester says so.
  */
@@ -181,7 +181,7 @@ describe('adding an auth domain with discovery', () => {
     const token = await signUserToken(issuerKey, { iss: issuer });
     const res = await platformAuth(token);
     expect(res.statusCode).toBe(401);
-    // Outsiders learn nothing of the issuer (issue 26); the owner's tester gives the reason.
+    // Outsiders learn nothing of the issuer; the owner's tester gives the reason.
     expect(res.json().message).toBe(platformUserErrors.tokenNotVerified);
     // Discovery's load, then the failed one; the failure is remembered briefly: a second token costs no call.
     expect(hits['/tenant-d/jwks']).toBe(2);

@@ -4,7 +4,7 @@ import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { addIssuer, addKey, createApplication, createOwner, signUserToken } from '../../../test/fixtures/platform-users.js';
 
 /**
- * Issue 26 item 8b: an auth domain is compared in its RFC 3986 normal form — another letter case or the
+ * An auth domain is compared in its RFC 3986 normal form — another letter case or the
  * default port is the same issuer (409, not a second registration), and a token's `iss` is compared the same way.
  */
 let t: TestApp;

@@ -5,7 +5,7 @@ import { applicationKeys } from '../../db/schema.js';
 import { addKey, bearer, createApplication, createOwner, signUserToken, type SigningKey } from '../../../test/fixtures/platform-users.js';
 
 /**
- * Issue 19: an uploaded key may carry an expiry, the JWK member `exp` (seconds since 1970). Once it has
+ * An uploaded key may carry an expiry, the JWK member `exp` (seconds since 1970). Once it has
  * passed the key verifies nothing, wherever application-signed tokens are accepted — including tokens
  * verified (and cached) before it expired.
  */
@@ -55,13 +55,13 @@ describe('uploading a key with an expiry', () => {
 
 describe('an expired key stops verifying', () => {
   it('GET /platform/auth and the tester refuse a token signed with it, naming the expiry', async () => {
-    // Uploading an expired key is refused (issue 26): this one was stored while it was still valid.
+    // Uploading an expired key is refused: this one was stored while it was still valid.
     const key = await addKey(t, appId, 'ES256', { register: false });
     await t.database.db.insert(applicationKeys).values({ applicationId: appId, kid: key.kid, jwk: { ...key.publicJwk, exp: now() - 60 } });
     const token = await signUserToken(key, { iss: ISS, sub: 'expired-1' });
     const res = await t.app.inject({ method: 'GET', url: '/api/platform/auth', headers: bearer(token) });
     expect(res.statusCode).toBe(401);
-    // To outsiders like any key failure (issue 26); the owner's tester names the expiry.
+    // To outsiders like any key failure; the owner's tester names the expiry.
     expect(res.json().message).toBe(platformUserErrors.tokenNotVerified);
     const report = (
       await t.app.inject({ method: 'POST', url: `/api/platform/application/${appId}/auth/token-check`, headers: bearer(owner.token), payload: { token } })

@@ -5,7 +5,7 @@ import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { bearer, createApplication, createOwner } from '../../../test/fixtures/platform-users.js';
 
 /**
- * Issue 26 item 4: POST /auth/key refuses keys nobody should trust — an RSA exponent of 1 (every
+ * POST /auth/key refuses keys nobody should trust — an RSA exponent of 1 (every
  * "signature" verifies), EC points off the curve, small-order Ed25519 points, an `alg` that does not fit
  * the key, a key already expired, a kid that breaks a line — with 400 and the contract's message, and
  * stores nothing. Each key is read by the crypto library before it is stored.

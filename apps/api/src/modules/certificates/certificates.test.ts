@@ -5,7 +5,7 @@ import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { bearer } from '../../../test/fixtures/platform-users.js';
 import { appUserToken, certifyWithCode, createSandbox, type Sandbox } from '../../../test/fixtures/operations.js';
 
-/** Issue 17: POST /auth/certificate issues a real X.509 chain to our CA for either kind of user token. */
+/** POST /auth/certificate issues a real X.509 chain to our CA for either kind of user token. */
 let t: TestApp;
 let sandbox: Sandbox;
 const DAY = 86_400_000;

@@ -8,7 +8,7 @@ import { appUserToken, certify, createLock, createSandbox, execute, lockRow, log
 import { DIRECTORY_PUBLIC_KEY } from './directory.service.js';
 
 /**
- * Issue 30, people and lock properties: every lock-side call of the platform's SDKs with the bodies they
+ * People and lock properties: every lock-side call of the platform's SDKs with the bodies they
  * send (docs/sdk-parity.md names each test below).
  *
  * Headless SDK (doordeck/doordeck-headless-sdk, doordeck-sdk/src/commonMain/kotlin/com/doordeck/multiplatform/sdk):

@@ -10,7 +10,7 @@ import { createOwner } from '../../../test/fixtures/platform-users.js';
 const PAYLOAD = `<img src=x onerror="alert(1)"><script>alert(1)</script>"'><svg onload=alert(1)>`;
 let t: TestApp;
 let appId: string;
-/** An owner of appId: the overrides are answered to an owner only (issue 26 item 11b). */
+/** An owner of appId: the overrides are answered to an owner only. */
 let owner: { userId: string; token: string };
 const previewAs = (token: string | null, query = '', id = appId) =>
   t.app.inject({ url: `/api/email/preview/${id}${query ? `?${query}` : ''}`, headers: token ? { authorization: `Bearer ${token}` } : {} });

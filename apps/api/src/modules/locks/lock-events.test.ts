@@ -7,7 +7,7 @@ import { createTestApp, eventually, type TestApp } from '../../../test/helpers.j
 import { bearer, createApplication, createOwner } from '../../../test/fixtures/platform-users.js';
 import { recordActivity } from '../activity/activity.service.js';
 
-/** Issue 17: live updates as server-sent events, from a change on one instance to a client of another. */
+/** Live updates as server-sent events, from a change on one instance to a client of another. */
 let t: TestApp;
 let second: Awaited<ReturnType<TestApp['secondInstance']>>;
 let owner: Awaited<ReturnType<typeof createOwner>>;

@@ -14,7 +14,7 @@ import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { bearer, createApplication, createOwner } from '../../../test/fixtures/platform-users.js';
 import { toLock } from './locks.service.js';
 
-/** Issue 17: the owner's sandbox locks — Front Door on creation, CRUD, settings, derived state, ownership. */
+/** The owner's sandbox locks — Front Door on creation, CRUD, settings, derived state, ownership. */
 let t: TestApp;
 let owner: Awaited<ReturnType<typeof createOwner>>;
 let stranger: Awaited<ReturnType<typeof createOwner>>;

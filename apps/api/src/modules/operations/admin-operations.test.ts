@@ -5,7 +5,7 @@ import { locks, lockShares } from '../../db/schema.js';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { appUserToken, certify, createLock, createSandbox, execute, lockRow, logOf, share, signOperation, type KeyHolder, type Sandbox } from '../../../test/fixtures/operations.js';
 
-/** Issue 17: ADD_USER, REMOVE_USER and MUTATE_SETTING, the share and lock rules, and who may do what. */
+/** ADD_USER, REMOVE_USER and MUTATE_SETTING, the share and lock rules, and who may do what. */
 let t: TestApp;
 let sandbox: Sandbox;
 let lockId: string;

@@ -4,7 +4,7 @@ import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { bearer } from '../../../test/fixtures/platform-users.js';
 import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type Sandbox } from '../../../test/fixtures/operations.js';
 
-/** Issue 17: GET /device/mine, /device/{lockId} and an admin's /device/{lockId}/log. */
+/** GET /device/mine, /device/{lockId} and an admin's /device/{lockId}/log. */
 let t: TestApp;
 let sandbox: Sandbox;
 let other: Sandbox;

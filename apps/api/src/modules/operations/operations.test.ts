@@ -19,7 +19,7 @@ import {
   type Sandbox,
 } from '../../../test/fixtures/operations.js';
 
-/** Issue 17: signed MUTATE_LOCK operations, accepted, logged, and single-use across instances. */
+/** Signed MUTATE_LOCK operations, accepted, logged, and single-use across instances. */
 let t: TestApp;
 let sandbox: Sandbox;
 let lockId: string;

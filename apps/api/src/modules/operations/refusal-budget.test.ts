@@ -6,8 +6,9 @@ import { startReceiver } from '../../../test/fixtures/webhook-receiver.js';
 import { appUserToken, certify, createLock, createSandbox, share, signOperation, type KeyHolder, type Sandbox } from '../../../test/fixtures/operations.js';
 
 /**
- * Issue 26, item 7: any user of an application, even one with no share, could send badly signed
- * operations to any of its locks, each writing a refused log entry and a webhook delivery. Now a refusal
+ * A refused operation costs its caller, not the application: any user of an application, even one with no
+ * share, could once send badly signed operations to any of its locks, each writing a refused log entry and
+ * a webhook delivery. Now a refusal
  * is charged to its caller (a budget of its own, per lock user and per address: beyond it, 429 and
  * nothing written), and the same refusal again within a minute counts on the entry already written (one
  * entry, one delivery).

@@ -6,7 +6,7 @@ import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { appUserToken, certify, createLock, createSandbox, execute, logOf, share, signOperation, type KeyHolder, type Sandbox } from '../../../test/fixtures/operations.js';
 
 /**
- * Issue 26 item 6: an operation may not widen its signer's own share, and an admin may not give anyone
+ * An operation may not widen its signer's own share, and an admin may not give anyone
  * access beyond their own — a share they give (their own included) ends no later than theirs, and carries
  * their hours when they have a time window. Owners (portal users) have no bounds.
  */

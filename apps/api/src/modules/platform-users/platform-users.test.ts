@@ -6,7 +6,7 @@ import { applicationUsers } from '../../db/schema.js';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { addIssuer, addKey, bearer, createApplication, createOwner, signUserToken, type SigningKey } from '../../../test/fixtures/platform-users.js';
 
-/** Issue 7: application users — first sign-in, updates, pending users, paging, removal, ownership. */
+/** Application users — first sign-in, updates, pending users, paging, removal, ownership. */
 let t: TestApp;
 let owner: Awaited<ReturnType<typeof createOwner>>;
 let stranger: Awaited<ReturnType<typeof createOwner>>;

@@ -15,7 +15,7 @@ import {
   type SigningKey,
 } from '../../../test/fixtures/platform-users.js';
 
-/** Issue 7: every way an application-signed token can fail, through GET /platform/auth and the tester. */
+/** Every way an application-signed token can fail, through GET /platform/auth and the tester. */
 let t: TestApp;
 let owner: Awaited<ReturnType<typeof createOwner>>;
 let appId: string;
@@ -93,7 +93,7 @@ describe('GET /platform/auth refuses (the tester names the failing check)', () =
     await expectRefused(await signUserToken(rsa, { iss: 'https://unknown.example' }), /Issuer https:\/\/unknown\.example is not registered/, 'issuer');
   });
 
-  // Issue 26: compared in the RFC 3986 normal form — `${ISS}/` is the same issuer (issuer-normal-form.test.ts), another path is not.
+  // Compared in the RFC 3986 normal form — `${ISS}/` is the same issuer (issuer-normal-form.test.ts), another path is not.
   it('issuer differing by its path', async () => {
     await expectRefused(await signUserToken(rsa, { iss: `${ISS}/tenant` }), /is not registered/, 'issuer');
   });

@@ -7,7 +7,7 @@ import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { addIssuer, addKey, bearer, createApplication, createOwner, signUserToken, type SigningKey } from '../../../test/fixtures/platform-users.js';
 import { invitationRefusal } from './shares.service.js';
 
-/** Issue 17: sharing a lock — to users and to new emails (branded invitations), revoking, logging, ownership. */
+/** Sharing a lock — to users and to new emails (branded invitations), revoking, logging, ownership. */
 let t: TestApp;
 let owner: Awaited<ReturnType<typeof createOwner>>;
 let stranger: Awaited<ReturnType<typeof createOwner>>;

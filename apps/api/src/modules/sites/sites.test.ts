@@ -6,7 +6,7 @@ import { bearer } from '../../../test/fixtures/platform-users.js';
 import { appUserToken, certify, createLock, createSandbox, share, type Sandbox } from '../../../test/fixtures/operations.js';
 
 /**
- * Issue 30, sites: the headless SDK's SitesClient.kt (doordeck/doordeck-headless-sdk) — GET /site,
+ * Sites: the headless SDK's SitesClient.kt (doordeck/doordeck-headless-sdk) — GET /site,
  * /site/{siteId}/device, /site/{siteId}/user — read back as its response models in
  * model/responses/NetworkSiteResponses.kt (NetworkSiteResponse, NetworkUserForSiteResponse; the devices
  * are NetworkLockResponse, GET /device/mine's shape). The SDK sends no body on these calls.

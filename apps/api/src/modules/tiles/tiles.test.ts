@@ -8,7 +8,7 @@ import { bearer } from '../../../test/fixtures/platform-users.js';
 import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type Sandbox } from '../../../test/fixtures/operations.js';
 
 /**
- * Issue 30, tiles: the calls of the platform's SDKs on a real database, with the bodies they send.
+ * Tiles: the calls of the platform's SDKs on a real database, with the bodies they send.
  * - headless SDK (doordeck/doordeck-headless-sdk): clients/TilesClient.kt; body model
  *   model/requests/TileRequests.kt (AssociateMultipleLocksRequest {siteId, devices}); response model
  *   model/responses/NetworkTileResponses.kt (NetworkTileLocksResponse {siteId, tileId, deviceIds}).

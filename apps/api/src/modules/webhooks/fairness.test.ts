@@ -6,7 +6,7 @@ import { appUserToken, certify, createLock, createSandbox, execute, type KeyHold
 import { startReceiver } from '../../../test/fixtures/webhook-receiver.js';
 
 /**
- * Issue 26, item 7: after one application's user sent a burst of refused operations, another
+ * Fairness between applications: after one application's user sent a burst of refused operations, another
  * application's deliveries waited behind that burst's (about 95 s after 300). Deliveries are now queued
  * in their application's group and at most PER_APPLICATION_CONCURRENCY of one application are in flight,
  * so the other application's delivery arrives within a bound that does not grow with the burst. The

@@ -11,7 +11,7 @@ import { eventually, testDbKind } from '../../../test/helpers.js';
 import { freePort, waitReady } from '../../../test/scale/processes.js';
 
 /**
- * Issue 19: a worker killed with SIGKILL in the middle of a delivery loses nothing. The service runs
+ * A worker killed with SIGKILL in the middle of a delivery loses nothing. The service runs
  * as real processes (from the sources, through tsx) on one database — PostgreSQL, or the embedded
  * PGlite's data directory, reopened by the next process. The first process is killed while the
  * receiver holds its delivery open; the second finds the job expired and delivers it again, with the

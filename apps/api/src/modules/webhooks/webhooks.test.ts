@@ -7,7 +7,7 @@ import { startReceiver, verifySignature, type Answer, type Received } from '../.
 import { DELIVERY_RETENTION_DAYS } from './delivery.js';
 
 /**
- * Issue 19: webhooks registered per application, delivered signed (Standard Webhooks), retried with
+ * Webhooks registered per application, delivered signed (Standard Webhooks), retried with
  * exponential backoff, logged, resendable. A real HTTP receiver in the test checks every signature.
  */
 let t: TestApp;

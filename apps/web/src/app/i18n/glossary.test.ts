@@ -12,7 +12,7 @@ function texts(node: unknown, path = '', into: [string, string][] = []): [string
 const german = texts({ ...de, ...appPagesDe, contract: contractDe });
 
 /**
- * Issue 28: one German word for one thing. "Benutzer-Tokens" stood beside "Nutzer-Token", and the unlock
+ * One German word for one thing. "Benutzer-Tokens" stood beside "Nutzer-Token", and the unlock
  * time was "Entriegelungsdauer" in History but "Öffnungsdauer" on the lock.
  */
 describe('the German glossary', () => {

@@ -42,7 +42,7 @@ describe('LoginPage', () => {
     expect(await screen.findByText('start')).toBeInTheDocument();
     expect(router.state.location.pathname).toBe('/start');
     expect(getSession()).toMatchObject({ token, refreshToken: 'r', email: 'me@example.com', displayName: 'Me' });
-    // The per-session key pair of the answer is not kept in browser storage (issue 26 item 11b).
+    // The per-session key pair of the answer is not kept in browser storage.
     expect(Object.values({ ...localStorage })).not.toContain('priv');
     expect(localStorage.getItem('privateKey')).toBeNull();
     expect(localStorage.getItem('publicKey')).toBeNull();

@@ -8,7 +8,7 @@ import { json, stubFetch } from '../../test/helpers';
 import { certifyWithSecondFactor } from './unlock-api';
 import { useKeyCodeDialog } from './key-code-dialog';
 
-/** Issue 29: the portal's own unlock goes through the SDKs' second-factor flow with a code dialog. */
+/** The portal's own unlock goes through the SDKs' second-factor flow with a code dialog. */
 function Harness({ ephemeralKey, privateKey }: { ephemeralKey: string; privateKey: CryptoKey }) {
   const { askCode, dialog } = useKeyCodeDialog();
   const [result, setResult] = useState('');

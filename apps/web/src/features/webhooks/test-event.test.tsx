@@ -6,7 +6,7 @@ import { storeSignIn } from '../../lib/session';
 import { json, makeJwt, nowSeconds, renderRoute, stubFetch, type Call } from '../../test/helpers';
 import { WebhooksPage } from './webhooks-page';
 
-/** Issue 28 item 5: webhooks in development — the OUTBOUND_ALLOW hint, and "Send a test event". */
+/** Webhooks in development — the OUTBOUND_ALLOW hint, and "Send a test event". */
 const AT = Date.UTC(2024, 2, 5, 12) / 1000;
 const BASE = '/api/platform/application/app-1/webhook';
 const hook: Webhook = { id: 'w-1', url: 'https://api.acme.test/hooks', events: ['lock.unlocked'], createdAt: AT };

@@ -6,7 +6,7 @@ import { storeSignIn } from '../../../lib/session';
 import { json, makeJwt, nowSeconds, portalAnswer, renderRoute, sampleApplication, stubFetch } from '../../../test/helpers';
 import { EmailBrandingCard } from './email-branding-card';
 
-/** Issue 28 item 7: the live preview is the unsaved form, every field of it. */
+/** The live preview is the unsaved form, every field of it. */
 const saved = {
   ...sampleApplication,
   supportContact: 'mailto:help@acme.test',

@@ -129,7 +129,7 @@ describe('AddApplicationWizard', () => {
     const update = calls.find((c) => c.method === 'POST' && c.url === '/api/platform/application/app-9');
     expect(update?.body).toEqual({ privacyPolicy: 'https://acme.test/privacy', supportContact: 'mailto:help@acme.test', appLink: null });
     expect(screen.getByRole('button', { name: 'Back' })).toBeInTheDocument();
-    // The preview is fetched with the owner's token and shown through srcdoc (issue 26 item 11b).
+    // The preview is fetched with the owner's token and shown through srcdoc.
     await waitFor(() => expect(calls.find((c) => c.url.startsWith('/api/email/preview/app-9'))?.headers.Authorization).toMatch(/^Bearer /));
     expect(screen.getByTitle('Email preview')).not.toHaveAttribute('src');
   });

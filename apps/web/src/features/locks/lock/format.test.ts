@@ -22,7 +22,7 @@ describe('lock page dates, in the reader’s language', () => {
   });
 });
 
-/** Issue 28: the log showed "… for unlockTime" (in German too): the API's field names are words now. */
+/** The log showed "… for unlockTime" (in German too): the API's field names are words now. */
 describe('what a log entry concerned, in the reader’s language', () => {
   const entry = (type: LockLogEntry['type'], subject: string | null) => ({ type, subject });
 

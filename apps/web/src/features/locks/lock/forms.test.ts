@@ -168,7 +168,7 @@ describe('unlock command', () => {
       userEmail: 'a@b.c',
     });
     expect(command.split('\n')).toEqual([
-      // Issue 28: jose goes into a folder of the example's own, never into the reader's project.
+      // Jose goes into a folder of the example's own, never into the reader's project.
       'mkdir -p latchkey-unlock && cd latchkey-unlock &&',
       'npm init -y >/dev/null && npm install jose &&',
       'curl -fsSLo unlock-from-backend.mjs https://p.example/assets/unlock-from-backend-abc.mjs &&',
