@@ -5,7 +5,7 @@ const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url')
 /** A token whose exp has passed: the guard must notice before calling anything. */
 const expiredToken = (email: string) => `${b64({ alg: 'EdDSA' })}.${b64({ sub: 'x', email, sid: 'x', exp: Math.floor(Date.now() / 1000) - 60 })}.c2ln`;
 
-test.describe('error catalogue (spec §8)', () => {
+test.describe('error catalogue (the failure dialogs and their texts)', () => {
   test('wrong password shows "Wrong credentials"', async ({ page, request }) => {
     const email = uniqueEmail('wrong');
     await registerViaApi(request, email);

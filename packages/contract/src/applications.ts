@@ -149,7 +149,7 @@ export const emailPreviewQuerySchema = z.object({
 });
 export type EmailPreviewQuery = z.infer<typeof emailPreviewQuerySchema>;
 
-/** The wizard's four steps, each a form of its own (spec §3 "Wizard inputs by step"). */
+/** The wizard's four steps, each a form of its own. */
 export const wizardStepSchemas = [
   z.object({
     name: requiredText(),

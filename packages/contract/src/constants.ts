@@ -1,4 +1,4 @@
-/** Business constants and limits of spec §9 (and the few the platform adds). */
+/** Business constants and limits, in one place for the API, the portal and the emails. */
 export const PASSWORD_MIN_LENGTH = 5;
 export const LOGO_MAX_BYTES = 1024 * 1024;
 export const LOGO_CONTENT_TYPES = ['image/jpeg', 'image/png'] as const;

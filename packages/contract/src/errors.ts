@@ -33,7 +33,7 @@ export function authErrorFor(status: number): AuthErrorEntry {
   return { title: 'Something went wrong', message: 'Please try again.' };
 }
 
-/** Other failure texts of spec §8 (owners, logo upload, activation link). */
+/** Other failure texts the portal shows (owners, logo upload, activation link). */
 export const uiErrors = {
   ownerNotFound: 'The user with that email address has not been found',
   ownerAddFailed: 'Unable to add the owner. Please try again.',

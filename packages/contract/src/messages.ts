@@ -1,5 +1,5 @@
 /**
- * Every user-facing validation message of spec §5, once. Forms and the server both read these, so the
+ * Every user-facing validation message, once. Forms and the server both read these, so the
  * portal and the API can never word the same rule differently.
  */
 export const messages = {

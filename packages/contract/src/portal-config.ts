@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 
 /**
- * GET /api/config: what the portal needs from deployment config (spec §7: privacy-policy URL, upload
+ * GET /api/config: what the portal needs from deployment config (privacy-policy URL, upload
  * storage URL, content-delivery URL), served at run time so one build runs anywhere.
  */
 export const portalConfigSchema = z.object({

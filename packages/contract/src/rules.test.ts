@@ -17,7 +17,7 @@ function messageOf(schema: { safeParse(v: unknown): { success: boolean; error?: 
   return r.success ? null : r.error!.issues[0]!.message;
 }
 
-describe('spec §5 rules', () => {
+describe('lock rules (time windows, locations, unlock times)', () => {
   it.each(['a@b.co', 'first.last+tag@sub.example.org', 'X_Y%z-1@host-name.io'])('accepts email %s', (v) => {
     expect(messageOf(emailSchema, v)).toBeNull();
   });

@@ -20,7 +20,7 @@ export interface EmailBranding {
   };
 }
 
-/** An invitation to the platform: the one-time code doubles as the first password (spec §4). */
+/** An invitation to the platform: the one-time code doubles as the first password. */
 export interface InvitationMessage {
   kind: 'invitation';
   inviteUrl: string;

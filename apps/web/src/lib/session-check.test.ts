@@ -8,7 +8,7 @@ function signIn(exp: number, refreshToken = 'refresh-1') {
   storeSignIn({ authToken: makeJwt({ exp }), refreshToken, privateKey: 'priv', publicKey: 'pub' });
 }
 
-describe('checkSession (spec §4 session check)', () => {
+describe('checkSession (the session check before each protected page)', () => {
   it('is logged out without a token', async () => {
     expect(await checkSession(refreshSession)).toBe('logged-out');
   });

@@ -12,7 +12,7 @@ export const en = {
         : `You have been invited to ${app}. Accept the invitation to create your account.`,
     codeHint:
       'If the button does not work, sign in with your email address and this one-time code as the password, then choose your own password:',
-    // The label spec §8's pending-invite message points the invitee to.
+    // The label the portal's pending-invite message points the invitee to.
     action: 'Accept Key',
   },
   sample: {

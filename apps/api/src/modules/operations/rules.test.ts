@@ -69,7 +69,7 @@ describe('location', () => {
     expect(haversineMetres({ latitude: 90, longitude: 0 }, { latitude: -90, longitude: 0 })).toBeCloseTo(Math.PI * 6_371_008.8, -1);
   });
 
-  it('applies the accuracy tiers of spec §9', () => {
+  it('applies the location accuracy tiers', () => {
     expect(meetsAccuracyTier('FINE', 10)).toBe(true);
     expect(meetsAccuracyTier('FINE', 10.5)).toBe(false);
     expect(meetsAccuracyTier('HIGH', 20)).toBe(true);

@@ -6,7 +6,7 @@ import { json, makeJwt, nowSeconds, renderRoute, stubFetch } from '../../test/he
 import { LoginPage } from './login-page';
 
 describe('LoginPage', () => {
-  it('validates, then shows the spec §8 dialog for wrong credentials', async () => {
+  it('validates, then shows the failure dialog for wrong credentials', async () => {
     const calls = stubFetch(() => json({ code: 401, message: 'Wrong email or password' }, 401));
     const user = userEvent.setup();
     renderRoute(<LoginPage />, { path: '/login', initial: '/login' });

@@ -5,7 +5,7 @@ import { emailPreviewSrc } from './email-preview-query';
 
 const custom = { headline: 'Questions?', actionText: 'Get Help', actionTarget: 'https://help.test' };
 
-describe('call-to-action toggle (spec §4)', () => {
+describe('call-to-action toggle', () => {
   it('off stores the current one aside and clears it', () => {
     expect(toggleCallToAction(false, custom, null)).toEqual({ next: null, stored: custom });
   });

@@ -9,7 +9,7 @@ const filled: WizardValues = {
   3: { logoUrl: '', primaryColour: '#123', secondaryColour: '#ABCDEF' },
 };
 
-describe('wizard step calls (spec §4)', () => {
+describe('wizard step calls', () => {
   it('step 0 creates the application with name, company and address', () => {
     expect(stepCall(0, filled)).toEqual({
       kind: 'create',
@@ -58,7 +58,7 @@ describe('wizard step calls (spec §4)', () => {
   });
 });
 
-describe('wizard navigation rules (spec §2)', () => {
+describe('wizard navigation rules', () => {
   it('offers Back only from step index 2', () => {
     expect([0, 1, 2, 3].map((s) => canGoBack(s as 0))).toEqual([false, false, true, true]);
   });
