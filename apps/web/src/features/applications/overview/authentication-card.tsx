@@ -24,24 +24,11 @@ type Removal = { type: 'remove-key'; kid: string } | { type: 'remove-domain'; ki
 export function AuthenticationCard({ app }: { app: Application }) {
   const { t } = useTranslation();
   const action = useAuthItemAction(app.applicationId);
-  const config = usePortalConfig();
   const op = useOperation();
   const [keyDialog, setKeyDialog] = useState<{ mode: 'add' } | { mode: 'edit'; key: PublicJwk } | null>(null);
   const [domainDialog, setDomainDialog] = useState<DomainKind | null>(null);
   const [removal, setRemoval] = useState<Removal | null>(null);
-  // The tester's open state lives in the URL, so Getting Started can link straight to it.
-  const [searchParams, setSearchParams] = useSearchParams();
-  const testerOpen = searchParams.has(TOKEN_TESTER_PARAM);
-  const setTesterOpen = (open: boolean) =>
-    setSearchParams(
-      (params) => {
-        const next = new URLSearchParams(params);
-        if (open) next.set(TOKEN_TESTER_PARAM, 'open');
-        else next.delete(TOKEN_TESTER_PARAM);
-        return next;
-      },
-      { replace: true },
-    );
+  const [testerOpen, setTesterOpen] = useTokenTesterOpen();
 
   const perform = (a: AuthItemAction, notice: true | string = true) => op.run(() => action.mutateAsync(a), { notice });
 
@@ -70,11 +57,6 @@ export function AuthenticationCard({ app }: { app: Application }) {
       : removal?.kind === 'cors'
         ? t('authCard.removeCorsDomainConfirm')
         : t('authCard.removeAuthDomainConfirm');
-  const keys = Object.values(app.authKeys);
-  // Read once per render: a key's mark follows the clock when the card re-renders, like the rest of the page.
-  const nowSeconds = Math.floor(Date.now() / 1000);
-  const expiry = (key: PublicJwk) => keyExpiryState(key.exp, nowSeconds);
-  const expiryIds = useId();
   const discovery = app.authDomainDiscovery ?? {};
 
   return (
@@ -88,55 +70,13 @@ export function AuthenticationCard({ app }: { app: Application }) {
             {t('tokenTester.open')}
           </Button>
         </Box>
-        {config.data && (
-          <Box component="section" aria-labelledby="platform-audience-title" sx={{ mb: 2 }}>
-            <Typography id="platform-audience-title" variant="h3">
-              {t('platformAudience.title')}
-            </Typography>
-            <Typography color="text.secondary" sx={{ mt: 0.5 }}>
-              {t('platformAudience.text')}
-            </Typography>
-            <CopyValue value={config.data.platformAudience} name={t('platformAudience.title')} />
-          </Box>
-        )}
-        <Box component="section" aria-labelledby="auth-keys-title">
-          <Box sx={{ display: 'flex', alignItems: 'center', flexWrap: 'wrap', gap: 1 }}>
-            <Typography id="auth-keys-title" variant="h3" sx={{ flexGrow: 1 }}>
-              {t('authCard.keys')}
-            </Typography>
-            <GenerateKeyButton applicationId={app.applicationId} />
-            <Button variant="outlined" onClick={() => setKeyDialog({ mode: 'add' })} startIcon={<Icon icon={faPlus} />}>
-              {t('authCard.addKey')}
-            </Button>
-          </Box>
-          <KeyExpiryWarnings keys={keys} expiry={expiry} />
-          {keys.length === 0 ? (
-            <Typography color="text.secondary" sx={{ mt: 1 }}>
-              {t('authCard.noKeys')}
-            </Typography>
-          ) : (
-            <Box component="ul" sx={{ display: 'flex', flexWrap: 'wrap', gap: 1, listStyle: 'none', p: 0, mt: 1 }}>
-              {keys.map((key, i) => (
-                <Box component="li" key={key.kid} sx={{ display: 'inline-flex', alignItems: 'center', gap: 0.5, maxWidth: '100%', minWidth: 0 }}>
-                  <Chip
-                    label={key.kid}
-                    aria-label={t('authCard.editKeyLabel', { kid: key.kid })}
-                    // Tabbing to the chip says it has expired or soon will, not only the words beside it.
-                    aria-describedby={expiry(key) === 'valid' || key.exp === undefined ? undefined : `${expiryIds}-${i}`}
-                    onClick={() => setKeyDialog({ mode: 'edit', key })}
-                    color={expiry(key) === 'expired' ? 'error' : 'default'}
-                    // A long kid is cut short (the whole of it is in the edit dialog) before its remove button is.
-                    sx={{ maxWidth: 260, minWidth: 0 }}
-                  />
-                  <KeyExpiryMark jwk={key} state={expiry(key)} descriptionId={`${expiryIds}-${i}`} />
-                  <IconButton size="small" aria-label={t('authCard.removeKeyLabel', { kid: key.kid })} onClick={() => setRemoval({ type: 'remove-key', kid: key.kid })}>
-                    <Icon icon={faXmark} />
-                  </IconButton>
-                </Box>
-              ))}
-            </Box>
-          )}
-        </Box>
+        <PlatformAudience />
+        <AuthKeys
+          app={app}
+          onAdd={() => setKeyDialog({ mode: 'add' })}
+          onEdit={(key) => setKeyDialog({ mode: 'edit', key })}
+          onRemove={(kid) => setRemoval({ type: 'remove-key', kid })}
+        />
         <DomainList
           id="auth-domains-title"
           title={t('authCard.authDomains')}
@@ -193,5 +133,96 @@ export function AuthenticationCard({ app }: { app: Application }) {
       <TokenTesterDialog applicationId={app.applicationId} open={testerOpen} onClose={() => setTesterOpen(false)} />
       {op.dialogs}
     </Card>
+  );
+}
+
+/** The tester's open state lives in the URL, so Getting Started can link straight to it. */
+function useTokenTesterOpen(): [boolean, (open: boolean) => void] {
+  const [searchParams, setSearchParams] = useSearchParams();
+  const setOpen = (open: boolean) =>
+    setSearchParams(
+      (params) => {
+        const next = new URLSearchParams(params);
+        if (open) next.set(TOKEN_TESTER_PARAM, 'open');
+        else next.delete(TOKEN_TESTER_PARAM);
+        return next;
+      },
+      { replace: true },
+    );
+  return [searchParams.has(TOKEN_TESTER_PARAM), setOpen];
+}
+
+/** The audience every application's tokens name, to copy (once the portal's config has loaded). */
+function PlatformAudience() {
+  const { t } = useTranslation();
+  const config = usePortalConfig();
+  if (!config.data) return null;
+  return (
+    <Box component="section" aria-labelledby="platform-audience-title" sx={{ mb: 2 }}>
+      <Typography id="platform-audience-title" variant="h3">
+        {t('platformAudience.title')}
+      </Typography>
+      <Typography color="text.secondary" sx={{ mt: 0.5 }}>
+        {t('platformAudience.text')}
+      </Typography>
+      <CopyValue value={config.data.platformAudience} name={t('platformAudience.title')} />
+    </Box>
+  );
+}
+
+interface AuthKeysProps {
+  app: Application;
+  onAdd: () => void;
+  onEdit: (key: PublicJwk) => void;
+  onRemove: (kid: string) => void;
+}
+
+/** The application's auth keys: a chip per kid (opens it to edit), its expiry mark and a remove button. */
+function AuthKeys({ app, onAdd, onEdit, onRemove }: AuthKeysProps) {
+  const { t } = useTranslation();
+  const keys = Object.values(app.authKeys);
+  // Read once per render: a key's mark follows the clock when the card re-renders, like the rest of the page.
+  const nowSeconds = Math.floor(Date.now() / 1000);
+  const expiry = (key: PublicJwk) => keyExpiryState(key.exp, nowSeconds);
+  const expiryIds = useId();
+  return (
+    <Box component="section" aria-labelledby="auth-keys-title">
+      <Box sx={{ display: 'flex', alignItems: 'center', flexWrap: 'wrap', gap: 1 }}>
+        <Typography id="auth-keys-title" variant="h3" sx={{ flexGrow: 1 }}>
+          {t('authCard.keys')}
+        </Typography>
+        <GenerateKeyButton applicationId={app.applicationId} />
+        <Button variant="outlined" onClick={onAdd} startIcon={<Icon icon={faPlus} />}>
+          {t('authCard.addKey')}
+        </Button>
+      </Box>
+      <KeyExpiryWarnings keys={keys} expiry={expiry} />
+      {keys.length === 0 ? (
+        <Typography color="text.secondary" sx={{ mt: 1 }}>
+          {t('authCard.noKeys')}
+        </Typography>
+      ) : (
+        <Box component="ul" sx={{ display: 'flex', flexWrap: 'wrap', gap: 1, listStyle: 'none', p: 0, mt: 1 }}>
+          {keys.map((key, i) => (
+            <Box component="li" key={key.kid} sx={{ display: 'inline-flex', alignItems: 'center', gap: 0.5, maxWidth: '100%', minWidth: 0 }}>
+              <Chip
+                label={key.kid}
+                aria-label={t('authCard.editKeyLabel', { kid: key.kid })}
+                // Tabbing to the chip says it has expired or soon will, not only the words beside it.
+                aria-describedby={expiry(key) === 'valid' || key.exp === undefined ? undefined : `${expiryIds}-${i}`}
+                onClick={() => onEdit(key)}
+                color={expiry(key) === 'expired' ? 'error' : 'default'}
+                // A long kid is cut short (the whole of it is in the edit dialog) before its remove button is.
+                sx={{ maxWidth: 260, minWidth: 0 }}
+              />
+              <KeyExpiryMark jwk={key} state={expiry(key)} descriptionId={`${expiryIds}-${i}`} />
+              <IconButton size="small" aria-label={t('authCard.removeKeyLabel', { kid: key.kid })} onClick={() => onRemove(key.kid)}>
+                <Icon icon={faXmark} />
+              </IconButton>
+            </Box>
+          ))}
+        </Box>
+      )}
+    </Box>
   );
 }

@@ -91,52 +91,12 @@ export function LocksPage() {
           />
         )}
         {locks.data && (
-          <TableContainer sx={{ mt: 2 }}>
-            <Table aria-label={t('locks.title')}>
-              <TableHead>
-                <TableRow>
-                  <TableCell>{t('locks.name')}</TableCell>
-                  <TableCell>{t('locks.state')}</TableCell>
-                  <TableCell align="right">{t('locks.actions')}</TableCell>
-                </TableRow>
-              </TableHead>
-              <TableBody>
-                {locks.data.map((lock) => (
-                  <TableRow key={lock.id} hover>
-                    <TableCell sx={{ overflowWrap: 'anywhere' }}>
-                      <Link
-                        component={RouterLink}
-                        to={paths.lock(appId, lock.id)}
-                        aria-label={t('locks.open', { name: lock.name })}
-                      >
-                        {lock.name}
-                      </Link>
-                    </TableCell>
-                    <TableCell>
-                      <LockStateChip state={lock.state} />
-                    </TableCell>
-                    <TableCell align="right">
-                      <IconButton
-                        aria-label={t('locks.rowActions', { name: lock.name })}
-                        aria-haspopup="menu"
-                        aria-expanded={menu?.lock.id === lock.id}
-                        onClick={(e) => setMenu({ anchor: e.currentTarget, lock })}
-                      >
-                        <Icon icon={faEllipsisVertical} />
-                      </IconButton>
-                    </TableCell>
-                  </TableRow>
-                ))}
-                {locks.data.length === 0 && (
-                  <TableRow>
-                    <TableCell colSpan={3} align="center" sx={{ py: 4 }}>
-                      {t('locks.empty')}
-                    </TableCell>
-                  </TableRow>
-                )}
-              </TableBody>
-            </Table>
-          </TableContainer>
+          <LocksTable
+            appId={appId}
+            locks={locks.data}
+            menuOpenFor={menu?.lock.id}
+            onActions={(anchor, lock) => setMenu({ anchor, lock })}
+          />
         )}
         <Menu anchorEl={menu?.anchor} open={menu !== null} onClose={() => setMenu(null)}>
           <MenuItem onClick={() => pick('rename')}>{t('locks.rename')}</MenuItem>
@@ -184,5 +144,66 @@ export function LocksPage() {
       </Paper>
       {locks.data && <SitesCard appId={appId} locks={locks.data} />}
     </Box>
+  );
+}
+
+interface LocksTableProps {
+  appId: string;
+  locks: Lock[];
+  /** The lock whose actions menu is open. */
+  menuOpenFor: string | undefined;
+  onActions: (anchor: HTMLElement, lock: Lock) => void;
+}
+
+/** One row per lock: its name (a link to the lock), its live state and a button for its actions. */
+function LocksTable({ appId, locks, menuOpenFor, onActions }: LocksTableProps) {
+  const { t } = useTranslation();
+  return (
+    <TableContainer sx={{ mt: 2 }}>
+      <Table aria-label={t('locks.title')}>
+        <TableHead>
+          <TableRow>
+            <TableCell>{t('locks.name')}</TableCell>
+            <TableCell>{t('locks.state')}</TableCell>
+            <TableCell align="right">{t('locks.actions')}</TableCell>
+          </TableRow>
+        </TableHead>
+        <TableBody>
+          {locks.map((lock) => (
+            <TableRow key={lock.id} hover>
+              <TableCell sx={{ overflowWrap: 'anywhere' }}>
+                <Link
+                  component={RouterLink}
+                  to={paths.lock(appId, lock.id)}
+                  aria-label={t('locks.open', { name: lock.name })}
+                >
+                  {lock.name}
+                </Link>
+              </TableCell>
+              <TableCell>
+                <LockStateChip state={lock.state} />
+              </TableCell>
+              <TableCell align="right">
+                <IconButton
+                  aria-label={t('locks.rowActions', { name: lock.name })}
+                  aria-haspopup="menu"
+                  aria-expanded={menuOpenFor === lock.id}
+                  onClick={(e) => onActions(e.currentTarget, lock)}
+                >
+                  <Icon icon={faEllipsisVertical} />
+                </IconButton>
+              </TableCell>
+            </TableRow>
+          ))}
+          {locks.length === 0 && (
+            <TableRow>
+              <TableCell colSpan={3} align="center" sx={{ py: 4 }}>
+                {t('locks.empty')}
+              </TableCell>
+            </TableRow>
+          )}
+        </TableBody>
+      </Table>
+    </TableContainer>
   );
 }

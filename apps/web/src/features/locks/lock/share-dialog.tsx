@@ -18,7 +18,7 @@ import {
   Switch,
 } from '@mui/material';
 import { useId, useMemo } from 'react';
-import { Controller, useForm, useWatch, type Resolver } from 'react-hook-form';
+import { Controller, useForm, useWatch, type Control, type Resolver } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { FormTextField } from '../../../components/ui/form-text-field';
 import { showFieldErrors } from '../../../lib/field-errors';
@@ -71,8 +71,6 @@ function ShareForm({
 }: Omit<Props, 'open'> & { titleId: string }) {
   const { t } = useTranslation();
   const add = useAddShare(appId, lockId);
-  const zonesId = useId();
-  const zones = useMemo(knownTimeZones, []);
   const form = useForm<ShareFormValues>({ resolver, defaultValues: defaultShareValues(), mode: 'all' });
   const limitHours = useWatch({ control: form.control, name: 'limitHours' });
   const dateSlot = { inputLabel: { shrink: true } };
@@ -143,73 +141,7 @@ function ShareForm({
             />
           )}
         />
-        {limitHours && (
-          <Box
-            sx={{ display: 'grid', gridTemplateColumns: { xs: '1fr 1fr', sm: '1fr 1fr 2fr' }, gap: 2, mt: 1 }}
-          >
-            <Controller
-              control={form.control}
-              name="days"
-              render={({ field, fieldState }) => (
-                <FormControl
-                  component="fieldset"
-                  error={fieldState.error !== undefined}
-                  sx={{ gridColumn: '1 / -1' }}
-                >
-                  <FormLabel component="legend">{t('shares.days')}</FormLabel>
-                  <FormGroup row>
-                    {WEEKDAYS.map((day) => (
-                      <FormControlLabel
-                        key={day}
-                        label={t(`shares.dayNames.${day}`)}
-                        control={
-                          <Checkbox
-                            checked={field.value.includes(day)}
-                            slotProps={{ input: { 'aria-label': t(`shares.dayLabels.${day}`) } }}
-                            onChange={(_e, on) =>
-                              field.onChange(
-                                on ? [...field.value, day] : field.value.filter((d: Weekday) => d !== day),
-                              )
-                            }
-                          />
-                        }
-                      />
-                    ))}
-                  </FormGroup>
-                  {fieldState.error && (
-                    <FormHelperText>{localText(fieldState.error.message ?? '')}</FormHelperText>
-                  )}
-                </FormControl>
-              )}
-            />
-            <FormTextField
-              control={form.control}
-              name="from"
-              type="time"
-              label={t('shares.from')}
-              slotProps={dateSlot}
-            />
-            <FormTextField
-              control={form.control}
-              name="until"
-              type="time"
-              label={t('shares.until')}
-              slotProps={dateSlot}
-            />
-            <FormTextField
-              control={form.control}
-              name="timezone"
-              label={t('shares.timeZone')}
-              sx={{ gridColumn: { xs: '1 / -1', sm: 'auto' } }}
-              slotProps={{ htmlInput: { list: zonesId, autoComplete: 'off' } }}
-            />
-            <datalist id={zonesId}>
-              {zones.map((zone) => (
-                <option key={zone} value={zone} />
-              ))}
-            </datalist>
-          </Box>
-        )}
+        {limitHours && <HoursWindow control={form.control} />}
         {add.isError && !hasFieldErrors(add.error) && (
           <Alert severity="error" sx={{ mt: 2 }}>
             {errorMessage(add.error)}
@@ -223,5 +155,84 @@ function ShareForm({
         </Button>
       </DialogActions>
     </form>
+  );
+}
+
+/** The days, hours and time zone a share is limited to (shown while hours are limited). */
+function HoursWindow({ control }: { control: Control<ShareFormValues> }) {
+  const { t } = useTranslation();
+  const zonesId = useId();
+  const zones = useMemo(knownTimeZones, []);
+  const dateSlot = { inputLabel: { shrink: true } };
+  return (
+    <Box sx={{ display: 'grid', gridTemplateColumns: { xs: '1fr 1fr', sm: '1fr 1fr 2fr' }, gap: 2, mt: 1 }}>
+      <DaysField control={control} />
+      <FormTextField
+        control={control}
+        name="from"
+        type="time"
+        label={t('shares.from')}
+        slotProps={dateSlot}
+      />
+      <FormTextField
+        control={control}
+        name="until"
+        type="time"
+        label={t('shares.until')}
+        slotProps={dateSlot}
+      />
+      <FormTextField
+        control={control}
+        name="timezone"
+        label={t('shares.timeZone')}
+        sx={{ gridColumn: { xs: '1 / -1', sm: 'auto' } }}
+        slotProps={{ htmlInput: { list: zonesId, autoComplete: 'off' } }}
+      />
+      <datalist id={zonesId}>
+        {zones.map((zone) => (
+          <option key={zone} value={zone} />
+        ))}
+      </datalist>
+    </Box>
+  );
+}
+
+/** The weekdays a share holds on, one checkbox each; its error under them. */
+function DaysField({ control }: { control: Control<ShareFormValues> }) {
+  const { t } = useTranslation();
+  return (
+    <Controller
+      control={control}
+      name="days"
+      render={({ field, fieldState }) => (
+        <FormControl
+          component="fieldset"
+          error={fieldState.error !== undefined}
+          sx={{ gridColumn: '1 / -1' }}
+        >
+          <FormLabel component="legend">{t('shares.days')}</FormLabel>
+          <FormGroup row>
+            {WEEKDAYS.map((day) => (
+              <FormControlLabel
+                key={day}
+                label={t(`shares.dayNames.${day}`)}
+                control={
+                  <Checkbox
+                    checked={field.value.includes(day)}
+                    slotProps={{ input: { 'aria-label': t(`shares.dayLabels.${day}`) } }}
+                    onChange={(_e, on) =>
+                      field.onChange(
+                        on ? [...field.value, day] : field.value.filter((d: Weekday) => d !== day),
+                      )
+                    }
+                  />
+                }
+              />
+            ))}
+          </FormGroup>
+          {fieldState.error && <FormHelperText>{localText(fieldState.error.message ?? '')}</FormHelperText>}
+        </FormControl>
+      )}
+    />
   );
 }
