@@ -108,8 +108,19 @@ export interface BuildOptions {
   adminRoutes?: (server: FastifyInstance, app: FastifyInstance) => Promise<void> | void;
 }
 
-/** Explicit wiring (house style 4): every plugin and module is registered here, in order. */
+/**
+ * Explicit wiring: every plugin and module is registered here, in order. The infrastructure (database,
+ * caches, stores, mailer, queues) is made first and decorated on the app, then HTTP is registered on it;
+ * nothing lives outside the app, so two apps in one process share nothing.
+ */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = createServer(config, options);
+  await createInfrastructure(app, config, options);
+  await registerHttp(app, config, options);
+  return app;
+}
+
+function createServer(config: Config, options: BuildOptions): FastifyInstance {
   const tracing = Boolean(config.tracing.endpoint);
   const app = Fastify({
     // LOG_LEVEL=silent writes nothing, so it runs without a logger: a pino logger at level silent still
@@ -142,7 +153,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       if (method !== 'HEAD') routeTable.push({ method, url: route.url, public: route.config?.public === true });
     }
   });
+  return app;
+}
 
+/**
+ * The database, caches, stores, mailer and queues, each decorated on the app, and the one onClose that
+ * stops them. The webhook dispatcher is made here and started by registerHttp, once its metrics are wired.
+ */
+async function createInfrastructure(app: FastifyInstance, config: Config, options: BuildOptions): Promise<void> {
   const ownsDatabase = !options.database;
   const database = options.database ?? (await createDatabase({ url: config.database.url, dataDir: path.join(config.dataDir, 'pgdata'), poolSize: config.database.poolSize }));
   if (ownsDatabase) await database.migrate();
@@ -173,6 +191,24 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('platformCa', await PlatformCa.load(database.db));
   app.decorate('storage', await createLogoStorage(config, database.db));
   app.decorate('mailer', createMailer(config, app.log));
+  const webhookDispatcher = new WebhookDispatcher(database, config.webhooks, app.log, outbound);
+  app.decorate('webhooks', webhookDispatcher);
+  app.addHook('onClose', async () => {
+    app.storage.close?.();
+    await app.mailer.close();
+    await webhookDispatcher.stop();
+    redis?.disconnect();
+    app.tokens.stop();
+    await accessCache.stop();
+    await liveEvents.stop();
+    await outbound.close();
+    if (ownsDatabase) await database.close();
+  });
+}
+
+/** Hooks, plugins and routes, in order, every registration awaited. */
+async function registerHttp(app: FastifyInstance, config: Config, options: BuildOptions): Promise<void> {
+  const { database, accessCache, liveEvents, redis } = app;
   // Metrics before any route, so its onRoute hook sees them all (plugins/metrics.ts).
   const metrics = registerMetrics(app, {
     apiPrefix: config.apiPrefix,
@@ -182,23 +218,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     sseClients: () => liveEvents.size,
     adminRoutes: options.adminRoutes,
   });
-  const webhookDispatcher = new WebhookDispatcher(database, config.webhooks, app.log, outbound);
-  webhookDispatcher.onAttempt = (outcome) => metrics.webhookDeliveries.inc({ outcome });
-  await webhookDispatcher.start();
-  app.decorate('webhooks', webhookDispatcher);
-  app.addHook('onClose', async () => {
-    app.storage.close?.();
-    await app.mailer.close();
-  });
-  app.addHook('onClose', async () => {
-    await webhookDispatcher.stop();
-    redis?.disconnect();
-    app.tokens.stop();
-    await accessCache.stop();
-    await liveEvents.stop();
-    await outbound.close();
-    if (ownsDatabase) await database.close();
-  });
+  app.webhooks.onAttempt = (outcome) => metrics.webhookDeliveries.inc({ outcome });
+  await app.webhooks.start();
   // One onSend hook for these (each hook is a step of every request):
   // - The request id (the trace id with traces on) is answered as x-request-id.
   // - Graceful shutdown: requests in flight when close() starts still finish, and their keep-alive
@@ -286,8 +307,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(cdnRoutes);
   await app.register(jwksRoutes);
 
-  registerSpa(app, config);
-  return app;
+  await registerSpa(app, config);
 }
 
 export const SECRETS_UNENCRYPTED_WARNING =
@@ -321,11 +341,11 @@ function isExemptFromRateLimit(method: string, url: string, apiPrefix: string): 
 }
 
 /** Serves the built portal (apps/web/dist) on the same origin, with index.html for client routes. */
-function registerSpa(app: FastifyInstance, config: Config) {
+async function registerSpa(app: FastifyInstance, config: Config): Promise<void> {
   const dist = config.webDistDir ?? findWebDist();
   if (!dist || !fs.existsSync(path.join(dist, 'index.html'))) return;
   const indexHtml = fs.readFileSync(path.join(dist, 'index.html'));
-  void app.register(fastifyStatic, {
+  await app.register(fastifyStatic, {
     root: dist,
     wildcard: false,
     index: false,
