@@ -43,6 +43,15 @@ export default tseslint.config(
   boundary(['packages/email/**'], [NO_APPS]),
   boundary(['packages/contract/**'], [NO_APPS, { group: ['**/packages/email/**', '@latchkey/email'], message: 'The contract imports nothing of ours.' }]),
   boundary(['apps/api/**'], [{ group: ['**/apps/web/**', '@latchkey/web'], message: 'The API does not import the portal.' }]),
+  // API modules use each other only through a service's exports (x.service.ts or an index.ts), never
+  // through routes or internals; what two modules share otherwise lives in src/lib/.
+  boundary(['apps/api/src/modules/**'], [
+    { group: ['**/apps/web/**', '@latchkey/web'], message: 'The API does not import the portal.' },
+    {
+      regex: '^\\.\\./[a-z0-9-]+/(?![a-z0-9-]+\\.service\\.js$|index\\.js$)',
+      message: "API modules use each other only through a service's exports (x.service.ts, index.ts): move what they share to src/lib/.",
+    },
+  ]),
   boundary(['apps/web/**'], [NO_API]),
   ...featureBoundaries,
   // The backend unlock guide offers the application's key generator in place; that button needs the

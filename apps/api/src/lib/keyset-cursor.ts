@@ -1,4 +1,5 @@
 import { sql, type AnyColumn } from 'drizzle-orm';
+import { isUuid } from '@latchkey/contract';
 import { badRequest } from '../errors.js';
 
 /**
@@ -7,7 +8,6 @@ import { badRequest } from '../errors.js';
  * (a positive integer) or a row id (a UUID). A cursor that is not one is a 400 with the list's own message.
  */
 const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The column's time as the cursor carries it: UTC, to the microsecond (a JS Date would lose those). */
 export const cursorTimeOf = (column: AnyColumn) =>
@@ -18,7 +18,7 @@ export function encodeCursor(time: string, tieBreaker: number | string): string 
 }
 
 const isSeq = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;
-const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
+const isUuidText = (value: unknown): value is string => typeof value === 'string' && isUuid(value);
 
 export function decodeCursor(cursor: string, tieBreaker: 'seq', refusal: string): [string, number];
 export function decodeCursor(cursor: string, tieBreaker: 'uuid', refusal: string): [string, string];
@@ -27,7 +27,7 @@ export function decodeCursor(cursor: string, tieBreaker: 'seq' | 'uuid', refusal
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     if (Array.isArray(value) && value.length === 2 && CURSOR_TIME.test(String(value[0]))) {
       const [time, last] = value as [string, unknown];
-      if (tieBreaker === 'seq' ? isSeq(last) : isUuid(last)) return [time, last as number | string];
+      if (tieBreaker === 'seq' ? isSeq(last) : isUuidText(last)) return [time, last as number | string];
     }
   } catch {
     // not base64url JSON: the same 400 below

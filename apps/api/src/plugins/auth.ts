@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { and, eq, sql } from 'drizzle-orm';
-import { apiErrors } from '@latchkey/contract';
+import { apiErrors, isUuid } from '@latchkey/contract';
 import type { Db } from '../db/client.js';
 import { notFound } from '../errors.js';
 import { assertOwner } from '../lib/ownership.js';
@@ -154,7 +154,6 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService,
 const sessionKey = (sid: string) => `s|${sid}`;
 const accessKey = (sid: string, applicationId: string) => `a|${sid}|${applicationId}`;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * `onRequest: [app.authenticate, app.requireOwner]` on every /platform/application/:applicationId route.
@@ -174,5 +173,5 @@ export function registerOwnership(app: FastifyInstance, db: Db) {
 /** The route's :applicationId when it is a well-formed id (anything else is a 404 for requireOwner). */
 function applicationIdOf(request: FastifyRequest): string | null {
   const id = (request.params as { applicationId?: unknown } | undefined)?.applicationId;
-  return typeof id === 'string' && UUID.test(id) ? id : null;
+  return typeof id === 'string' && isUuid(id) ? id : null;
 }

@@ -2,7 +2,7 @@
 import 'reflect-metadata';
 import { X509Certificate, createPrivateKey, createPublicKey, randomBytes, webcrypto, type KeyObject } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
-import { CERTIFICATE_LIFETIME_DAYS } from '@latchkey/contract';
+import { CERTIFICATE_LIFETIME_DAYS, isUuid } from '@latchkey/contract';
 import type { Db } from '../db/client.js';
 import { loadOrCreateSecret } from '../lib/server-secrets.js';
 
@@ -14,7 +14,9 @@ const CA_NAME = 'CN=Latchkey Sandbox Platform CA, O=Latchkey';
 const DAY_MS = 86_400_000;
 /** A leaf starts a minute in the past, so a device whose clock is a little behind can use it at once. */
 const BACKDATE_MS = 60_000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The CA writes user ids in lower case: a leaf naming one otherwise is not one it issued. */
+const isLowerCaseUuid = (value: string) => isUuid(value) && value === value.toLowerCase();
 
 /** A leaf this CA issued, as read from its DER: whose it is, its key and its validity (epoch ms). */
 export interface IssuedLeaf {
@@ -95,7 +97,7 @@ export class PlatformCa {
     }
     if (leaf.issuer !== this.caCertificate.subject || !leaf.verify(this.caCertificate.publicKey)) return null;
     const userId = /^CN=([0-9a-f-]{36})$/m.exec(leaf.subject)?.[1];
-    if (!userId || !UUID.test(userId) || leaf.publicKey.asymmetricKeyType !== 'ed25519') return null;
+    if (!userId || !isLowerCaseUuid(userId) || leaf.publicKey.asymmetricKeyType !== 'ed25519') return null;
     return { userId, publicKey: leaf.publicKey, notBefore: Date.parse(leaf.validFrom), notAfter: Date.parse(leaf.validTo) };
   }
 }

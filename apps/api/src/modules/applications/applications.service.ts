@@ -28,6 +28,8 @@ import { ApplicationBodyCache } from './application-cache.js';
 import { recordChange, type Change, type ChangeActor } from '../history/history.service.js';
 import { historyFields, updateWithHistory } from './application-update.js';
 
+export { historyFields, updateWithHistory };
+
 type ApplicationRow = typeof applications.$inferSelect;
 
 /**
@@ -219,10 +221,3 @@ export async function touchApplication(db: Db, applicationId: string): Promise<v
     .set({ version: sql`${applications.version} + 1`, updatedAt: sql`now()` })
     .where(eq(applications.id, applicationId));
 }
-
-export const isUniqueViolation = (err: unknown): boolean => {
-  for (let e = err as { code?: string; cause?: unknown } | undefined, i = 0; e && i < 4; e = e.cause as typeof e, i++) {
-    if (e.code === '23505') return true;
-  }
-  return false;
-};

@@ -5,7 +5,8 @@ import type { Db } from '../../db/client.js';
 import { applicationCorsDomains, applicationIssuers, applicationKeys } from '../../db/schema.js';
 import { AppError, badRequest, conflict, notFound } from '../../errors.js';
 import type { Issuers } from '../../lib/issuer-discovery.js';
-import { isUniqueViolation, touchApplication } from './applications.service.js';
+import { isUniqueViolation } from '../../lib/unique-violation.js';
+import { touchApplication } from './applications.service.js';
 import { recordChange, type Change, type ChangeActor } from '../history/history.service.js';
 
 /**

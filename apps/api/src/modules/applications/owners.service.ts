@@ -3,7 +3,8 @@ import { apiErrors, type DirectoryResult, type Owner } from '@latchkey/contract'
 import type { Db } from '../../db/client.js';
 import { applicationOwners, applications, users } from '../../db/schema.js';
 import { conflict, notFound } from '../../errors.js';
-import { isUniqueViolation, touchApplication } from './applications.service.js';
+import { isUniqueViolation } from '../../lib/unique-violation.js';
+import { touchApplication } from './applications.service.js';
 import { recordChange, type ChangeActor } from '../history/history.service.js';
 
 /**

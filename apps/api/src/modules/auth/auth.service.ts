@@ -5,11 +5,9 @@ import type { FastifyInstance } from 'fastify';
 import { sessions, users } from '../../db/schema.js';
 import { conflict, unauthorized } from '../../errors.js';
 import { afterReply, sendVerificationEmail } from '../account/account-trust.service.js';
+import { isUniqueViolation } from '../../lib/unique-violation.js';
 
 type App = FastifyInstance;
-
-const isUniqueViolation = (err: unknown) =>
-  (err as { code?: string })?.code === '23505' || (err as { cause?: { code?: string } })?.cause?.code === '23505';
 
 /** A session: a row holding the only refresh-token id still valid, and a per-session Ed25519 pair. */
 export async function createSession(

@@ -29,15 +29,6 @@ const E = errorBodySchema;
 const errors = { 400: E, 401: E, 403: E, 404: E };
 
 /**
- * The version an `Accept: application/vnd.doordeck.api-v{n}+json` header asks for (the platform's SDKs
- * send v2 or v3 on some calls); 1 without one.
- */
-export function acceptedVersion(request: FastifyRequest): number {
-  const match = /application\/vnd\.doordeck\.api-v(\d{1,2})\+json/i.exec(String(request.headers.accept ?? ''));
-  return match ? Number(match[1]) : 1;
-}
-
-/**
  * Issue 30, people and lock properties: the lock users' calls of the platform's SDKs that operations.routes.ts
  * does not serve (docs/sdk-parity.md). GET /device/{lockId} in the v3 shape and the v2 audit list are
  * answered there, by the Accept header, with this module's service.

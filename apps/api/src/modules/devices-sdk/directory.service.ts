@@ -1,11 +1,11 @@
 import { and, desc, eq, inArray, isNotNull, sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
-import { apiErrors, sdkErrors, type BatchUserPublicKey, type DirectoryLookup, type Language } from '@latchkey/contract';
+import { apiErrors, sdkErrors, type BatchUserPublicKey, type DirectoryLookup, type Language, isUuid } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { applicationUsers, users } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
-import { sendShareEmail } from '../shares/share-emails.js';
+import { sendShareEmail } from '../shares/shares.service.js';
 
 /**
  * Issue 30, finding people to share with, as the platform's SDKs do: POST /share/invite/{email} and POST
@@ -23,7 +23,6 @@ import { sendShareEmail } from '../shares/share-emails.js';
 export const DIRECTORY_PUBLIC_KEY =
   'MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAlR6xTInnNQHImjZ/Id/LPCXxiZoMOB6ZEmyJaqVRtAgaF9tijjYZ8Qum4FxuEom3r1qLu6UDCOHfLZhdYROfkI66DHaMa1+45C8x3y45hBjp8Rar1AKQrS8p27B4d4zchKEa0+CGemfsHrCs/iVCZNb6GhEjvpze0Ma0cFMSMMTgALyE5sjStez081ORRW6J6tItXw5d9Ci5yu0a+wlZ3J+iQyd8qGt2rdaAo0HF2KqvNrMlUmo6RSFLXEhrGrqjKpTtM6vDq6jnRnbXpnRw3ZxxQIWk4M2R6EGRTjLX5Nxh1ROIP83ganDTrCutgvUy4KFLc+ImQtg1rVb+tX6J0QIDAQAB';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 type AppUser = typeof applicationUsers.$inferSelect;
 
 /** The application's user with this email: the most recently seen active one, else the pending one. */
@@ -119,7 +118,7 @@ async function find(db: Db, user: LockUser, kind: Kind, values: string[]): Promi
     // Portal accounts: by email or by id; they have no foreign key.
     if (kind === 'foreignKey') return [];
     for (const value of values) {
-      const condition = kind === 'email' ? eq(users.email, value.toLowerCase()) : UUID.test(value) ? eq(users.id, value) : null;
+      const condition = kind === 'email' ? eq(users.email, value.toLowerCase()) : isUuid(value) ? eq(users.id, value) : null;
       if (!condition) continue;
       const [row] = await db.select({ id: users.id, email: users.email }).from(users).where(condition).limit(1);
       push(row ? answer(row.id, row.email, null) : null);
@@ -135,7 +134,7 @@ async function find(db: Db, user: LockUser, kind: Kind, values: string[]): Promi
     }
     return out;
   }
-  const ids = kind === 'localKey' ? values.filter((v) => UUID.test(v)) : values;
+  const ids = kind === 'localKey' ? values.filter((v) => isUuid(v)) : values;
   if (ids.length === 0) return [];
   const column = kind === 'localKey' ? applicationUsers.id : applicationUsers.sub;
   const rows = await db

@@ -15,6 +15,7 @@ import {
   type SdkUserLocks,
   type UpdateLockProperties,
   type UsageRequirements,
+  isUuid,
 } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { applicationOwners, applicationUsers, lockActivity, locks, lockShares, lockUserSettings, type LockUsageRequirements } from '../../db/schema.js';
@@ -34,7 +35,6 @@ import { DIRECTORY_PUBLIC_KEY } from './directory.service.js';
  */
 
 type Prefs = typeof lockUserSettings.$inferSelect;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SUPPORTED = 'SUPPORTED' as const;
 /** What a sandbox lock can do, as the SDK asks before a batch share (BATCH_SHARING_25). */
 const CAPABILITIES = { CONFIGURABLE_UNLOCK_DURATION: SUPPORTED, OPEN_HOURS: SUPPORTED, BATCH_SHARING_25: SUPPORTED };
@@ -264,7 +264,7 @@ function sdkUser(user: typeof applicationUsers.$inferSelect) {
  * those of the user's that the caller administers.
  */
 async function visibleUser(db: Db, user: LockUser, userId: string) {
-  if (!UUID.test(userId)) throw notFound(sdkErrors.userNotFound);
+  if (!isUuid(userId)) throw notFound(sdkErrors.userNotFound);
   const [target] = await db.select().from(applicationUsers).where(eq(applicationUsers.id, userId)).limit(1);
   const admin = await accessibleLocks(db, user, true);
   const inScope =

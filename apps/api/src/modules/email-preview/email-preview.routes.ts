@@ -9,15 +9,10 @@ import {
   testEmailBodySchema,
   testEmailResultSchema,
 } from '@latchkey/contract';
+import { PREVIEW_CSP } from '../../lib/preview-csp.js';
 import { refuseIfExceeded } from '../../plugins/rate-limit.js';
 import { renderPreview } from './email-preview.service.js';
 import { sendTestEmail } from './test-email.js';
-
-/**
- * Nothing in the page may run or load except images; only the portal (same origin) may frame it.
- * No script-src at all: default-src 'none' covers it.
- */
-export const PREVIEW_CSP = "default-src 'none'; img-src https: http: data:; style-src 'unsafe-inline'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'";
 
 /** The query fields that change what the sample shows (spec §7); `lang` only picks the language. */
 const OVERRIDES = ['ctaHeadline', 'ctaAbridged', 'ctaTarget', 'primaryColour', 'secondaryColour', 'senderName', 'onlySendEssentialEmails', 'cta'] as const;

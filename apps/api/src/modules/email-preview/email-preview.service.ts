@@ -1,12 +1,11 @@
 import { eq } from 'drizzle-orm';
-import { apiErrors, DEFAULT_CALL_TO_ACTION, type EmailPreviewQuery } from '@latchkey/contract';
+import { apiErrors, DEFAULT_CALL_TO_ACTION, type EmailPreviewQuery, isUuid } from '@latchkey/contract';
 import { LRUCache } from 'lru-cache';
 import { renderBrandedEmail, type EmailBranding } from '@latchkey/email';
 import type { Db } from '../../db/client.js';
 import { applications } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Rendered previews, keyed by application id, its version (bumped on every change) and the overrides,
@@ -19,7 +18,7 @@ type Row = Pick<typeof applications.$inferSelect, 'id' | 'version'> & { branding
 
 /** The application's id, version and branding as the emails use them (the preview, the share invitations). */
 export async function loadApplication(db: Db, applicationId: string): Promise<Row> {
-  if (!UUID.test(applicationId)) throw notFound(apiErrors.applicationNotFound);
+  if (!isUuid(applicationId)) throw notFound(apiErrors.applicationNotFound);
   const [row] = await db.select().from(applications).where(eq(applications.id, applicationId)).limit(1);
   if (!row) throw notFound(apiErrors.applicationNotFound);
   return {

@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray, or, sql } from 'drizzle-orm';
-import { apiErrors, historyErrors, HISTORY_MAX_ACTORS, HISTORY_PAGE_SIZE, REDACTED, type FieldChange, type HistoryActor, type HistoryEntry, type HistoryKind, type HistoryPage, type HistoryQuery } from '@latchkey/contract';
+import { apiErrors, historyErrors, HISTORY_MAX_ACTORS, HISTORY_PAGE_SIZE, REDACTED, type FieldChange, type HistoryActor, type HistoryEntry, type HistoryKind, type HistoryPage, type HistoryQuery, isUuid } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { applicationChanges, applications } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
@@ -100,7 +100,6 @@ function toEntry(row: Row): HistoryEntry {
 
 /** Opaque cursor: base64url of [at to the microsecond, seq] of the page's last entry (as the lock log's). */
 const cursorTime = cursorTimeOf(applicationChanges.at);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** An application's history, newest first, keyset-paged over (at, seq); filters by kind and actor. */
 export async function listHistory(db: Db, applicationId: string, query: HistoryQuery): Promise<HistoryPage> {
@@ -110,7 +109,7 @@ export async function listHistory(db: Db, applicationId: string, query: HistoryQ
   if (query.actor) {
     const actor = query.actor;
     conditions.push(
-      UUID.test(actor)
+      isUuid(actor)
         ? or(eq(applicationChanges.actorUserId, actor), sql`lower(${applicationChanges.actorEmail}) = ${actor.toLowerCase()}`)!
         : sql`lower(${applicationChanges.actorEmail}) = ${actor.toLowerCase()}`,
     );

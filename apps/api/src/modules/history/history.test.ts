@@ -6,7 +6,7 @@ import { createTestApp, eventually, testDbKind, uniqueEmail, type TestApp } from
 import { makePng } from '../../../test/fixtures/images.js';
 import { createOwner } from '../../../test/fixtures/platform-users.js';
 import { applicationChanges, applications } from '../../db/schema.js';
-import { historyFields, updateWithHistory } from '../applications/application-update.js';
+import { historyFields, updateWithHistory } from '../applications/applications.service.js';
 import { recordChange } from './history.service.js';
 
 /**

@@ -5,7 +5,7 @@ import { bearer } from '../../../test/fixtures/platform-users.js';
 import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type KeyHolder, type Sandbox } from '../../../test/fixtures/operations.js';
 
 /**
- * Issue 19: shares and lock settings changed by a lock admin's signed operation (not through the portal)
+ * Shares and lock settings changed by a lock admin's signed operation (not through the portal)
  * are in the application's history too, with that admin as the actor.
  */
 let t: TestApp;

@@ -7,6 +7,7 @@ import {
   type Lock,
   type UpdateLock,
   type UsageRequirements,
+  isUuid,
 } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { locks, type LockUsageRequirements } from '../../db/schema.js';
@@ -17,7 +18,6 @@ import { diff, recordChange, type ChangeActor } from '../history/history.service
 
 export type LockRow = typeof locks.$inferSelect;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Row → contract Lock at `nowMs`. The state is derived: unlocked while `unlocked_until` is in the
@@ -39,7 +39,7 @@ export function toLock(row: LockRow, nowMs: number = Date.now()): Lock {
 
 /** The lock if it belongs to the application; a malformed or foreign id is the same 404 as a missing one. */
 export async function getLockRow(db: Db, applicationId: string, lockId: string): Promise<LockRow> {
-  if (!UUID.test(lockId)) throw notFound(lockErrors.lockNotFound);
+  if (!isUuid(lockId)) throw notFound(lockErrors.lockNotFound);
   const [row] = await db
     .select()
     .from(locks)
@@ -147,7 +147,7 @@ export async function updateLock(db: Db, applicationId: string, lockId: string, 
 }
 
 export async function deleteLock(db: Db, applicationId: string, lockId: string, by: ChangeActor): Promise<void> {
-  if (!UUID.test(lockId)) throw notFound(lockErrors.lockNotFound);
+  if (!isUuid(lockId)) throw notFound(lockErrors.lockNotFound);
   await db.transaction(async (tx) => {
     const [removed] = await tx
       .delete(locks)

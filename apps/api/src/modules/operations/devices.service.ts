@@ -1,5 +1,5 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
-import { lockErrors, type DeviceLock, type LockRole, type TimeRule } from '@latchkey/contract';
+import { lockErrors, type DeviceLock, type LockRole, type TimeRule, isUuid } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { applicationOwners, locks, lockShares } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
@@ -19,7 +19,6 @@ export interface LockAccess {
   terms: ShareTerms;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ms = (d: Date | null) => (d ? d.getTime() : null);
 const seconds = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : null);
 const OPEN: ShareTerms = { start: null, end: null, timeWindow: null };
@@ -54,7 +53,7 @@ function statements(db: Db) {
 
 /** The lock and the caller's standing on it; null when it is not a lock of the caller's application. */
 export async function getLockAccess(db: Db, user: LockUser, lockId: string): Promise<LockAccess | null> {
-  if (!UUID.test(lockId)) return null;
+  if (!isUuid(lockId)) return null;
   const { ownedLock, sharedLock } = statements(db);
   if (user.kind === 'portal') {
     const [row] = await ownedLock.execute({ userId: user.id, lockId });

@@ -4,7 +4,7 @@ import type { ActivityActor } from '../activity/activity.service.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
 import type { LockAccess } from './devices.service.js';
 import type { VerifiedOperation } from './operation-token.js';
-import { publishEventsSql } from '../webhooks/outbox.js';
+import { publishEventsSql } from '../../lib/webhook-outbox.js';
 
 /** Each accepted unlock announced to the application's webhooks (lock.unlocked), in the same statement. */
 const announceUnlocks = sql.raw(

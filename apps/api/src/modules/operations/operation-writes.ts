@@ -7,7 +7,7 @@ import type { LockAccess } from './devices.service.js';
 import { OperationRefusal, logTypeOf, type VerifiedOperation } from './operation-token.js';
 import { diff, recordChange, type Change } from '../history/history.service.js';
 import { checkGrant } from './rules.js';
-import { publishEvent } from '../webhooks/outbox.js';
+import { publishEvent } from '../../lib/webhook-outbox.js';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 

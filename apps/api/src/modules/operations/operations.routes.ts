@@ -16,7 +16,7 @@ import {
 } from '@latchkey/contract';
 import { AppError, notFound } from '../../errors.js';
 import { listActivity } from '../activity/activity.service.js';
-import { acceptedVersion } from '../devices-sdk/devices-sdk.routes.js';
+import { acceptedVersion } from '../../lib/accepted-version.js';
 import { getSdkLock, lockAudit } from '../devices-sdk/lock-properties.service.js';
 import { getDeviceLock, getLockAccess, listDeviceLocks } from './devices.service.js';
 import { OperationVerifier } from './operation-token.js';

@@ -5,7 +5,7 @@ import type { Db } from '../../db/client.js';
 import { AppError, notFound } from '../../errors.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
 import { countRepeatedRefusal, recordActivity } from '../activity/activity.service.js';
-import { publishEvent } from '../webhooks/outbox.js';
+import { publishEvent } from '../../lib/webhook-outbox.js';
 import { getLockAccess, type LockAccess } from './devices.service.js';
 import { MutateLockBatcher } from './mutate-lock.js';
 import { applyOperation, purgeUsedOperationIds } from './operation-writes.js';

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { applicationIdParamsSchema, errorBodySchema, outboxEmailParamsSchema, sentEmailSchema } from '@latchkey/contract';
-import { PREVIEW_CSP } from '../email-preview/email-preview.routes.js';
+import { PREVIEW_CSP } from '../../lib/preview-csp.js';
 import { getOutboxHtml, listOutbox } from './outbox.service.js';
 
 const tags = ['outbox'];

@@ -1,12 +1,11 @@
 import { and, desc, eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
-import { lockErrors, OUTBOX_PAGE_SIZE, type SentEmail } from '@latchkey/contract';
+import { lockErrors, OUTBOX_PAGE_SIZE, type SentEmail, isUuid } from '@latchkey/contract';
 import type { RenderedEmail } from '@latchkey/email';
 import type { Db } from '../../db/client.js';
 import { sentEmails } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type SentEmailKind = 'lock-invitation' | 'lock-share' | 'branding-test';
 
@@ -36,7 +35,7 @@ export async function listOutbox(db: Db, applicationId: string): Promise<SentEma
 
 /** One email's HTML as it was sent; another application's email is as missing as an unknown one. */
 export async function getOutboxHtml(db: Db, applicationId: string, emailId: string): Promise<string> {
-  if (!UUID.test(emailId)) throw notFound(lockErrors.outboxEmailNotFound);
+  if (!isUuid(emailId)) throw notFound(lockErrors.outboxEmailNotFound);
   const [row] = await db
     .select({ html: sentEmails.html })
     .from(sentEmails)

@@ -10,8 +10,9 @@ import { applicationUsers, lockShares } from '../../db/schema.js';
 import { conflict, notFound } from '../../errors.js';
 import type { VerifiedIdentity } from '../../lib/third-party-tokens.js';
 import { recordChange, type ChangeActor } from '../history/history.service.js';
-import { publishEvent } from '../webhooks/outbox.js';
+import { publishEvent } from '../../lib/webhook-outbox.js';
 import { cursorTimeOf, decodeCursor, encodeCursor } from '../../lib/keyset-cursor.js';
+import { isUniqueViolation } from '../../lib/unique-violation.js';
 
 type Row = typeof applicationUsers.$inferSelect;
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
@@ -27,13 +28,6 @@ function toUser(row: Row): ApplicationUser {
     updatedAt: seconds(row.updatedAt),
     lastSeenAt: row.lastSeenAt ? seconds(row.lastSeenAt) : null,
   };
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  for (let e = error as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 4; e = e.cause as typeof e, i++) {
-    if (e.code === '23505') return true;
-  }
-  return false;
 }
 
 /**

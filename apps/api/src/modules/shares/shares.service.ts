@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
-import { lockErrors, uiErrors, type CreateLockShare, type Language, type LockShare, type TimeRule } from '@latchkey/contract';
+import { lockErrors, uiErrors, type CreateLockShare, type Language, type LockShare, type TimeRule, isUuid } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { applicationUsers, lockShares } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
@@ -8,13 +8,14 @@ import type { AuthUser } from '../../plugins/auth.js';
 import { platformActor, recordActivity } from '../activity/activity.service.js';
 import { getLockRow } from '../locks/locks.service.js';
 import { diff, recordChange } from '../history/history.service.js';
-import { publishEvent } from '../webhooks/outbox.js';
+import { publishEvent } from '../../lib/webhook-outbox.js';
 import { sendShareEmail } from './share-emails.js';
+
+export { sendShareEmail };
 
 type ShareRow = typeof lockShares.$inferSelect;
 type UserRow = typeof applicationUsers.$inferSelect;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const seconds = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : null);
 
 function toShare(share: ShareRow, user: Pick<UserRow, 'email' | 'displayName' | 'status'>): LockShare {
@@ -135,7 +136,7 @@ const shareChanges = (before: ShareRow | null, after: ShareRow | null) =>
 export async function removeShare(db: Db, applicationId: string, lockId: string, userId: string, by: AuthUser): Promise<void> {
   await db.transaction(async (tx) => {
     const lock = await getLockRow(tx, applicationId, lockId);
-    if (!UUID.test(userId)) throw notFound(lockErrors.shareNotFound);
+    if (!isUuid(userId)) throw notFound(lockErrors.shareNotFound);
     const [removed] = await tx
       .delete(lockShares)
       .where(and(eq(lockShares.lockId, lockId), eq(lockShares.userId, userId)))

@@ -18,6 +18,7 @@ import type { LockUser } from '../../plugins/lock-user-auth.js';
 import { listDeviceLocks } from '../operations/devices.service.js';
 import { diff, recordChange, type ChangeActor } from '../history/history.service.js';
 import { getLockRow } from '../locks/locks.service.js';
+import { isUniqueViolation } from '../../lib/unique-violation.js';
 
 /**
  * Sites (issue 30): an application's locks grouped by building. Owners make, rename and remove them and
@@ -143,9 +144,6 @@ async function assertNameFree(db: Db, applicationId: string, name: string, excep
     .limit(1);
   if (taken) throw conflict(siteErrors.nameTaken);
 }
-
-const isUniqueViolation = (e: unknown) =>
-  (e as { code?: string })?.code === '23505' || (e as { cause?: { code?: string } })?.cause?.code === '23505';
 
 export async function createSite(db: Db, applicationId: string, input: SiteName, by: ChangeActor): Promise<OwnerSite> {
   try {

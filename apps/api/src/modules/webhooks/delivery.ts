@@ -7,7 +7,7 @@ import type { Config } from '../../config.js';
 import type { Database } from '../../db/client.js';
 import { webhookDeliveries, webhooks } from '../../db/schema.js';
 import type { Outbound } from '../../lib/outbound.js';
-import { eventTimestampOf } from './outbox.js';
+import { eventTimestampOf } from '../../lib/webhook-outbox.js';
 import { secretBoxOf } from '../../lib/server-secrets.js';
 
 export const DELIVERY_QUEUE = 'webhook-delivery';

@@ -10,13 +10,13 @@ import {
   webhookIdParamsSchema,
   type WebhookDelivery,
   type WebhookPayload,
+  isUuid,
 } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { webhookDeliveries, webhooks } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
 import { refuseIfExceeded } from '../../plugins/rate-limit.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface TestEventData {
   webhookId: string;
@@ -29,7 +29,7 @@ export interface TestEventData {
  * with retries, and it shows in the endpoint's delivery log (and can be resent from there).
  */
 export async function queueTestEvent(db: Db, applicationId: string, webhookId: string): Promise<WebhookDelivery> {
-  if (!UUID.test(webhookId)) throw notFound(webhookErrors.webhookNotFound);
+  if (!isUuid(webhookId)) throw notFound(webhookErrors.webhookNotFound);
   const [hook] = await db
     .select({ id: webhooks.id })
     .from(webhooks)

@@ -11,6 +11,7 @@ import {
   type WebhookDelivery,
   type WebhookEvent,
   type WebhookWithSecret,
+  isUuid,
 } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { webhookDeliveries, webhooks } from '../../db/schema.js';
@@ -21,7 +22,6 @@ import { recordChange, type ChangeActor } from '../history/history.service.js';
 import { cursorTimeOf, decodeCursor, encodeCursor } from '../../lib/keyset-cursor.js';
 
 type Row = typeof webhooks.$inferSelect;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 
 /** A new signing secret: whsec_ + 32 random bytes in base64 (Standard Webhooks). */
@@ -35,7 +35,7 @@ export async function listWebhooks(db: Db, applicationId: string): Promise<Webho
 }
 
 async function getRow(db: Db, applicationId: string, webhookId: string): Promise<Row> {
-  if (!UUID.test(webhookId)) throw notFound(webhookErrors.webhookNotFound);
+  if (!isUuid(webhookId)) throw notFound(webhookErrors.webhookNotFound);
   const [row] = await db.select().from(webhooks).where(and(eq(webhooks.id, webhookId), eq(webhooks.applicationId, applicationId))).limit(1);
   if (!row) throw notFound(webhookErrors.webhookNotFound);
   return row;
@@ -153,7 +153,7 @@ export async function listDeliveries(
  */
 export async function resendDelivery(db: Db, applicationId: string, webhookId: string, deliveryId: string): Promise<WebhookDelivery> {
   await getRow(db, applicationId, webhookId);
-  if (!UUID.test(deliveryId)) throw notFound(webhookErrors.deliveryNotFound);
+  if (!isUuid(deliveryId)) throw notFound(webhookErrors.deliveryNotFound);
   const [row] = await db
     .update(webhookDeliveries)
     .set({ status: 'pending', relayAfter: sql`now()`, updatedAt: sql`now()` })

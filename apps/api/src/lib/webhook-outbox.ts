@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { WebhookEvent, WebhookPayload } from '@latchkey/contract';
-import type { Db } from '../../db/client.js';
-import { webhookDeliveries, webhooks } from '../../db/schema.js';
+import type { Db } from '../db/client.js';
+import { webhookDeliveries, webhooks } from '../db/schema.js';
 
 /**
  * THE way a module announces an event to webhooks: call it with the transaction that makes the change.
