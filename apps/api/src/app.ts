@@ -93,9 +93,6 @@ declare module 'fastify' {
   }
 }
 
-export type App = FastifyInstance;
-export type TypedApp = ReturnType<FastifyInstance['withTypeProvider']> & FastifyInstance;
-
 export interface BuildOptions {
   /** An already migrated database (tests); otherwise one is created from config and migrated. */
   database?: Database;
