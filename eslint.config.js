@@ -1,4 +1,4 @@
-// One flat config for the whole repository. The folder-boundary rules (house style 1) live here:
+// One flat config for the whole repository. The folder-boundary rules live here:
 // packages import no app; web features don't import each other; only apps/api/src/config.ts reads process.env.
 import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
