@@ -85,6 +85,7 @@ function playwrightSuite(name) {
 
 stepSuite('typecheck', 'npm', ['run', 'typecheck', '--silent']);
 stepSuite('lint', 'npx', ['eslint', '.']);
+stepSuite('knip', 'npx', ['knip', '--no-progress']);
 vitestSuite('contract', 'packages/contract');
 vitestSuite('email', 'packages/email');
 vitestSuite('api', 'apps/api');
