@@ -11,6 +11,7 @@ import { BackupRefused, backup, restore } from './backup.js';
 const [command, fileArg] = process.argv.slice(2);
 // npm runs the workspace script in apps/api (where DATA_DIR is resolved); the file is named from where
 // the operator typed the command (npm's INIT_CWD).
+// eslint-disable-next-line no-restricted-properties -- INIT_CWD is npm's record of the shell's folder, not configuration
 const file = fileArg && path.resolve(process.env.INIT_CWD ?? process.cwd(), fileArg);
 if ((command !== 'backup' && command !== 'restore') || !file) {
   console.error('Usage: npm run backup -- <file>   |   npm run restore -- <file>');

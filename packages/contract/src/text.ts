@@ -10,8 +10,10 @@ import { messages, type MessageKey } from './messages.js';
  */
 
 /** C0 controls (U+0000–U+001F), DEL and the C1 controls (U+007F–U+009F). */
+// eslint-disable-next-line no-control-regex -- matching control characters is this pattern's purpose
 export const CONTROL_CHARACTERS = /[\u0000-\u001F\u007F-\u009F]/;
 /** The same, except tab, line feed and carriage return: what multi-line text (a mailing address) may hold. */
+// eslint-disable-next-line no-control-regex -- matching control characters is this pattern's purpose
 export const MULTILINE_CONTROL_CHARACTERS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
 /** Line breaks a single line must not hold: LF, CR, NEL and the Unicode line and paragraph separators. */
 export const LINE_BREAKS = /[\n\r\u0085\u2028\u2029]/;
