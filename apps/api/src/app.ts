@@ -140,7 +140,20 @@ function createServer(config: Config, options: BuildOptions): FastifyInstance {
       (tracing && trace.getActiveSpan()?.spanContext().traceId) ||
       (typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'].slice(0, 100) : nextRequestId()),
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    // While the service closes, a request already sent on an open keep-alive connection (a proxy's) is
+    // served, not answered 503: a proxy does not retry a POST, so a 503 there would be a failed request in
+    // a rolling restart. Each such answer says Connection: close (below), so the proxy's next request opens
+    // a connection to another instance, and the close completes.
+    return503OnClosing: false,
   }).withTypeProvider<ZodTypeProvider>();
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   const routeTable: FastifyInstance['routeTable'] = [];
