@@ -20,11 +20,8 @@ function backendKey(kid: string) {
   return { publicJwk, signToken };
 }
 
-const today = () => {
-  const d = new Date();
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${pad(d.getDate())}/${pad(d.getMonth() + 1)}/${d.getFullYear()}`;
-};
+/** Today as the portal writes it in English: the browser's English (Playwright's browser is en-US). */
+const today = () => new Intl.DateTimeFormat('en-US', { day: '2-digit', month: '2-digit', year: 'numeric' }).format(new Date());
 
 test('a key and issuer registered, a signed user token passes the tester and the API, the user is listed', async ({ page, request }) => {
   test.setTimeout(120_000);
@@ -57,6 +54,9 @@ test('a key and issuer registered, a signed user token passes the tester and the
 
   // Getting Started: this application's id, issuer, audience and key, in the steps and the code.
   await page.getByRole('navigation', { name: 'Application sections' }).getByRole('link', { name: 'Getting Started' }).click();
+  // A first visit lands on the backend path (the one that unlocks); the iOS tab has the Swift sample.
+  await expect(page).toHaveURL(/getting-started\/backend$/);
+  await page.getByRole('tab', { name: 'iOS' }).click();
   await expect(page).toHaveURL(/getting-started\/ios$/);
   const values = page.locator('dl');
   await expect(values.getByText(appId, { exact: true })).toBeVisible();

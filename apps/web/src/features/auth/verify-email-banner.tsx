@@ -6,7 +6,7 @@ import { errorMessage } from '../../lib/http';
 import { useAccount } from './account-query';
 import { resendVerification } from '../../lib/trust-api';
 
-/** Until the account's email is verified: a banner with "Send again" (issue 29). */
+/** Until the account's email is verified: a banner with "Send again". */
 export function VerifyEmailBanner() {
   const { t } = useTranslation();
   const account = useAccount();
@@ -20,7 +20,14 @@ export function VerifyEmailBanner() {
       severity="warning"
       role="region"
       aria-label={t('account.unverified', { email: account.data.email })}
-      sx={{ borderRadius: 0 }}
+      // The message wraps (a long address included) instead of scrolling: a scrolling region with nothing
+      // focusable in it cannot be read with a keyboard. On a phone the button moves below the text.
+      sx={{
+        borderRadius: 0,
+        flexWrap: 'wrap',
+        '& .MuiAlert-message': { overflow: 'visible', minWidth: 0, flex: '1 1 12rem', overflowWrap: 'anywhere' },
+        '& .MuiAlert-action': { ml: 'auto' },
+      }}
       action={
         <Button color="inherit" size="small" disabled={resend.isPending} onClick={() => resend.mutate()}>
           {t('account.sendAgain')}
