@@ -74,11 +74,20 @@ export async function seed(request: APIRequestContext): Promise<Seed> {
   };
 }
 
-export const signedOutPages = ['/login', '/register', '/accept-invite?email=new.person%40example.com&code=ABC123', '/no-such-page/at-all'];
+export const signedOutPages = [
+  '/login',
+  '/register',
+  '/accept-invite?email=new.person%40example.com&code=ABC123',
+  '/forgot-password',
+  '/reset-password?userId=00000000-0000-4000-8000-000000000000&token=not-a-real-token',
+  '/verify-email?code=not-a-real-code',
+  '/no-such-page/at-all',
+];
 
 export const signedInPages = ({ appId, lockId, webhookId, tileId }: Seed) => [
   '/start',
   '/start/new',
+  '/account',
   `/${appId}/overview`,
   `/${appId}/overview?tokenTester=open`,
   `/${appId}/getting-started/ios`,
