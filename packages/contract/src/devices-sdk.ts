@@ -33,15 +33,15 @@ export const sdkErrors = {
   portalInvite: 'Inviting people by email needs a token of an application user (portal users share from the portal)',
   defaultNameRequired: 'A lock needs a name: send a name, not null',
   addressNotPermitted: 'This lock takes operations only from its permitted addresses',
+  nothingToChange: 'Send name, favourite, colour or settings',
 } as const;
 
 // --- PUT /device/{lockId} -----------------------------------------------------------------------------
 
 /** An IPv4 or IPv6 address (no ranges), as the SDK's `permittedAddresses` lists them. */
-const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+const IP_ADDRESS = z.union([z.ipv4(), z.ipv6()]);
 export function isIpAddress(value: string): boolean {
-  if (IPV4.test(value)) return true;
-  return z.ipv6().safeParse(value).success;
+  return IP_ADDRESS.safeParse(value).success;
 }
 export const permittedAddressSchema = z.string({ error: sdkErrors.notAnAddress }).check(z.trim(), z.maxLength(45, sdkErrors.notAnAddress), z.refine(isIpAddress, sdkErrors.notAnAddress));
 

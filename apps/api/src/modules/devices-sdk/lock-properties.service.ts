@@ -178,7 +178,7 @@ export async function listShareable(db: Db, user: LockUser): Promise<{ id: strin
 export async function updateLockProperties(db: Db, user: LockUser, lockId: string, body: UpdateLockProperties): Promise<void> {
   const access = requireAccess(await getLockAccess(db, user, lockId));
   const own = body.name !== undefined || body.favourite !== undefined || body.colour !== undefined;
-  if (!own && body.settings === undefined) throw badRequest('Send name, favourite, colour or settings');
+  if (!own && body.settings === undefined) throw badRequest(sdkErrors.nothingToChange);
   const settings = body.settings;
   if (settings !== undefined && (access.role !== 'ADMIN' || !withinBounds(access.terms))) throw new AppError(403, sdkErrors.notAdmin);
   if (settings?.defaultName === null) throw badRequest(sdkErrors.defaultNameRequired);
