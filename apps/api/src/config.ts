@@ -75,6 +75,14 @@ const envSchema = z.object({
   WEBHOOK_WORKER: z.enum(['true', 'false']).default('true'),
 
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** The embedded MQTT broker's TLS port for devices (0: any free port). Unused with MQTT_URL. */
+  MQTT_PORT: z.coerce.number().int().min(0).max(65535).default(8883),
+  /** An external broker (mqtts://host:8883) every instance connects to instead of the embedded one. */
+  MQTT_URL: z.url().optional(),
+  /** The broker URL devices are given at provisioning; defaults to MQTT_URL, else mqtts://<PUBLIC_URL host>:MQTT_PORT. */
+  MQTT_PUBLIC_URL: z.url().optional(),
+  /** How long an operation on a device-backed lock waits for the device's result before answering 504. */
+  DEVICE_TIMEOUT_SECONDS: z.coerce.number().positive().max(60).default(5),
   METRICS_TOKEN: z.string().min(16).optional(),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   OTEL_SERVICE_NAME: z.string().default('latchkey-api'),
@@ -165,6 +173,17 @@ export function loadConfig(env: Env = process.env) {
      * port behind a bearer token (METRICS_TOKEN). Neither set: not served (plugins/metrics.ts).
      */
     metrics: { port: e.METRICS_PORT, token: e.METRICS_TOKEN },
+    /**
+     * Devices (modules/devices, plugins/mqtt): the embedded broker listens with TLS on `port` (started by
+     * server.ts, like the HTTP port) and over WebSocket at /mqtt; with `url` every instance is a client of
+     * that broker instead. `publicUrl` is what devices are told at provisioning.
+     */
+    mqtt: {
+      port: e.MQTT_PORT,
+      url: e.MQTT_URL,
+      publicUrl: e.MQTT_PUBLIC_URL ?? e.MQTT_URL ?? `mqtts://${new URL(publicUrl).hostname}:${e.MQTT_PORT}`,
+      deviceTimeoutMs: e.DEVICE_TIMEOUT_SECONDS * 1000,
+    },
     /** OpenTelemetry traces (src/tracing.ts): off unless an OTLP endpoint is set. */
     tracing: { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: e.OTEL_SERVICE_NAME },
     portal: { privacyPolicyUrl: e.PRIVACY_POLICY_URL, docsUrl: e.DOCS_URL },

@@ -23,3 +23,4 @@ export * from './time.js';
 export * from './account-trust.js';
 export * from './tiles-sites.js';
 export * from './devices-sdk.js';
+export * from './devices.js';

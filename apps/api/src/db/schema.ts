@@ -569,3 +569,42 @@ export const tileLocks = pgTable(
   },
   (t) => [primaryKey({ columns: [t.tileId, t.lockId] }), index('tile_locks_lock_id_idx').on(t.lockId, t.createdAt)],
 );
+
+/**
+ * The device bound to a lock (shared/design/device-protocol.md): at most one per lock, replaced by a new
+ * one. Until provisioned it holds only the provisioning code's hash and expiry; then the serial and end of
+ * its certificate, and what the device last reported (presence, state, firmware). A lock without a row is
+ * a sandbox lock: a virtual device in the service.
+ */
+export const lockDevices = pgTable(
+  'lock_devices',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    lockId: uuid('lock_id')
+      .notNull()
+      .references(() => locks.id, { onDelete: 'cascade' }),
+    /** SHA-256 of the provisioning code, hex; null once used. */
+    codeHash: text('code_hash'),
+    codeExpiresAt: timestamp('code_expires_at', { withTimezone: true }),
+    provisionedAt: timestamp('provisioned_at', { withTimezone: true }),
+    /** The serial (hex) of the certificate the device holds now; older ones are in revoked_device_certificates. */
+    certificateSerial: text('certificate_serial'),
+    certificateNotAfter: timestamp('certificate_not_after', { withTimezone: true }),
+    connected: boolean('connected').notNull().default(false),
+    lastSeen: timestamp('last_seen', { withTimezone: true }),
+    firmware: text('firmware'),
+    /** The device's last `…/state` message: `{locked, at, directAccessEndpoints?}`. */
+    state: jsonb('state').$type<{ locked: boolean; at: string; directAccessEndpoints?: string[] }>(),
+    /** The version of the last config published to it. */
+    configVersion: integer('config_version').notNull().default(0),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('lock_devices_lock_id_idx').on(t.lockId), index('lock_devices_code_hash_idx').on(t.codeHash)],
+);
+
+/** Certificates of unbound or replaced devices: refused by the embedded broker, listed in the CRL. */
+export const revokedDeviceCertificates = pgTable('revoked_device_certificates', {
+  serial: text('serial').primaryKey(),
+  deviceId: uuid('device_id').notNull(),
+  revokedAt: timestamp('revoked_at', { withTimezone: true }).notNull().defaultNow(),
+});
