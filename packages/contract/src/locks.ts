@@ -88,6 +88,17 @@ export const lockStateSchema = z.object({
 });
 export type LockState = z.infer<typeof lockStateSchema>;
 
+/** The device a lock is bound to, as the lock list and lock page show it; null: a sandbox (virtual) lock. */
+export const lockDeviceSummarySchema = z.object({
+  deviceId: z.string(),
+  provisioned: z.boolean(),
+  connected: z.boolean(),
+  /** Epoch seconds; null before the device's first message. */
+  lastSeen: z.nullable(z.number()),
+  firmware: z.nullable(z.string()),
+});
+export type LockDeviceSummary = z.infer<typeof lockDeviceSummarySchema>;
+
 export const lockSchema = z.object({
   id: z.string(),
   applicationId: z.string(),
@@ -96,6 +107,7 @@ export const lockSchema = z.object({
   settings: lockSettingsSchema,
   state: lockStateSchema,
   createdAt: z.number(),
+  device: z.optional(z.nullable(lockDeviceSummarySchema)),
 });
 export type Lock = z.infer<typeof lockSchema>;
 
