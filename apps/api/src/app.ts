@@ -142,19 +142,10 @@ function createServer(config: Config, options: BuildOptions): FastifyInstance {
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     // While the service closes, a request already sent on an open keep-alive connection (a proxy's) is
     // served, not answered 503: a proxy does not retry a POST, so a 503 there would be a failed request in
-    // a rolling restart. Each such answer says Connection: close (below), so the proxy's next request opens
-    // a connection to another instance, and the close completes.
+    // a rolling restart. Each such answer says Connection: close (registerHttp's onSend hook), so the
+    // proxy's next request opens a connection to another instance, and the close completes.
     return503OnClosing: false,
   }).withTypeProvider<ZodTypeProvider>();
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  // Callback form: this runs on every answer, and a flag check needs no promise.
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close');
-    done(null, payload);
-  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   const routeTable: FastifyInstance['routeTable'] = [];

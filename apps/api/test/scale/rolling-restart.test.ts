@@ -8,10 +8,16 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, startService, waitReady, type ServiceProcess } from './processes.js';
 
 /**
- * Issue 31 (rolling restarts lose nothing) and issue 28 item 10 (stopping): real processes of the built
- * service. SIGTERM ends open live-update streams at once with a reconnect hint, so the process exits
- * promptly; and one of two instances behind nginx (Debian's, run here as the test's own child with a
- * generated config) restarted under steady load fails no request.
+ * Rolling restarts lose nothing: real processes of the built service. SIGTERM ends open live-update
+ * streams at once with a reconnect hint, so the process exits promptly; and each of two instances behind
+ * nginx (Debian's, run here as the test's own child with a generated config) is restarted under steady
+ * load with no failed request.
+ *
+ * A proxy may not resend a POST it has already written to an upstream, and a connection that the kernel
+ * completed just before the instance closed its listening socket is reset with the POST in it (seen once in
+ * CI: one 502 in about 20 runs). So the documented procedure, tested here with mixed reads and writes, takes
+ * the instance out of the proxy first (nginx: mark it `down`, reload), then SIGTERMs it. A SIGTERM with no
+ * drain is tested under reads alone, which the proxy resends to the other instance.
  */
 const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
@@ -106,13 +112,15 @@ describe('rolling restart', () => {
 
     // Steady load: reads and writes, 4 at a time, through nginx.
     const failures: string[] = [];
-    let done = 0;
+    const done = { GET: 0, POST: 0 };
     let running = true;
+    let writes = true;
     const worker = async (n: number) => {
       for (let i = 0; running; i++) {
+        const method = writes && i % 2 === 1 ? 'POST' : 'GET';
         try {
           const res =
-            i % 2 === 0
+            method === 'GET'
               ? await fetch(`${base}/api/platform/application/${applicationId}/lock`, { headers: auth })
               : await fetch(`${base}/api/platform/application/${applicationId}`, {
                   method: 'POST',
@@ -120,21 +128,29 @@ describe('rolling restart', () => {
                   body: JSON.stringify({ name: `Rolling ${n}-${i}` }),
                 });
           if (res.status < 400) await res.arrayBuffer();
-          if (res.status >= 400) failures.push(`${i % 2 === 0 ? 'GET' : 'POST'} ${res.status} ${await res.text().catch(() => '')}`);
+          if (res.status >= 400) failures.push(`${method} ${res.status} ${await res.text().catch(() => '')}`);
         } catch (error) {
-          failures.push(String(error));
+          failures.push(`${method} ${String(error)}`);
         }
-        done++;
+        done[method]++;
       }
     };
     const load = Promise.all([0, 1, 2, 3].map(worker));
     await new Promise((r) => setTimeout(r, 1000));
 
-    // Restart A, then B, each while the other carries the load.
+    // A, under reads and writes: out of the proxy, SIGTERM, start, back in — while B carries the load.
+    await nginx.reload([ports[0]!]);
     expect(await stop(a)).toBe(0);
     await start(ports[0]!);
     await waitReady(`http://127.0.0.1:${ports[0]}`);
+    await nginx.reload([]);
     await new Promise((r) => setTimeout(r, 1000));
+    const writesDone = done.POST;
+
+    // B, under reads alone: SIGTERM with no drain; what B refuses or resets, nginx resends to A.
+    writes = false;
+    await new Promise((r) => setTimeout(r, 300));
+    const readsBefore = done.GET;
     expect(await stop(b)).toBe(0);
     await start(ports[1]!);
     await waitReady(`http://127.0.0.1:${ports[1]}`);
@@ -142,18 +158,20 @@ describe('rolling restart', () => {
     running = false;
     await load;
 
-    expect(done).toBeGreaterThan(50);
+    expect(writesDone).toBeGreaterThan(25);
+    expect(done.GET - readsBefore).toBeGreaterThan(25);
     expect(failures).toEqual([]);
   });
 });
 
-async function startNginx([portA, portB]: [number, number]): Promise<{ url: string; stop: () => Promise<void> }> {
+async function startNginx([portA, portB]: [number, number]): Promise<{ url: string; reload: (down: number[]) => Promise<void>; stop: () => Promise<void> }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-nginx-'));
   const port = await freePort();
   const conf = path.join(dir, 'nginx.conf');
-  fs.writeFileSync(
-    conf,
-    `${process.getuid?.() === 0 ? 'user root;\n' : ''}worker_processes 1;
+  const write = (down: number[]) =>
+    fs.writeFileSync(
+      conf,
+      `${process.getuid?.() === 0 ? 'user root;\n' : ''}worker_processes 1;
 pid ${dir}/nginx.pid;
 error_log ${dir}/error.log warn;
 events { worker_connections 256; }
@@ -165,8 +183,7 @@ http {
   uwsgi_temp_path ${dir}/uwsgi;
   scgi_temp_path ${dir}/scgi;
   upstream latchkey {
-    server 127.0.0.1:${portA} max_fails=0;
-    server 127.0.0.1:${portB} max_fails=0;
+${[portA, portB].map((p) => `    server 127.0.0.1:${p} max_fails=0${down.includes(p) ? ' down' : ''};`).join('\n')}
   }
   server {
     listen 127.0.0.1:${port};
@@ -175,8 +192,8 @@ http {
       proxy_http_version 1.1;
       proxy_set_header Connection "";
       proxy_set_header X-Forwarded-For $remote_addr;
-      # A stopping instance refuses new connections (and 503s what reaches it while closing): the request
-      # goes to the other one. A request that was sent and not answered is not retried (non_idempotent off).
+      # A refused connection, a reset or a 502/503 is resent to the other instance — except for a POST
+      # already written (non_idempotent off): that one fails, so an instance leaves the proxy before SIGTERM.
       proxy_next_upstream error timeout http_502 http_503;
       proxy_next_upstream_tries 2;
       proxy_connect_timeout 1s;
@@ -184,7 +201,8 @@ http {
   }
 }
 `,
-  );
+    );
+  write([]);
   const nginxBin = fs.existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
   const child: ChildProcess = spawn(nginxBin, ['-p', dir, '-c', conf, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
@@ -202,6 +220,13 @@ http {
   }
   return {
     url,
+    // SIGHUP: nginx reads the file again, starts new workers on it and lets the old ones finish what they
+    // hold. Half a second covers the hand-over of requests a few milliseconds long.
+    reload: async (down) => {
+      write(down);
+      child.kill('SIGHUP');
+      await new Promise((r) => setTimeout(r, 500));
+    },
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGQUIT');
       await exited;
