@@ -1,0 +1,46 @@
+import { DEVICE_REPLAY_WINDOW_S } from '@latchkey/contract';
+
+/** More operations than a lock takes in a replay window; past it the oldest is forgotten first. */
+const DEFAULT_MAX_ENTRIES = 10_000;
+
+/**
+ * What this lock has already obeyed: an operation's jti (scoped to its issuer) or, without one, its
+ * signature, each remembered for the replay window (two minutes). An operation lives at most 60 s plus
+ * 5 s of skew, so it cannot outlast its entry. Entries are kept in insertion order, so expired ones are
+ * dropped from the front.
+ */
+export class ReplayCache {
+  private readonly seen = new Map<string, number>();
+
+  constructor(
+    private readonly windowMs = DEVICE_REPLAY_WINDOW_S * 1000,
+    private readonly maxEntries = DEFAULT_MAX_ENTRIES,
+  ) {}
+
+  /** Whether `key` was used within the window before `nowMs`. */
+  has(key: string, nowMs: number): boolean {
+    const until = this.seen.get(key);
+    return until !== undefined && until > nowMs;
+  }
+
+  /** Records a use of `key` at `nowMs`; false when it had already been used within the window. */
+  use(key: string, nowMs: number): boolean {
+    this.prune(nowMs);
+    if (this.has(key, nowMs)) return false;
+    this.seen.delete(key);
+    if (this.seen.size >= this.maxEntries) this.seen.delete(this.seen.keys().next().value!);
+    this.seen.set(key, nowMs + this.windowMs);
+    return true;
+  }
+
+  get size(): number {
+    return this.seen.size;
+  }
+
+  private prune(nowMs: number): void {
+    for (const [key, until] of this.seen) {
+      if (until > nowMs) break;
+      this.seen.delete(key);
+    }
+  }
+}
