@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { LogoContentType } from '@latchkey/contract';
+import { isUuid, type LogoContentType } from '@latchkey/contract';
 
 /**
- * Logo storage (spec §4, issue 2 item 5). The service hands out a short-lived upload URL for one object
+ * Logo storage. The service hands out a short-lived upload URL for one object
  * under the application's own prefix; the client PUTs the bytes there; the portal swaps the upload base
  * for the CDN base, drops the query and saves that as logoUrl. Two drivers: local disk (the service is
  * upload host and CDN) and S3-compatible (presigned PUT, served by a CDN).
@@ -29,16 +29,23 @@ export interface LogoStorage {
   close?(): void;
 }
 
-const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
-/** logos/{applicationId}/{32 hex}.{png|jpg}: nothing else is ever a key, so no traversal can be one. */
-export const OBJECT_KEY_PATTERN = new RegExp(`^logos/(${UUID})/([0-9a-f]{32})\\.(png|jpg)$`);
+/**
+ * logos/{applicationId}/{32 hex}.{png|jpg}: nothing else is ever a key, so no traversal can be one. The id
+ * segment is lower-case and must pass the contract's `isUuid`, the one UUID rule.
+ */
+const OBJECT_KEY_PATTERN = /^logos\/([0-9a-f-]{36})\/([0-9a-f]{32})\.(png|jpg)$/;
+
+function matchObjectKey(objectKey: string): RegExpExecArray | null {
+  const match = OBJECT_KEY_PATTERN.exec(objectKey);
+  return match && isUuid(match[1]!) ? match : null;
+}
 
 const EXTENSIONS: Record<LogoContentType, 'png' | 'jpg'> = { 'image/png': 'png', 'image/jpeg': 'jpg' };
 
 /** A fresh, unguessable key under the application's prefix; its extension states the content type. */
 export function newObjectKey(applicationId: string, contentType: LogoContentType): string {
   const key = `logos/${applicationId.toLowerCase()}/${randomBytes(16).toString('hex')}.${EXTENSIONS[contentType]}`;
-  if (!OBJECT_KEY_PATTERN.test(key)) throw new Error('Not a valid application id');
+  if (!matchObjectKey(key)) throw new Error('Not a valid application id');
   return key;
 }
 
@@ -49,7 +56,7 @@ export interface ParsedObjectKey {
 
 /** Strict parse of an object key; null for anything that is not exactly one of ours. */
 export function parseObjectKey(objectKey: string): ParsedObjectKey | null {
-  const match = OBJECT_KEY_PATTERN.exec(objectKey);
+  const match = matchObjectKey(objectKey);
   if (!match) return null;
   return { applicationId: match[1]!, contentType: match[3] === 'png' ? 'image/png' : 'image/jpeg' };
 }
