@@ -10,12 +10,14 @@ import {
   JWKS_MAX_TTL_SECONDS,
   jwksTtlSeconds,
   loadKeySet,
+  DEFAULT_DISCOVERY_LIMITS,
+  type DiscoveryLimits,
   type KeySetLoad,
 } from './issuer-keys.js';
 import { OutboundError, type Outbound } from './outbound.js';
 
 /**
- * Issue 19: an auth domain added with discovery follows its issuer. The OpenID configuration is checked
+ * An auth domain added with discovery follows its issuer. The OpenID configuration is checked
  * when the owner adds the domain (a refusal is a 4xx and nothing is stored) and read again, through the
  * same guard, whenever it expires by its own Cache-Control (bounded like a key set's), so an issuer that
  * moves its `jwks_uri` keeps working without the owner touching anything. A configuration that stops
@@ -30,15 +32,15 @@ export interface ConfigLoad {
 }
 
 /**
- * `{issuer}/.well-known/openid-configuration` through the guard, checked (OpenID Connect Discovery 1.0
- * §4): it answers 200 with a JSON object, its `issuer` is the auth domain in the RFC 3986 normal form
- * (`normaliseIssuerUrl`; tokens' `iss` is compared the same way, issue 26) and it names a `jwks_uri`.
+ * `{issuer}/.well-known/openid-configuration` through the guard, checked (OpenID Connect Discovery 1.0,
+ * section 4): it answers 200 with a JSON object, its `issuer` is the auth domain in the RFC 3986 normal
+ * form (`normaliseIssuerUrl`; tokens' `iss` is compared the same way) and it names a `jwks_uri`.
  */
-export async function loadIssuerConfig(outbound: Outbound, issuer: string): Promise<ConfigLoad> {
+export async function loadIssuerConfig(outbound: Outbound, issuer: string, limits: DiscoveryLimits): Promise<ConfigLoad> {
   const configUrl = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
   let answer;
   try {
-    answer = await getJson(outbound, configUrl);
+    answer = await getJson(outbound, configUrl, limits);
   } catch (error) {
     // The URL the owner typed: the guard's own reason says what is wrong with it.
     if (error instanceof OutboundError) throw fail(error.statusCode === 400 ? 400 : 422, outboundErrors[error.reason]);
@@ -54,9 +56,9 @@ export async function loadIssuerConfig(outbound: Outbound, issuer: string): Prom
 }
 
 /** What POST …/auth/issuer with `discovery: true` checks before anything is stored: the configuration, then a usable key set. */
-export async function discoverIssuer(outbound: Outbound, issuer: string): Promise<{ config: ConfigLoad; keySet: KeySetLoad }> {
-  const config = await loadIssuerConfig(outbound, issuer);
-  return { config, keySet: await loadKeySet(outbound, config.jwksUri) };
+export async function discoverIssuer(outbound: Outbound, issuer: string, limits: DiscoveryLimits): Promise<{ config: ConfigLoad; keySet: KeySetLoad }> {
+  const config = await loadIssuerConfig(outbound, issuer, limits);
+  return { config, keySet: await loadKeySet(outbound, config.jwksUri, limits) };
 }
 
 /** Where the warnings go: the request's logger (pino), or nothing. */
@@ -166,7 +168,6 @@ export class IssuerConfigs {
   }
 }
 
-/** The process's one cache of configurations, beside the key sets'. */
 /**
  * One app's issuer caches (app.issuers): key sets and OpenID configurations, read through the app's
  * outbound guard. Token verification and discovery share them; another app in the process has its own.
@@ -174,18 +175,20 @@ export class IssuerConfigs {
 export class Issuers {
   /** The caches' clock (milliseconds, monotonic). Tests move it forward (skewMs) instead of waiting. */
   readonly clock = { skewMs: 0, now: (): number => performance.now() + this.clock.skewMs };
+  /** This app's size and time limits for discovery documents; tests shorten them. */
+  readonly limits: DiscoveryLimits = { ...DEFAULT_DISCOVERY_LIMITS };
   readonly keys: IssuerKeys;
   readonly configs: IssuerConfigs;
 
   constructor(private readonly outbound: Outbound) {
     const now = () => this.clock.now();
-    this.keys = new IssuerKeys({ clock: now, load: (jwksUri) => loadKeySet(outbound, jwksUri) });
-    this.configs = new IssuerConfigs(this.keys, { clock: now, load: (issuer) => loadIssuerConfig(outbound, issuer) });
+    this.keys = new IssuerKeys({ clock: now, load: (jwksUri) => loadKeySet(outbound, jwksUri, this.limits) });
+    this.configs = new IssuerConfigs(this.keys, { clock: now, load: (issuer) => loadIssuerConfig(outbound, issuer, this.limits) });
   }
 
   /** Reads the issuer's configuration and key set now (an auth domain being added with discovery). */
   discover(issuer: string): Promise<{ config: ConfigLoad; keySet: KeySetLoad }> {
-    return discoverIssuer(this.outbound, issuer);
+    return discoverIssuer(this.outbound, issuer, this.limits);
   }
 
   /** Empties both caches and resets the clock. */

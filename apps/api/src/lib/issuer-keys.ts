@@ -4,7 +4,7 @@ import { AppError } from '../errors.js';
 import { OutboundError, type Outbound } from './outbound.js';
 
 /**
- * Issue 19: auth domains added with discovery. Their key set (`jwks_uri`) is read through the outbound
+ * Auth domains added with discovery: their key set (`jwks_uri`) is read through the outbound
  * guard whenever a token needs a kid that no uploaded key has, and kept for as long as the key set's own
  * Cache-Control says, within bounds. Which `jwks_uri` that is, the issuer's OpenID configuration says:
  * `issuer-discovery.ts` reads it when the owner adds the domain and again whenever it expires.
@@ -18,8 +18,14 @@ export const JWKS_MAX_TTL_SECONDS = 24 * 60 * 60;
 export const JWKS_DEFAULT_TTL_SECONDS = 10 * 60;
 /** A failed load is remembered this long, so a dead issuer costs one call, not one per token. */
 export const JWKS_FAILURE_TTL_SECONDS = 30;
-/** Documents are small and issuers quick; anything bigger or slower is refused by the guard. Tests shorten them. */
-export const discoveryLimits = { maxBytes: 256 * 1024, timeoutMs: 5_000 };
+/** How big and how slow a discovery document may be; anything bigger or slower is refused by the guard. */
+export interface DiscoveryLimits {
+  maxBytes: number;
+  timeoutMs: number;
+}
+
+/** Documents are small and issuers quick. Each app copies these (app.issuers.limits); tests shorten its own. */
+export const DEFAULT_DISCOVERY_LIMITS: Readonly<DiscoveryLimits> = { maxBytes: 256 * 1024, timeoutMs: 5_000 };
 
 /** Seconds from a Cache-Control header, bounded; null header or no max-age → the default. */
 export function jwksTtlSeconds(cacheControl: string | null): number {
@@ -39,8 +45,12 @@ export function jwksTtlSeconds(cacheControl: string | null): number {
 export const fail = (status: 400 | 422, message: string) => new AppError(status, message);
 
 /** GET a discovery document (configuration or key set) through the guard; the body only when it answered 200. */
-export async function getJson(outbound: Outbound, url: string): Promise<{ status: number; json: unknown; cacheControl: string | null }> {
-  const response = await outbound.safeFetch(url, { timeoutMs: discoveryLimits.timeoutMs, maxBytes: discoveryLimits.maxBytes, headers: { accept: 'application/json' } });
+export async function getJson(
+  outbound: Outbound,
+  url: string,
+  limits: DiscoveryLimits,
+): Promise<{ status: number; json: unknown; cacheControl: string | null }> {
+  const response = await outbound.safeFetch(url, { timeoutMs: limits.timeoutMs, maxBytes: limits.maxBytes, headers: { accept: 'application/json' } });
   let json: unknown = undefined;
   if (response.status === 200) {
     try {
@@ -73,10 +83,10 @@ export interface KeySetLoad {
 }
 
 /** GET jwks_uri through the guard; refusals as the contract's discovery errors (422: the issuer's answer). */
-export async function loadKeySet(outbound: Outbound, jwksUri: string): Promise<KeySetLoad> {
+export async function loadKeySet(outbound: Outbound, jwksUri: string, limits: DiscoveryLimits): Promise<KeySetLoad> {
   let answer;
   try {
-    answer = await getJson(outbound, jwksUri);
+    answer = await getJson(outbound, jwksUri, limits);
   } catch (error) {
     if (error instanceof OutboundError)
       throw fail(422, error.statusCode === 400 ? discoveryErrors.jwksUriRefused : discoveryErrors.jwksUnavailable);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { discoveryErrors, outboundErrors, platformUserErrors, type Application, type TokenCheckReport } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { applicationIssuers } from '../../db/schema.js';
-import { discoveryLimits, JWKS_FAILURE_TTL_SECONDS, JWKS_MAX_TTL_SECONDS } from '../../lib/issuer-keys.js';
+import { JWKS_FAILURE_TTL_SECONDS, JWKS_MAX_TTL_SECONDS } from '../../lib/issuer-keys.js';
 import { addKey, bearer, createApplication, createOwner, signUserToken, type SigningKey } from '../../../test/fixtures/platform-users.js';
 
 /**
@@ -244,8 +244,9 @@ describe('bad input: a clear 4xx with the contract message, nothing stored', () 
   });
 
   it('a slow configuration: 422 within the deadline', async () => {
-    const saved = discoveryLimits.timeoutMs;
-    discoveryLimits.timeoutMs = 300;
+    const limits = t.app.issuers.limits;
+    const saved = limits.timeoutMs;
+    limits.timeoutMs = 300;
     try {
       const started = Date.now();
       const res = await addIssuer(`${base}/slow`);
@@ -253,7 +254,7 @@ describe('bad input: a clear 4xx with the contract message, nothing stored', () 
       expect(res.json().message).toBe(outboundErrors.timeout);
       expect(Date.now() - started).toBeLessThan(2000);
     } finally {
-      discoveryLimits.timeoutMs = saved;
+      limits.timeoutMs = saved;
     }
     expect((await storedIssuers()).map((r) => r.url)).not.toContain(`${base}/slow`);
   });
