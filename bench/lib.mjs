@@ -22,11 +22,13 @@ export async function freePort() {
   });
 }
 
-async function waitFor(url, timeoutMs = 60_000) {
+/** Until `url` answers 2xx (or `status`). */
+export async function waitFor(url, timeoutMs = 60_000, status = 200) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      if ((await fetch(url)).ok) return;
+      const res = await fetch(url);
+      if (res.ok || res.status === status) return;
     } catch {
       /* not yet */
     }
