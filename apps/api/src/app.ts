@@ -57,6 +57,8 @@ import { emailPreviewRoutes } from './modules/email-preview/email-preview.routes
 import { certificatesRoutes } from './modules/certificates/certificates.routes.js';
 import { operationsRoutes } from './modules/operations/operations.routes.js';
 import { devicesSdkRoutes } from './modules/devices-sdk/devices-sdk.routes.js';
+import { registerDeviceBroker } from './modules/devices/device-broker.js';
+import { devicesRoutes } from './modules/devices/devices.routes.js';
 import { tilesRoutes } from './modules/tiles/tiles.routes.js';
 import { sitesRoutes } from './modules/sites/sites.routes.js';
 import { createLogoStorage } from './plugins/storage/index.js';
@@ -191,6 +193,8 @@ async function createInfrastructure(app: FastifyInstance, config: Config, option
   await liveEvents.start();
   app.decorate('liveEvents', liveEvents);
   app.decorate('platformCa', await PlatformCa.load(database.db));
+  // The device CA and broker (app.deviceCa, app.deviceBus, app.mqtt); its TLS port opens only in app.mqtt.listen().
+  await registerDeviceBroker(app);
   app.decorate('storage', await createLogoStorage(config, database.db));
   app.decorate('mailer', createMailer(config, app.log));
   const webhookDispatcher = new WebhookDispatcher(database, config.webhooks, app.log, outbound);
@@ -287,6 +291,7 @@ async function registerHttp(app: FastifyInstance, config: Config, options: Build
       await api.register(certificatesRoutes);
       await api.register(operationsRoutes);
       await api.register(devicesSdkRoutes);
+      await api.register(devicesRoutes);
       await api.register(accountRoutes);
       await api.register(accountTrustRoutes);
       await api.register(applicationsRoutes);

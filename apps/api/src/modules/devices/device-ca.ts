@@ -1,0 +1,175 @@
+// @peculiar/x509 describes ASN.1 with decorators that read their metadata at import time.
+import 'reflect-metadata';
+import { createPublicKey, randomBytes, webcrypto } from 'node:crypto';
+import { isIP } from 'node:net';
+import * as x509 from '@peculiar/x509';
+import { DEVICE_CERTIFICATE_DAYS, deviceErrors } from '@latchkey/contract';
+import type { Db } from '../../db/client.js';
+import { badRequest } from '../../errors.js';
+import { loadOrCreateSecret } from '../../lib/server-secrets.js';
+import { normaliseSerial, type TlsMaterial } from '../../plugins/mqtt/authority.js';
+
+x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+
+/** ECDSA P-256: the key every MQTT broker and TLS stack (Mosquitto, OpenSSL, mbedTLS) accepts for a CA. */
+const P256 = { name: 'ECDSA', namedCurve: 'P-256' };
+const SIGNING = { name: 'ECDSA', hash: 'SHA-256' };
+const SECRET_NAME = 'device-ca';
+const CA_NAME = 'CN=Latchkey Device CA, O=Latchkey';
+/** The subject the service presents to an external broker (its ACL names it). */
+export const SERVICE_CN = 'latchkey-service';
+const DAY_MS = 86_400_000;
+/** Certificates start a minute in the past, so a device whose clock is a little behind can use one at once. */
+const BACKDATE_MS = 60_000;
+/** The broker's and the service's own certificates: made at start-up, so a year outlives any process. */
+const OWN_CERTIFICATE_DAYS = 365;
+/** An external broker fetches the CRL again after this long. */
+const CRL_NEXT_UPDATE_MS = DAY_MS;
+
+interface StoredCa {
+  /** PKCS#8 DER, base64. */
+  privateKey: string;
+  /** The self-signed CA certificate, DER base64. */
+  certificate: string;
+}
+
+/** A certificate issued to a device: its PEM, serial (normalised hex) and expiry. */
+export interface IssuedDeviceCertificate {
+  certificate: string;
+  serial: string;
+  notAfter: Date;
+}
+
+/**
+ * The device CA: an ECDSA P-256 key and self-signed certificate, created by the first instance to start and
+ * kept in the database (lib/server-secrets.ts) like the platform CA, so every instance issues and accepts
+ * the same chain. It certifies the keys devices make themselves (CN=<deviceId>, client authentication), the
+ * embedded broker's server certificate and the service's client certificate, and signs the CRL.
+ */
+export class DeviceCa {
+  readonly certificatePem: string;
+
+  private constructor(
+    private readonly signingKey: CryptoKey,
+    private readonly ca: x509.X509Certificate,
+  ) {
+    this.certificatePem = ca.toString('pem');
+  }
+
+  static async load(db: Db): Promise<DeviceCa> {
+    const stored = JSON.parse(await loadOrCreateSecret(db, SECRET_NAME, createCa)) as StoredCa;
+    const signingKey = await webcrypto.subtle.importKey('pkcs8', Buffer.from(stored.privateKey, 'base64'), P256, false, ['sign']);
+    return new DeviceCa(signingKey as CryptoKey, new x509.X509Certificate(Buffer.from(stored.certificate, 'base64')));
+  }
+
+  /**
+   * A client certificate for `deviceId` from the device's own PKCS#10 request: the request must be signed by
+   * its own ECDSA P-256 or Ed25519 key, and name no subject or CN=<deviceId> (400 otherwise).
+   */
+  async issueDeviceCertificate(csrPem: string, deviceId: string, now = Date.now()): Promise<IssuedDeviceCertificate> {
+    const csr = await readCsr(csrPem);
+    const subject = csr.subjectName.toJSON();
+    const named = subject.length === 0 || (subject.length === 1 && Object.keys(subject[0]!).length === 1 && subject[0]!.CN?.length === 1 && subject[0]!.CN[0] === deviceId);
+    if (!named) throw badRequest(deviceErrors.csrSubject);
+    const notAfter = new Date(now + DEVICE_CERTIFICATE_DAYS * DAY_MS);
+    const certificate = await this.sign(`CN=${deviceId}`, csr.publicKey, now, notAfter, [
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]),
+    ]);
+    return { certificate: certificate.toString('pem'), serial: normaliseSerial(certificate.serialNumber), notAfter };
+  }
+
+  /** The embedded broker's server certificate for these DNS names and IP addresses, with a fresh P-256 key. */
+  async issueServerCertificate(hosts: string[], now = Date.now()): Promise<TlsMaterial> {
+    const names = [...new Set(hosts)].map((host) => ({ type: isIP(host) ? ('ip' as const) : ('dns' as const), value: host }));
+    return this.withFreshKey(`CN=${hosts[0] ?? 'localhost'}`, now, [
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      new x509.SubjectAlternativeNameExtension(names),
+    ]);
+  }
+
+  /** The service's client certificate (CN=latchkey-service) for an external broker, with a fresh P-256 key. */
+  async issueServiceCertificate(now = Date.now()): Promise<TlsMaterial> {
+    return this.withFreshKey(`CN=${SERVICE_CN}`, now, [
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]),
+    ]);
+  }
+
+  /** The CRL of these revoked serials (PEM), valid for a day. */
+  async crl(revoked: { serial: string; revokedAt: Date }[], now = Date.now()): Promise<string> {
+    const crl = await x509.X509CrlGenerator.create({
+      issuer: this.ca.subject,
+      thisUpdate: new Date(now),
+      nextUpdate: new Date(now + CRL_NEXT_UPDATE_MS),
+      entries: revoked.map((entry) => ({ serialNumber: entry.serial, revocationDate: entry.revokedAt })),
+      extensions: [await x509.AuthorityKeyIdentifierExtension.create(this.ca)],
+      signingAlgorithm: SIGNING,
+      signingKey: this.signingKey,
+    });
+    return crl.toString('pem');
+  }
+
+  private async withFreshKey(subject: string, now: number, extensions: x509.Extension[]): Promise<TlsMaterial> {
+    const keys = (await webcrypto.subtle.generateKey(P256, true, ['sign', 'verify'])) as CryptoKeyPair;
+    const certificate = await this.sign(subject, keys.publicKey, now, new Date(now + OWN_CERTIFICATE_DAYS * DAY_MS), extensions);
+    const key = x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey), 'PRIVATE KEY');
+    return { key, cert: certificate.toString('pem'), ca: this.certificatePem };
+  }
+
+  private sign(subject: string, publicKey: x509.PublicKey | CryptoKey, now: number, notAfter: Date, extensions: x509.Extension[]): Promise<x509.X509Certificate> {
+    return x509.X509CertificateGenerator.create({
+      serialNumber: serialNumber(),
+      subject,
+      issuer: this.ca.subject,
+      notBefore: new Date(now - BACKDATE_MS),
+      notAfter,
+      publicKey,
+      signingKey: this.signingKey,
+      signingAlgorithm: SIGNING,
+      extensions: [new x509.BasicConstraintsExtension(false, undefined, true), ...extensions],
+    });
+  }
+}
+
+/** A PKCS#10 request for an ECDSA P-256 or Ed25519 key, signed by that key; 400 otherwise. */
+async function readCsr(pem: string): Promise<x509.Pkcs10CertificateRequest> {
+  let csr: x509.Pkcs10CertificateRequest;
+  try {
+    csr = new x509.Pkcs10CertificateRequest(pem);
+    const key = createPublicKey({ key: Buffer.from(csr.publicKey.rawData), format: 'der', type: 'spki' });
+    const supported = key.asymmetricKeyType === 'ed25519' || (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1');
+    if (supported && (await csr.verify())) return csr;
+  } catch {
+    // Not a request this CA can read: answered as invalid below.
+  }
+  throw badRequest(deviceErrors.csrInvalid);
+}
+
+/** Positive, random and without a leading zero byte: RFC 5280 serials are unique per CA. */
+function serialNumber(): string {
+  const bytes = randomBytes(16);
+  bytes[0] = 0x10 + (bytes[0]! % 0x70);
+  return bytes.toString('hex');
+}
+
+async function createCa(): Promise<string> {
+  const keys = (await webcrypto.subtle.generateKey(P256, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const now = Date.now();
+  const certificate = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: serialNumber(),
+    name: CA_NAME,
+    notBefore: new Date(now - BACKDATE_MS),
+    notAfter: new Date(now + 20 * 365 * DAY_MS),
+    keys,
+    signingAlgorithm: SIGNING,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, 0, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
+  });
+  const privateKey = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
+  return JSON.stringify({ privateKey: privateKey.toString('base64'), certificate: Buffer.from(certificate.rawData).toString('base64') } satisfies StoredCa);
+}

@@ -1,0 +1,157 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { and, eq, gt, lte, or, sql } from 'drizzle-orm';
+import { deviceErrors, deviceTopicPrefix, PROVISIONING_CODE_TTL_S, type DeviceCreated, type DeviceStatus, type ProvisioningResponse } from '@latchkey/contract';
+import type { Db } from '../../db/client.js';
+import { lockDevices, revokedDeviceCertificates } from '../../db/schema.js';
+import { badRequest, notFound } from '../../errors.js';
+import { normaliseSerial, type DeviceAuthority } from '../../plugins/mqtt/authority.js';
+import { diff, recordChange, type ChangeActor } from '../history/history.service.js';
+import { getLockRow } from '../locks/locks.service.js';
+import type { DeviceCa } from './device-ca.js';
+
+type DeviceRow = typeof lockDevices.$inferSelect;
+
+/** Provisioning codes: 10 characters from an alphabet without 0/O or 1/I, 50 random bits, shown as XXXXX-XXXXX. */
+const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+const CODE_LENGTH = 10;
+
+function newCode(): string {
+  const bytes = randomBytes(CODE_LENGTH);
+  const chars = [...bytes].map((b) => CODE_ALPHABET[b & 31]);
+  return `${chars.slice(0, 5).join('')}-${chars.slice(5).join('')}`;
+}
+
+/** A code is compared without case, spaces or dashes, as a person may type it. */
+const hashCode = (code: string) => createHash('sha256').update(code.toUpperCase().replace(/[\s-]/g, '')).digest('hex');
+
+const seconds = (date: Date | null) => (date ? Math.floor(date.getTime() / 1000) : null);
+
+/** What the broker asks of the database: a device is admitted with the certificate its row holds now. */
+export function deviceAuthority(db: Db, ca: DeviceCa): DeviceAuthority {
+  let brokerTls: Promise<Awaited<ReturnType<DeviceAuthority['brokerTls']>>> | null = null;
+  let serviceTls: Promise<Awaited<ReturnType<DeviceAuthority['serviceTls']>>> | null = null;
+  return {
+    isCurrentCertificate: (deviceId, serial) => isCurrentCertificate(db, deviceId, serial),
+    brokerTls: (hosts) => (brokerTls ??= ca.issueServerCertificate(hosts)),
+    serviceTls: () => (serviceTls ??= ca.issueServiceCertificate()),
+  };
+}
+
+/**
+ * True when `serial` is the certificate the device holds now, or the one it renewed from while that one's
+ * grace lasts (a revocation dated in the future). A revoked certificate, an unbound device or one not yet
+ * provisioned is refused.
+ */
+export async function isCurrentCertificate(db: Db, deviceId: string, serial: string): Promise<boolean> {
+  if (!/^[0-9a-f-]{36}$/.test(deviceId)) return false;
+  const wanted = normaliseSerial(serial);
+  const rows = await db
+    .select({ id: lockDevices.id })
+    .from(lockDevices)
+    .where(
+      and(
+        eq(lockDevices.id, deviceId),
+        or(
+          eq(lockDevices.certificateSerial, wanted),
+          sql`exists (select 1 from ${revokedDeviceCertificates} r where r.serial = ${wanted} and r.device_id = ${lockDevices.id} and r.revoked_at > now())`,
+        ),
+        // A serial once revoked is never accepted again.
+        sql`not exists (select 1 from ${revokedDeviceCertificates} r where r.serial = ${wanted} and r.revoked_at <= now())`,
+      ),
+    )
+    .limit(1);
+  return rows.length > 0;
+}
+
+/** Revokes a device's certificates at once: its current one and any still within a renewal grace. */
+async function revokeDevice(tx: Db, device: DeviceRow): Promise<void> {
+  await tx.update(revokedDeviceCertificates).set({ revokedAt: sql`now()` }).where(and(eq(revokedDeviceCertificates.deviceId, device.id), gt(revokedDeviceCertificates.revokedAt, sql`now()`)));
+  if (device.certificateSerial) await tx.insert(revokedDeviceCertificates).values({ serial: device.certificateSerial, deviceId: device.id }).onConflictDoNothing();
+}
+
+/**
+ * A new device for the lock, with a single-use provisioning code (stored hashed, 15 minutes). A device the
+ * lock had is replaced: its certificate is revoked, and the caller cuts its connection (`replaced`).
+ */
+export async function createDevice(db: Db, applicationId: string, lockId: string, by: ChangeActor): Promise<{ created: DeviceCreated; replaced: string | null }> {
+  const lock = await getLockRow(db, applicationId, lockId);
+  const code = newCode();
+  const expiresAt = new Date(Date.now() + PROVISIONING_CODE_TTL_S * 1000);
+  return db.transaction(async (tx) => {
+    const [old] = await tx.delete(lockDevices).where(eq(lockDevices.lockId, lock.id)).returning();
+    if (old) await revokeDevice(tx, old);
+    const [row] = await tx.insert(lockDevices).values({ lockId: lock.id, codeHash: hashCode(code), codeExpiresAt: expiresAt }).returning({ id: lockDevices.id });
+    await recordChange(tx, { applicationId, actor: by, kind: 'lock', subject: lock.name, changes: diff({ device: old?.id ?? null }, { device: row!.id }) });
+    return { created: { deviceId: row!.id, provisioningCode: code, expiresAt: seconds(expiresAt)! }, replaced: old?.id ?? null };
+  });
+}
+
+export async function getDeviceStatus(db: Db, applicationId: string, lockId: string): Promise<DeviceStatus> {
+  const lock = await getLockRow(db, applicationId, lockId);
+  const [row] = await db.select().from(lockDevices).where(eq(lockDevices.lockId, lock.id)).limit(1);
+  if (!row) throw notFound(deviceErrors.noDevice);
+  return {
+    deviceId: row.id,
+    provisioned: row.provisionedAt !== null,
+    connected: row.connected,
+    lastSeen: seconds(row.lastSeen),
+    firmware: row.firmware,
+    locked: row.state?.locked ?? null,
+    codeExpiresAt: row.codeHash ? seconds(row.codeExpiresAt) : null,
+  };
+}
+
+/** Unbinds the lock's device: its certificate is revoked and the lock is a sandbox lock again. Answers the device's id. */
+export async function deleteDevice(db: Db, applicationId: string, lockId: string, by: ChangeActor): Promise<string> {
+  const lock = await getLockRow(db, applicationId, lockId);
+  return db.transaction(async (tx) => {
+    const [old] = await tx.delete(lockDevices).where(eq(lockDevices.lockId, lock.id)).returning();
+    if (!old) throw notFound(deviceErrors.noDevice);
+    await revokeDevice(tx, old);
+    await recordChange(tx, { applicationId, actor: by, kind: 'lock', subject: lock.name, changes: diff({ device: old.id }, { device: null }) });
+    return old.id;
+  });
+}
+
+/**
+ * The device's side: a waiting provisioning code and a CSR give the device its certificate. The CSR is
+ * checked before the code is spent, and the code is spent in one statement, so it works exactly once.
+ */
+export async function provisionDevice(
+  db: Db,
+  ca: DeviceCa,
+  input: { code: string; csr: string },
+  endpoints: { mqttUrl: string; platformCaPem: string },
+): Promise<ProvisioningResponse> {
+  const codeHash = hashCode(input.code);
+  const [waiting] = await db
+    .select({ id: lockDevices.id })
+    .from(lockDevices)
+    .where(and(eq(lockDevices.codeHash, codeHash), gt(lockDevices.codeExpiresAt, sql`now()`)))
+    .limit(1);
+  if (!waiting) throw badRequest(deviceErrors.codeInvalid);
+  const issued = await ca.issueDeviceCertificate(input.csr, waiting.id);
+  const [device] = await db
+    .update(lockDevices)
+    .set({ codeHash: null, codeExpiresAt: null, provisionedAt: sql`now()`, certificateSerial: issued.serial, certificateNotAfter: issued.notAfter })
+    .where(and(eq(lockDevices.id, waiting.id), eq(lockDevices.codeHash, codeHash), gt(lockDevices.codeExpiresAt, sql`now()`)))
+    .returning({ id: lockDevices.id, lockId: lockDevices.lockId });
+  if (!device) throw badRequest(deviceErrors.codeInvalid);
+  return {
+    deviceId: device.id,
+    lockId: device.lockId,
+    certificate: issued.certificate,
+    caCertificates: [ca.certificatePem, endpoints.platformCaPem],
+    mqttUrl: endpoints.mqttUrl,
+    topicPrefix: deviceTopicPrefix(device.id),
+  };
+}
+
+/** The CRL: every certificate revoked by now (those within a renewal grace are not yet). */
+export async function deviceCrl(db: Db, ca: DeviceCa): Promise<string> {
+  const revoked = await db
+    .select({ serial: revokedDeviceCertificates.serial, revokedAt: revokedDeviceCertificates.revokedAt })
+    .from(revokedDeviceCertificates)
+    .where(lte(revokedDeviceCertificates.revokedAt, sql`now()`));
+  return ca.crl(revoked);
+}

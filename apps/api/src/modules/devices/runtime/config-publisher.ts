@@ -1,0 +1,144 @@
+import { createHash } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { LRUCache } from 'lru-cache';
+import type { FastifyBaseLogger } from 'fastify';
+import { deviceTopic, type DeviceConfig, type DeviceConfigUser, type TimeRule, type UsageRequirements } from '@latchkey/contract';
+import type { Db } from '../../../db/client.js';
+import type { PlatformCa } from '../../../plugins/platform-ca.js';
+import type { DeviceBus } from '../../../plugins/mqtt/bus.js';
+
+/**
+ * A device decides alone from its config: the lock's unlock time and usage requirements, and who may use
+ * it (every active share, and the application's owners as unbounded admins). The config is a JWS signed
+ * by the platform CA and published retained (QoS 1) on the device's `…/config`, so the device gets the
+ * latest one whenever it connects. It is published again, with a higher version, whenever what it says
+ * changes: the lock channel's notices (a change to the lock or its shares, from any write path, on any
+ * instance) and a device coming online make this look; a config equal to the one last published from
+ * this instance is not sent again. Several instances may each send one: the device ignores an older
+ * version, and the same content again changes nothing.
+ */
+
+const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows;
+const seconds = (value: string | Date | null) => (value === null ? null : Math.floor(new Date(value).getTime() / 1000));
+
+/** How long "this lock has no provisioned device" is believed before the database is asked again. */
+const NO_DEVICE_TTL_MS = 30_000;
+
+export class ConfigPublisher {
+  /** The content (without version) last published per lock, as a hash. */
+  private readonly published = new LRUCache<string, string>({ max: 50_000 });
+  /** Locks known to have no provisioned device: most notices are about these, and cost nothing. */
+  private readonly noDevice = new LRUCache<string, true>({ max: 50_000, ttl: NO_DEVICE_TTL_MS });
+  /** Per lock: a publish running, and whether another notice came in meanwhile. */
+  private readonly running = new Map<string, { again: boolean; force: boolean }>();
+  private stopped = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly bus: DeviceBus,
+    private readonly ca: PlatformCa,
+    private readonly log: Pick<FastifyBaseLogger, 'warn' | 'debug'>,
+  ) {}
+
+  /** A notice on the lock channel: `<applicationId> <lockId> <what> [rowId]`. */
+  onNotice(payload: string): void {
+    const [, lockId, what] = payload.split(' ');
+    // `device` notices are the runtime's own (presence, state): they change nothing a config says.
+    if (!lockId || (what !== 'lock' && what !== 'share')) return;
+    if (this.noDevice.has(lockId)) return;
+    this.schedule(lockId, false);
+  }
+
+  /** The lock's device came online, or was never sent a config: look now, even if nothing seems changed. */
+  deviceOnline(lockId: string, force: boolean): void {
+    this.noDevice.delete(lockId);
+    this.schedule(lockId, force);
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /** Resolves once no publish is running or waiting (tests). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+
+  /** One publish per lock at a time; notices meanwhile make one more run after it, not one each. */
+  private schedule(lockId: string, force: boolean): void {
+    const current = this.running.get(lockId);
+    if (current) {
+      current.again = true;
+      current.force ||= force;
+      return;
+    }
+    const state = { again: false, force };
+    this.running.set(lockId, state);
+    void (async () => {
+      do {
+        const forced = state.force;
+        state.again = false;
+        state.force = false;
+        if (this.stopped) break;
+        await this.publish(lockId, forced).catch((err: unknown) => this.log.warn({ err, lockId }, 'device config not published'));
+      } while (state.again);
+      this.running.delete(lockId);
+    })();
+  }
+
+  private async publish(lockId: string, force: boolean): Promise<void> {
+    const [device] = rowsOf<{ id: string }>(await this.db.execute(sql`select id from lock_devices where lock_id = ${lockId} and provisioned_at is not null`));
+    if (!device) {
+      this.noDevice.set(lockId, true);
+      return;
+    }
+    const content = await this.contentOf(lockId);
+    if (!content) return;
+    const hash = createHash('sha256').update(device.id).update(JSON.stringify(content)).digest('base64url');
+    if (!force && this.published.get(lockId) === hash) return;
+    const [bumped] = rowsOf<{ version: number }>(
+      await this.db.execute(sql`update lock_devices set config_version = config_version + 1 where id = ${device.id} returning config_version as version`),
+    );
+    if (!bumped) return;
+    const config: DeviceConfig = { lockId, version: Number(bumped.version), ...content };
+    await this.bus.publish(deviceTopic(device.id, 'config'), await this.ca.signJws(config), { retain: true });
+    this.published.set(lockId, hash);
+    this.log.debug({ lockId, deviceId: device.id, version: config.version }, 'device config published');
+  }
+
+  /** What the config says besides its version; null when the lock is gone. */
+  private async contentOf(lockId: string): Promise<Omit<DeviceConfig, 'lockId' | 'version'> | null> {
+    const [lock] = rowsOf<{ application_id: string; unlock_time: number; usage_requirements: UsageRequirements }>(
+      await this.db.execute(sql`select application_id, unlock_time, usage_requirements from locks where id = ${lockId}`),
+    );
+    if (!lock) return null;
+    const [shares, owners] = await Promise.all([
+      this.db.execute(sql`
+        select s.user_id, s.role, s.starts_at, s.ends_at, s.time_window from lock_shares s join application_users u on u.id = s.user_id
+        where s.lock_id = ${lockId} and u.status = 'active' and (s.ends_at is null or s.ends_at > now())
+        order by s.user_id`),
+      this.db.execute(sql`
+        select o.user_id, (select k.key_x from certified_keys k where k.user_id = o.user_id order by k.created_at desc limit 1) as key_x
+        from application_owners o where o.application_id = ${lock.application_id} order by o.user_id`),
+    ]);
+    const users: DeviceConfigUser[] = [
+      ...rowsOf<{ user_id: string; key_x: string | null }>(owners).map((o) => ({
+        userId: o.user_id,
+        publicKey: o.key_x ? Buffer.from(o.key_x, 'base64url').toString('base64') : '',
+        role: 'ADMIN' as const,
+        start: null,
+        end: null,
+      })),
+      ...rowsOf<{ user_id: string; role: 'USER' | 'ADMIN'; starts_at: string | null; ends_at: string | null; time_window: TimeRule | null }>(shares).map((s) => ({
+        userId: s.user_id,
+        // An application user's key is certified without being kept: the device trusts the chain in each operation.
+        publicKey: '',
+        role: s.role,
+        start: seconds(s.starts_at),
+        end: seconds(s.ends_at),
+        timeWindow: s.time_window ?? null,
+      })),
+    ];
+    return { unlockTime: lock.unlock_time, usageRequirements: lock.usage_requirements ?? {}, users };
+  }
+}

@@ -1,0 +1,98 @@
+import { sql } from 'drizzle-orm';
+import type { DeviceStateMessage } from '@latchkey/contract';
+import type { Db } from '../../../db/client.js';
+import { publishEvent } from '../../../lib/webhook-outbox.js';
+import { LOCKS_CHANNEL } from '../../../plugins/live-events.js';
+
+/**
+ * What a device's reports change in the database: presence (connected, last seen) and state (locked,
+ * firmware, local endpoints). Only a provisioned device bound to a lock is heard; an unknown or
+ * unprovisioned id changes nothing. Each change also tells the lock's live view (a `device` notice on the
+ * lock channel, at commit), and a presence change is announced to webhooks (device.online/offline).
+ */
+
+const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows;
+
+/** The lock channel's notice for a device change, as SQL: `<applicationId> <lockId> device`. */
+const notifyDevice = (applicationId: string, lockId: string) =>
+  sql`select pg_notify(${LOCKS_CHANNEL}, ${`${applicationId} ${lockId} device`})`;
+
+export interface PresenceChange {
+  lockId: string;
+  applicationId: string;
+  /** The presence before this message: a message that repeats it changes only last_seen. */
+  changed: boolean;
+  /** No config was ever published to this device. */
+  neverConfigured: boolean;
+}
+
+/**
+ * Records a device's presence. Concurrent reports of one device are taken one at a time (the row lock),
+ * so of several instances hearing the same message exactly one sees it as a change and announces it.
+ */
+export async function recordPresence(db: Db, deviceId: string, online: boolean): Promise<PresenceChange | null> {
+  return db.transaction(async (tx) => {
+    const [row] = rowsOf<{ lock_id: string; application_id: string; lock_name: string; was: boolean; config_version: number }>(
+      await tx.execute(sql`
+        with before as (
+          select d.id, d.lock_id, d.connected, d.config_version from lock_devices d
+          where d.id = ${deviceId} and d.provisioned_at is not null for update
+        ), changed as (
+          update lock_devices d set connected = ${online}, last_seen = now() from before b where d.id = b.id returning d.id
+        )
+        select b.lock_id, l.application_id, l.name as lock_name, b.connected as was, b.config_version
+        from before b join locks l on l.id = b.lock_id join changed c on c.id = b.id`),
+    );
+    if (!row) return null;
+    const changed = row.was !== online;
+    await tx.execute(notifyDevice(row.application_id, row.lock_id));
+    if (changed) {
+      await publishEvent(tx as unknown as Db, row.application_id, online ? 'device.online' : 'device.offline', {
+        applicationId: row.application_id,
+        lockId: row.lock_id,
+        lockName: row.lock_name,
+        deviceId,
+      });
+    }
+    return { lockId: row.lock_id, applicationId: row.application_id, changed, neverConfigured: row.config_version === 0 };
+  });
+}
+
+/**
+ * Records a device's state report. A report equal to the one held (several instances hearing it through
+ * an external broker) writes nothing and tells nobody.
+ */
+export async function recordState(db: Db, deviceId: string, report: DeviceStateMessage): Promise<boolean> {
+  const state = { locked: report.locked, at: report.at, ...(report.directAccessEndpoints ? { directAccessEndpoints: report.directAccessEndpoints } : {}) };
+  const rows = rowsOf<{ n: string }>(
+    await db.execute(sql`
+      with changed as (
+        update lock_devices d set state = ${JSON.stringify(state)}::jsonb, firmware = ${report.firmware}, last_seen = now()
+        where d.id = ${deviceId} and d.provisioned_at is not null
+          and (d.state is distinct from ${JSON.stringify(state)}::jsonb or d.firmware is distinct from ${report.firmware})
+        returning d.lock_id
+      )
+      select pg_notify(${LOCKS_CHANNEL}, l.application_id || ' ' || l.id || ' device') as n from changed c join locks l on l.id = c.lock_id`),
+  );
+  return rows.length > 0;
+}
+
+/**
+ * A device's answer said it is now locked or unlocked: its state follows at once (its own state report
+ * comes after, and says the same), and the lock's live view is told.
+ */
+export async function recordResultState(tx: Db, deviceId: string, applicationId: string, lockId: string, locked: boolean): Promise<void> {
+  await tx.execute(sql`
+    update lock_devices set state = coalesce(state, '{}'::jsonb) || jsonb_build_object('locked', ${locked}::boolean, 'at', ${new Date().toISOString()}::text),
+      last_seen = now()
+    where id = ${deviceId}`);
+  await tx.execute(notifyDevice(applicationId, lockId));
+}
+
+/**
+ * The embedded broker starts with no device connected and no retained presence: whatever the database
+ * says about presence is from before, so every device is offline until it connects again.
+ */
+export async function markAllOffline(db: Db): Promise<void> {
+  await db.execute(sql`update lock_devices set connected = false where connected`);
+}

@@ -1,0 +1,223 @@
+import type { IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import tls from 'node:tls';
+import { Aedes, type AedesPublishPacket, type Client, type Connection } from 'aedes';
+import { WebSocketServer, createWebSocketStream } from 'ws';
+import type { FastifyBaseLogger } from 'fastify';
+import { DEVICE_TOPIC_ROOT } from '@latchkey/contract';
+import { mayPublish, mayReceive, maySubscribe, MAX_DEVICE_PACKET_BYTES } from './acl.js';
+import { normaliseSerial, type DeviceAuthority } from './authority.js';
+import type { DeviceBus } from './bus.js';
+import { FrameGuard } from './frame-guard.js';
+
+/** Who is on the other end of a connection: the CN and serial of the device certificate it presented. */
+interface Identity {
+  deviceId: string;
+  serial: string;
+}
+
+/** MQTT 3.1.1 CONNACK return code 5. */
+const NOT_AUTHORIZED = 5;
+const refusal = (message: string) => Object.assign(new Error(message), { returnCode: NOT_AUTHORIZED });
+
+/** A TLS handshake that has not finished by then is dropped. */
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+
+/**
+ * The broker inside the service (Aedes). Devices connect with mutual TLS on the port `listen` opens, or
+ * over WebSocket at /mqtt when the TLS beneath it carries their certificate; the service itself publishes
+ * and subscribes in-process. A device is admitted when its certificate chains to the device CA (checked by
+ * TLS) and is the one its lock_devices row holds now (checked here, in the database, on every connect), and
+ * it may use only its own topics (acl.ts).
+ */
+export class EmbeddedBus implements DeviceBus {
+  readonly kind = 'embedded';
+  private readonly identities = new WeakMap<Connection, Identity>();
+  /** The connections of each device admitted so far. */
+  private readonly clients = new Map<string, Set<Client>>();
+  /** Admitted connections by MQTT client id: a device cannot take over another device's client id. */
+  private readonly byClientId = new Map<string, Client>();
+  /** Raised by every disconnect(): a connect whose database check began before it is refused. */
+  private readonly cuts = new Map<string, number>();
+  private tlsServer: tls.Server | null = null;
+  private readonly webSockets = new WebSocketServer({ noServer: true, maxPayload: MAX_DEVICE_PACKET_BYTES });
+  private closed = false;
+
+  private constructor(
+    private readonly broker: Aedes,
+    private readonly authority: DeviceAuthority,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  static async create(authority: DeviceAuthority, log: FastifyBaseLogger): Promise<EmbeddedBus> {
+    let bus: EmbeddedBus | undefined;
+    const broker = await Aedes.createBroker({
+      authenticate: (client, _username, _password, done) => void bus!.authenticate(client).then((ok) => done(ok ? null : refusal('not authorized'), ok)),
+      authorizePublish: (client, packet, done) => done(bus!.authorizePublish(client, packet.topic, packet.payload) ? null : new Error('publish refused')),
+      authorizeSubscribe: (client, subscription, done) => done(null, bus!.authorizeSubscribe(client, subscription.topic) ? subscription : null),
+      authorizeForward: (client, packet) => (bus!.authorizeForward(client, packet) ? packet : null),
+    });
+    bus = new EmbeddedBus(broker, authority, log);
+    broker.on('clientDisconnect', (client) => bus.forget(client));
+    broker.on('clientError', (client, err) => log.debug({ err, clientId: client.id }, 'mqtt client error'));
+    return bus;
+  }
+
+  publish(topic: string, payload: string | Buffer, options: { retain?: boolean } = {}): Promise<void> {
+    const packet = { cmd: 'publish' as const, topic, payload, qos: 1 as const, dup: false, retain: options.retain ?? false };
+    return new Promise((resolve, reject) => this.broker.publish(packet, (err) => (err ? reject(err) : resolve())));
+  }
+
+  async subscribe(pattern: string, handler: (topic: string, payload: Buffer) => void): Promise<void> {
+    const deliver = (packet: AedesPublishPacket, done: () => void) => {
+      this.call(handler, packet);
+      done();
+    };
+    await new Promise<void>((resolve) => this.broker.subscribe(pattern, deliver, resolve));
+    // In-process subscriptions see only new messages: the retained ones are read from the store.
+    const persistence = (this.broker as unknown as { persistence: { createRetainedStream(pattern: string): AsyncIterable<AedesPublishPacket> } }).persistence;
+    for await (const packet of persistence.createRetainedStream(pattern)) this.call(handler, packet);
+  }
+
+  disconnect(deviceId: string): void {
+    this.cuts.set(deviceId, (this.cuts.get(deviceId) ?? 0) + 1);
+    for (const client of this.clients.get(deviceId) ?? []) client.close();
+    this.clients.delete(deviceId);
+  }
+
+  /** Opens the mutual-TLS listener; resolves with the port it is bound to (0: any free port). */
+  async listen(port: number, host: string | undefined, hosts: string[]): Promise<number> {
+    if (this.tlsServer) return (this.tlsServer.address() as AddressInfo).port;
+    const material = await this.authority.brokerTls(hosts);
+    const server = tls.createServer({ ...material, requestCert: true, rejectUnauthorized: true, handshakeTimeout: HANDSHAKE_TIMEOUT_MS }, (socket) =>
+      this.accept(socket, identityOf(socket)),
+    );
+    server.on('tlsClientError', (err) => this.log.debug({ err }, 'mqtt tls handshake refused'));
+    this.tlsServer = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    return (server.address() as AddressInfo).port;
+  }
+
+  /** The bound TLS port, or null before `listen`. */
+  get port(): number | null {
+    return this.tlsServer ? (this.tlsServer.address() as AddressInfo).port : null;
+  }
+
+  /**
+   * MQTT over WebSocket: the upgrade of an HTTP request to /mqtt. A device is admitted only with a device
+   * certificate on the TLS connection beneath it, which exists only when this process terminates TLS.
+   */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.webSockets.handleUpgrade(request, socket, head, (webSocket) => {
+      const stream = createWebSocketStream(webSocket);
+      stream.on('error', () => webSocket.terminate());
+      this.accept(stream, request.socket instanceof tls.TLSSocket ? identityOf(request.socket) : null);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const server = this.tlsServer;
+    await new Promise<void>((resolve) => this.broker.close(() => resolve()));
+    for (const client of this.webSockets.clients) client.terminate();
+    this.webSockets.close();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private accept(conn: Duplex, identity: Identity | null): void {
+    if (identity) this.identities.set(conn, identity);
+    this.broker.handle(conn);
+    // Aedes reads in paused mode, so this listener sees each chunk as the parser is given it.
+    const guard = new FrameGuard(MAX_DEVICE_PACKET_BYTES);
+    conn.on('data', (chunk: Buffer) => {
+      if (guard.feed(chunk)) return;
+      this.log.warn({ deviceId: identity?.deviceId }, 'mqtt packet over the size limit: connection closed');
+      conn.destroy();
+    });
+  }
+
+  private async authenticate(client: Client): Promise<boolean> {
+    const identity = this.identities.get(client.conn);
+    if (!identity) {
+      this.log.info({ clientId: client.id }, 'mqtt connect refused: no device certificate');
+      return false;
+    }
+    const { deviceId, serial } = identity;
+    const cut = this.cuts.get(deviceId) ?? 0;
+    let current = false;
+    try {
+      current = await this.authority.isCurrentCertificate(deviceId, serial);
+    } catch (err) {
+      this.log.error({ err, deviceId }, 'mqtt connect refused: the device could not be looked up');
+      return false;
+    }
+    if (!current || cut !== (this.cuts.get(deviceId) ?? 0)) {
+      this.log.info({ deviceId, serial }, 'mqtt connect refused: the certificate is not the one the device holds now');
+      return false;
+    }
+    const holder = this.byClientId.get(client.id);
+    if (holder && this.identities.get(holder.conn)?.deviceId !== deviceId) {
+      this.log.info({ deviceId, clientId: client.id }, 'mqtt connect refused: the client id is held by another device');
+      return false;
+    }
+    let set = this.clients.get(deviceId);
+    if (!set) this.clients.set(deviceId, (set = new Set()));
+    set.add(client);
+    this.byClientId.set(client.id, client);
+    return true;
+  }
+
+  private authorizePublish(client: Client | null, topic: string, payload: Buffer | string): boolean {
+    if (!client) return true;
+    const deviceId = this.identities.get(client.conn)?.deviceId;
+    const ok = deviceId !== undefined && mayPublish(deviceId, topic, Buffer.byteLength(payload));
+    if (!ok) this.log.warn({ deviceId, topic, bytes: Buffer.byteLength(payload) }, 'mqtt publish refused');
+    return ok;
+  }
+
+  private authorizeSubscribe(client: Client, filter: string): boolean {
+    const deviceId = this.identities.get(client.conn)?.deviceId;
+    const ok = deviceId !== undefined && maySubscribe(deviceId, filter);
+    if (!ok) this.log.warn({ deviceId, filter }, 'mqtt subscribe refused');
+    return ok;
+  }
+
+  private authorizeForward(client: Client, packet: AedesPublishPacket): boolean {
+    const deviceId = this.identities.get(client.conn)?.deviceId;
+    return deviceId !== undefined && packet.topic.startsWith(`${DEVICE_TOPIC_ROOT}/`) && mayReceive(deviceId, packet.topic);
+  }
+
+  private forget(client: Client): void {
+    if (this.byClientId.get(client.id) === client) this.byClientId.delete(client.id);
+    const deviceId = this.identities.get(client.conn)?.deviceId;
+    const set = deviceId ? this.clients.get(deviceId) : undefined;
+    if (!set || !deviceId) return;
+    set.delete(client);
+    if (set.size === 0) this.clients.delete(deviceId);
+  }
+
+  private call(handler: (topic: string, payload: Buffer) => void, packet: AedesPublishPacket): void {
+    try {
+      handler(packet.topic, Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload));
+    } catch (err) {
+      this.log.error({ err, topic: packet.topic }, 'device message handler failed');
+    }
+  }
+}
+
+/** The CN and serial of a verified client certificate; null without one. */
+function identityOf(socket: tls.TLSSocket): Identity | null {
+  if (!socket.authorized) return null;
+  const certificate = socket.getPeerCertificate();
+  const cn = certificate?.subject?.CN;
+  if (typeof cn !== 'string' || !certificate.serialNumber) return null;
+  return { deviceId: cn, serial: normaliseSerial(certificate.serialNumber) };
+}
