@@ -2,7 +2,6 @@ import path from 'node:path';
 import { loadConfig } from './config.js';
 import { createDatabase } from './db/client.js';
 import { SecretBox } from './lib/secret-box.js';
-import { useSecretBox } from './lib/server-secrets.js';
 import { ensureSigningKey, rotateSigningKey } from './lib/signing-keys.js';
 
 /**
@@ -24,9 +23,9 @@ if (config.jwt.privateKey) {
 const database = await createDatabase({ url: config.database.url, dataDir: path.join(config.dataDir, 'pgdata'), poolSize: 2 });
 try {
   await database.migrate();
-  useSecretBox(database.db, new SecretBox(config.secretsEncryptionKey));
-  await ensureSigningKey(database.db, config.dataDir);
-  const rotated = await rotateSigningKey(database.db, config.jwt.refreshTtl + 60);
+  const box = new SecretBox(config.secretsEncryptionKey);
+  await ensureSigningKey(database.db, box, config.dataDir);
+  const rotated = await rotateSigningKey(database.db, box, config.jwt.refreshTtl + 60);
   console.log(`New signing key ${rotated.kid} is active.`);
   if (rotated.previousKid) console.log(`Previous key ${rotated.previousKid} verifies until ${rotated.verifyUntil.toISOString()}, then is retired.`);
 } finally {

@@ -5,8 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../test/helpers.js';
 import { loadConfig } from '../config.js';
 import { signingKeys } from '../db/schema.js';
+import { SecretBox } from './secret-box.js';
 import { ensureSigningKey, retireExpiredKeys, rotateSigningKey } from './signing-keys.js';
 import { TokenService } from './tokens.js';
+
+/** The box the app under test seals its keys with. */
+const boxOf = (t: TestApp) => new SecretBox(t.app.config.secretsEncryptionKey);
 
 const claims = { sub: '7d0f4c1e-4d7e-4a53-9d0f-1a2b3c4d5e6f', email: 'a@example.com', sid: '0b8f5d8e-1f5e-4f9e-9b7a-2c3d4e5f6a7b' };
 
@@ -18,7 +22,7 @@ describe('signing keys in the database', () => {
   afterAll(() => t.close());
 
   it('many instances starting at once create one active key', async () => {
-    await Promise.all(Array.from({ length: 6 }, () => ensureSigningKey(t.app.db, t.dataDir)));
+    await Promise.all(Array.from({ length: 6 }, () => ensureSigningKey(t.app.db, boxOf(t), t.dataDir)));
     const [active] = await t.app.db.select({ n: count() }).from(signingKeys).where(eq(signingKeys.status, 'active'));
     expect(active!.n).toBe(1);
     const [all] = await t.app.db.select({ n: count() }).from(signingKeys);
@@ -41,7 +45,7 @@ describe('signing keys in the database', () => {
     const oldRefresh = (await t.app.tokens.signRefresh({ sub: claims.sub, sid: claims.sid })).token;
     const other = await t.secondInstance();
     try {
-      const rotated = await rotateSigningKey(t.app.db, 3600);
+      const rotated = await rotateSigningKey(t.app.db, boxOf(t), 3600);
       expect(rotated.previousKid).toBe(oldKid);
       // The other instance has not re-read yet: it still signs with the old key, which everyone accepts.
       expect(other.app.tokens.keys.signer().kid).toBe(oldKid);
@@ -63,7 +67,7 @@ describe('signing keys in the database', () => {
   it('a previous key past its time is retired: its tokens are refused and it leaves the JWKS', async () => {
     const before = t.app.tokens.keys.signer().kid;
     const oldToken = (await t.app.tokens.signRefresh({ sub: claims.sub, sid: claims.sid })).token;
-    await rotateSigningKey(t.app.db, 0);
+    await rotateSigningKey(t.app.db, boxOf(t), 0);
     expect(await retireExpiredKeys(t.app.db)).toBeGreaterThanOrEqual(1);
     await t.app.tokens.keys.reload();
     await expect(t.app.tokens.verifyRefresh(oldToken)).rejects.toThrow();

@@ -1,6 +1,7 @@
 import { calculateJwkThumbprint, exportJWK, importJWK, importPKCS8, importSPKI, type CryptoKey, type JWK } from 'jose';
 import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
+import { SecretBox } from './secret-box.js';
 import { ALG, ensureSigningKey, loadSigningKeys, retireExpiredKeys, type StoredKey } from './signing-keys.js';
 
 /** A token naming a kid we do not know makes us re-read the keys at most this often (a rotation elsewhere). */
@@ -29,7 +30,8 @@ export class KeyRing {
   /** Private keys imported so far, by kid: a re-read imports only what is new. */
   private readonly imported = new Map<string, CryptoKey>();
 
-  private constructor(private readonly db: Db | null) {
+  /** The database the keys live in and the box their private parts are sealed with; null for env keys. */
+  private constructor(private readonly store: { db: Db; box: SecretBox } | null) {
     this.keys = { signer: null as never, verifiers: new Map(), jwks: [], nextExpiry: Infinity };
   }
 
@@ -39,8 +41,9 @@ export class KeyRing {
       ring.keys = await keysFromEnv(config.jwt.privateKey, config.jwt.previousPublicKeys);
       return ring;
     }
-    await ensureSigningKey(db, config.dataDir);
-    const ring = new KeyRing(db);
+    const box = new SecretBox(config.secretsEncryptionKey);
+    await ensureSigningKey(db, box, config.dataDir);
+    const ring = new KeyRing({ db, box });
     await ring.reload();
     ring.timer = setInterval(() => void ring.reload().catch(() => {}), config.jwt.keysRefreshSeconds * 1000);
     ring.timer.unref();
@@ -49,7 +52,7 @@ export class KeyRing {
 
   /** Where the keys come from: `database` (rotated with the CLI) or `env` (JWT_PRIVATE_KEY). */
   get source(): 'database' | 'env' {
-    return this.db ? 'database' : 'env';
+    return this.store ? 'database' : 'env';
   }
 
   signer(): { kid: string; key: CryptoKey } {
@@ -66,7 +69,7 @@ export class KeyRing {
     const known = this.keys.verifiers.get(kid);
     if (known) return known;
     // Throttled: tokens with made-up kids must not turn into one database read each.
-    if (this.db && Date.now() - this.lastUnknownKidReload >= UNKNOWN_KID_RELOAD_MS) {
+    if (this.store && Date.now() - this.lastUnknownKidReload >= UNKNOWN_KID_RELOAD_MS) {
       this.lastUnknownKidReload = Date.now();
       await this.reload();
     }
@@ -88,9 +91,9 @@ export class KeyRing {
   }
 
   private async load(): Promise<void> {
-    const db = this.db!;
+    const { db, box } = this.store!;
     if (this.keys.nextExpiry <= Date.now()) await retireExpiredKeys(db);
-    const rows = await loadSigningKeys(db);
+    const rows = await loadSigningKeys(db, box);
     const active = rows.find((r) => r.status === 'active');
     if (!active?.privatePem) throw new Error('No active signing key in the database');
     let signerKey = this.imported.get(active.kid);

@@ -4,27 +4,29 @@ import { eq } from 'drizzle-orm';
 import { createDatabase, type Database } from '../db/client.js';
 import { serverSecrets } from '../db/schema.js';
 import { SecretBox } from './secret-box.js';
-import { loadOrCreateSecret, useSecretBox } from './server-secrets.js';
+import { loadOrCreateSharedSecret } from './server-secrets.js';
 
 describe('server secrets', () => {
   let t: TestApp;
+  let box: SecretBox;
   beforeAll(async () => {
     t = await createTestApp();
+    box = new SecretBox(t.app.config.secretsEncryptionKey);
   });
   afterAll(() => t.close());
 
   it('creates a secret once, however many callers race for it', async () => {
     let calls = 0;
     const create = () => `value-${++calls}`;
-    const values = await Promise.all(Array.from({ length: 8 }, () => loadOrCreateSecret(t.app.db, 'race-test', create)));
+    const values = await Promise.all(Array.from({ length: 8 }, () => loadOrCreateSharedSecret(t.app.db, box, 'race-test', create)));
     expect(new Set(values).size).toBe(1);
     expect(values[0]).toMatch(/^value-\d$/);
-    expect(await loadOrCreateSecret(t.app.db, 'race-test', () => 'other')).toBe(values[0]);
+    expect(await loadOrCreateSharedSecret(t.app.db, box, 'race-test', () => 'other')).toBe(values[0]);
   });
 
   it('keeps secrets of different names apart', async () => {
-    expect(await loadOrCreateSecret(t.app.db, 'a-secret', () => 'a')).toBe('a');
-    expect(await loadOrCreateSecret(t.app.db, 'b-secret', () => 'b')).toBe('b');
+    expect(await loadOrCreateSharedSecret(t.app.db, box, 'a-secret', () => 'a')).toBe('a');
+    expect(await loadOrCreateSharedSecret(t.app.db, box, 'b-secret', () => 'b')).toBe('b');
   });
 });
 
@@ -37,18 +39,16 @@ describe('server secrets at rest', () => {
   afterAll(() => database.close());
 
   it('are sealed in the database when SECRETS_ENCRYPTION_KEY is set, and plain for the caller', async () => {
-    useSecretBox(database.db, new SecretBox('k'.repeat(40)));
-    expect(await loadOrCreateSecret(database.db, 'sealed', () => 'the-plain-value')).toBe('the-plain-value');
+    const box = new SecretBox('k'.repeat(40));
+    expect(await loadOrCreateSharedSecret(database.db, box, 'sealed', () => 'the-plain-value')).toBe('the-plain-value');
     const [row] = await database.db.select().from(serverSecrets).where(eq(serverSecrets.name, 'sealed'));
     expect(row!.value).not.toContain('the-plain-value');
     expect(row!.value).toMatch(/^enc:v1:/);
-    expect(await loadOrCreateSecret(database.db, 'sealed', () => 'other')).toBe('the-plain-value');
+    expect(await loadOrCreateSharedSecret(database.db, box, 'sealed', () => 'other')).toBe('the-plain-value');
   });
 
   it('refuses to start with a wrong key or none, rather than use a different secret', async () => {
-    useSecretBox(database.db, new SecretBox('w'.repeat(40)));
-    await expect(loadOrCreateSecret(database.db, 'sealed', () => 'other')).rejects.toThrow(/cannot be decrypted/);
-    useSecretBox(database.db, new SecretBox(undefined));
-    await expect(loadOrCreateSecret(database.db, 'sealed', () => 'other')).rejects.toThrow(/SECRETS_ENCRYPTION_KEY is not set/);
+    await expect(loadOrCreateSharedSecret(database.db, new SecretBox('w'.repeat(40)), 'sealed', () => 'other')).rejects.toThrow(/cannot be decrypted/);
+    await expect(loadOrCreateSharedSecret(database.db, new SecretBox(undefined), 'sealed', () => 'other')).rejects.toThrow(/SECRETS_ENCRYPTION_KEY is not set/);
   });
 });

@@ -4,7 +4,7 @@ import { and, eq, gt, isNull, lte, or, sql } from 'drizzle-orm';
 import { calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, importPKCS8 } from 'jose';
 import type { Db } from '../db/client.js';
 import { signingKeys } from '../db/schema.js';
-import { secretBoxOf } from './server-secrets.js';
+import type { SecretBox } from './secret-box.js';
 
 export const ALG = 'EdDSA';
 /** The key file of versions before keys lived in the database: imported once, so nobody is logged out. */
@@ -36,7 +36,7 @@ async function keyMaterial(pem?: string) {
  * old key file when there is one), under a transaction-scoped advisory lock, so a second instance starting
  * at the same moment waits and then finds it instead of creating another. Also retires keys past their time.
  */
-export async function ensureSigningKey(db: Db, dataDir: string): Promise<void> {
+export async function ensureSigningKey(db: Db, box: SecretBox, dataDir: string): Promise<void> {
   await retireExpiredKeys(db);
   const [active] = await db.select({ kid: signingKeys.kid }).from(signingKeys).where(eq(signingKeys.status, 'active'));
   if (active) return;
@@ -46,7 +46,7 @@ export async function ensureSigningKey(db: Db, dataDir: string): Promise<void> {
     await tx.execute(sql`select pg_advisory_xact_lock(${KEYS_LOCK_ID})`);
     const [winner] = await tx.select({ kid: signingKeys.kid }).from(signingKeys).where(eq(signingKeys.status, 'active'));
     if (winner) return;
-    await tx.insert(signingKeys).values({ kid: material.kid, status: 'active', publicJwk: material.publicJwk, privateKey: secretBoxOf(db).seal(material.pem) });
+    await tx.insert(signingKeys).values({ kid: material.kid, status: 'active', publicJwk: material.publicJwk, privateKey: box.seal(material.pem) });
   });
 }
 
@@ -54,7 +54,7 @@ export async function ensureSigningKey(db: Db, dataDir: string): Promise<void> {
  * Rotation: a new key signs from now on; the one it replaces keeps verifying for `verifyForSeconds` (the
  * longest a token it signed can live), then is retired. Instances pick the change up on their next refresh.
  */
-export async function rotateSigningKey(db: Db, verifyForSeconds: number): Promise<{ kid: string; previousKid: string | null; verifyUntil: Date }> {
+export async function rotateSigningKey(db: Db, box: SecretBox, verifyForSeconds: number): Promise<{ kid: string; previousKid: string | null; verifyUntil: Date }> {
   await retireExpiredKeys(db);
   const material = await keyMaterial();
   const verifyUntil = new Date(Date.now() + verifyForSeconds * 1000);
@@ -65,7 +65,7 @@ export async function rotateSigningKey(db: Db, verifyForSeconds: number): Promis
       .set({ status: 'previous', verifyUntil, privateKey: null })
       .where(eq(signingKeys.status, 'active'))
       .returning({ kid: signingKeys.kid });
-    await tx.insert(signingKeys).values({ kid: material.kid, status: 'active', publicJwk: material.publicJwk, privateKey: secretBoxOf(db).seal(material.pem) });
+    await tx.insert(signingKeys).values({ kid: material.kid, status: 'active', publicJwk: material.publicJwk, privateKey: box.seal(material.pem) });
     return old?.kid ?? null;
   });
   return { kid: material.kid, previousKid, verifyUntil };
@@ -82,7 +82,7 @@ export async function retireExpiredKeys(db: Db): Promise<number> {
 }
 
 /** The keys that sign or still verify, the active one with its private part opened. */
-export async function loadSigningKeys(db: Db): Promise<StoredKey[]> {
+export async function loadSigningKeys(db: Db, box: SecretBox): Promise<StoredKey[]> {
   const rows = await db
     .select()
     .from(signingKeys)
@@ -92,7 +92,6 @@ export async function loadSigningKeys(db: Db): Promise<StoredKey[]> {
         and(eq(signingKeys.status, 'previous'), or(isNull(signingKeys.verifyUntil), gt(signingKeys.verifyUntil, new Date()))),
       ),
     );
-  const box = secretBoxOf(db);
   return rows.map((r) => ({
     kid: r.kid,
     status: r.status as StoredKey['status'],

@@ -13,7 +13,8 @@ import {
 import { portalBranding, renderAccountEmail, type AccountEmail } from '@latchkey/email';
 import { accountTokens, sessions, users } from '../../db/schema.js';
 import { AppError, badRequest } from '../../errors.js';
-import { loadOrCreateSecret } from '../../lib/server-secrets.js';
+import { SecretBox } from '../../lib/secret-box.js';
+import { loadOrCreateSharedSecret } from '../../lib/server-secrets.js';
 import { createSession } from '../auth/auth.service.js';
 
 type App = FastifyInstance;
@@ -181,7 +182,8 @@ export async function registerAccountTrust(app: App): Promise<void> {
     throw new AppError(429, accountErrors.unverifiedSendLimit, { 'retry-after': String(Math.max(1, result.ttlInSeconds)) });
   });
   // Loaded at start-up, so no request creates it (the bad-input suite compares the database before and after).
-  app.decorate('keyCodes', codeBox(await loadOrCreateSecret(app.db, 'key-verification-codes', () => randomBytes(32).toString('base64'))));
+  const secretBox = new SecretBox(app.config.secretsEncryptionKey);
+  app.decorate('keyCodes', codeBox(await loadOrCreateSharedSecret(app.db, secretBox, 'key-verification-codes', () => randomBytes(32).toString('base64'))));
 }
 
 declare module 'fastify' {

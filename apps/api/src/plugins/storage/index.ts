@@ -1,5 +1,6 @@
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
+import { SecretBox } from '../../lib/secret-box.js';
 import { LocalLogoStorage, loadUploadSecret } from './local.js';
 import { S3LogoStorage } from './s3.js';
 import type { LogoStorage } from './storage.js';
@@ -27,7 +28,7 @@ export async function createLogoStorage(config: Config, db: Db): Promise<LogoSto
     apiPrefix: config.apiPrefix,
     cdnBaseUrl: storage.cdnBaseUrl,
     dataDir: config.dataDir,
-    secret: await loadUploadSecret(db, config.dataDir, storage.signingSecret),
+    secret: await loadUploadSecret(db, new SecretBox(config.secretsEncryptionKey), config.dataDir, storage.signingSecret),
     ttlSeconds: storage.uploadTtl,
   });
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { deriveLogoUrl } from '@latchkey/contract';
 import { createDatabase } from '../../db/client.js';
+import { SecretBox } from '../../lib/secret-box.js';
 import { LocalLogoStorage, loadUploadSecret } from './local.js';
 import { logoObjectKeyFromUrl, newObjectKey, parseObjectKey } from './storage.js';
 import { makePng, TINY_JPEG } from '../../../test/fixtures/images.js';
@@ -166,15 +167,16 @@ describe('loadUploadSecret', () => {
   it('uses the configured secret, or one created once in the database, taking over an older data-directory file', async () => {
     const database = await createDatabase({});
     await database.migrate();
+    const box = new SecretBox(undefined);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-secret-'));
     dirs.push(dir);
-    expect(await loadUploadSecret(database.db, dir, 'c'.repeat(40))).toBe('c'.repeat(40));
+    expect(await loadUploadSecret(database.db, box, dir, 'c'.repeat(40))).toBe('c'.repeat(40));
     fs.writeFileSync(path.join(dir, 'upload-signing-secret'), 'l'.repeat(40));
-    expect(await loadUploadSecret(database.db, dir, undefined)).toBe('l'.repeat(40));
+    expect(await loadUploadSecret(database.db, box, dir, undefined)).toBe('l'.repeat(40));
     // Another instance with its own (empty) data directory gets the same secret from the database.
     const otherDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-secret-'));
     dirs.push(otherDir);
-    expect(await loadUploadSecret(database.db, otherDir, undefined)).toBe('l'.repeat(40));
+    expect(await loadUploadSecret(database.db, box, otherDir, undefined)).toBe('l'.repeat(40));
     await database.close();
   });
 });

@@ -3,7 +3,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { LogoContentType } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
-import { loadOrCreateSecret } from '../../lib/server-secrets.js';
+import type { SecretBox } from '../../lib/secret-box.js';
+import { loadOrCreateSharedSecret } from '../../lib/server-secrets.js';
 import { storedLogoType } from './image.js';
 import { newObjectKey, parseObjectKey, type LogoStorage, type UploadTarget } from './storage.js';
 
@@ -123,9 +124,9 @@ export class LocalLogoStorage implements LogoStorage {
  * The configured secret, or the one every instance shares through the database (created by the first to
  * start; a secret an older version kept in the data directory is taken over, so its upload URLs stay good).
  */
-export async function loadUploadSecret(db: Db, dataDir: string, configured: string | undefined): Promise<string> {
+export async function loadUploadSecret(db: Db, box: SecretBox, dataDir: string, configured: string | undefined): Promise<string> {
   if (configured) return configured;
-  return loadOrCreateSecret(db, 'upload-signing-secret', async () => {
+  return loadOrCreateSharedSecret(db, box, 'upload-signing-secret', async () => {
     const legacy = await fs.readFile(path.join(dataDir, 'upload-signing-secret'), 'utf8').catch(() => '');
     return legacy.trim().length >= 32 ? legacy.trim() : randomBytes(32).toString('base64url');
   });
