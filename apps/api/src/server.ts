@@ -36,6 +36,9 @@ export async function run(config: Config): Promise<void> {
   await serveAdminSocket(app);
   await app.listen({ host: config.host, port: config.port });
   const metricsAt = await app.metrics.listen(config.host);
+  // The embedded device broker's mutual-TLS port (none with an external broker, MQTT_URL).
+  const mqttPort = await app.mqtt.listen();
+  if (mqttPort !== null) app.log.info(`Devices connect over MQTT with TLS on port ${mqttPort}`);
   if (metricsAt) app.log.info(`Metrics at ${metricsAt}/metrics`);
   const url = config.publicUrl;
   app.log.info(`Latchkey is running at ${url}`);
