@@ -123,6 +123,8 @@ export const sdkLockSchema = z.object({
     capabilities: z.record(z.enum(CAPABILITY_TYPES), z.enum(['SUPPORTED', 'UNSUPPORTED'])),
   }),
   state: z.object({ locked: z.boolean(), connected: z.boolean() }),
+  /** Epoch seconds of the last message from the lock's device; null for a sandbox lock or before the first. */
+  lastSeen: z.optional(z.nullable(z.number())),
 });
 export type SdkLock = z.infer<typeof sdkLockSchema>;
 

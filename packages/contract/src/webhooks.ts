@@ -12,6 +12,10 @@ export const WEBHOOK_EVENTS = [
   'share.revoked',
   'invitation.accepted',
   'application.updated',
+  /** A lock's device connected (its presence turned `online`). */
+  'device.online',
+  /** A lock's device went away (`offline`: it said so, or the broker published its Last Will). */
+  'device.offline',
 ] as const;
 export const webhookEventSchema = z.enum(WEBHOOK_EVENTS);
 export type WebhookEvent = z.infer<typeof webhookEventSchema>;

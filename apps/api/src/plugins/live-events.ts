@@ -2,7 +2,10 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Lock, LockLogEntry } from '@latchkey/contract';
 import type { Database } from '../db/client.js';
 
-/** The channel migration 0003's triggers NOTIFY on, at commit, for every change to a lock, share or log. */
+/**
+ * The channel migration 0003's triggers NOTIFY on, at commit, for every change to a lock, share or log;
+ * the device runtime adds `<applicationId> <lockId> device` when a lock's device reports (modules/devices/runtime).
+ */
 export const LOCKS_CHANNEL = 'latchkey_locks';
 
 /** What subscribers receive; `data` is already JSON text, encoded once however many listen. */
@@ -14,6 +17,7 @@ export interface LiveEvent {
 }
 
 type Subscriber = (event: LiveEvent) => void;
+type NoticeListener = (payload: string) => void;
 
 /** How a notice's rows are read (the modules' services, given in app.ts): null when the row is gone. */
 export interface LiveEventReaders {
@@ -29,6 +33,7 @@ export interface LiveEventReaders {
  */
 export class LiveEvents {
   private readonly subscribers = new Map<string, Set<Subscriber>>();
+  private readonly noticeListeners = new Set<NoticeListener>();
   /** Notices are handled one after another, so events go out in commit order. */
   private queue: Promise<void> = Promise.resolve();
   private stopListening: (() => Promise<void>) | null = null;
@@ -43,6 +48,7 @@ export class LiveEvents {
   async start(): Promise<void> {
     this.stopListening = await this.database.listen(LOCKS_CHANNEL, {
       message: (payload) => {
+        for (const listener of this.noticeListeners) listener(payload);
         this.queue = this.queue.then(() => this.handle(payload)).catch((err: unknown) => this.log.warn({ err }, 'live event dropped'));
       },
       up: () => {
@@ -72,6 +78,16 @@ export class LiveEvents {
     };
   }
 
+  /**
+   * Every notice as it arrives (`<applicationId> <lockId> <what> [rowId]`), whoever follows: the device
+   * runtime re-publishes a lock's config on a change to its settings or shares, with no LISTEN of its own.
+   * The listener must not throw; returns the removal.
+   */
+  onNotice(listener: NoticeListener): () => void {
+    this.noticeListeners.add(listener);
+    return () => this.noticeListeners.delete(listener);
+  }
+
   /** How many clients follow on this instance (tests, metrics). */
   get size(): number {
     let n = 0;
@@ -89,6 +105,8 @@ export class LiveEvents {
 
   private async eventOf(lockId: string, what: string | undefined, rowId: string | undefined): Promise<LiveEvent | null> {
     switch (what) {
+      // A lock's device changed (presence, state): the lock as it is now, device summary and state included.
+      case 'device':
       case 'lock': {
         const lock = await this.read.lock(lockId);
         return lock ? { event: 'lock', data: JSON.stringify(lock) } : { event: 'lock-removed', data: JSON.stringify({ id: lockId }) };

@@ -82,6 +82,18 @@ export class PlatformCa {
     return [Buffer.from(leaf.rawData).toString('base64'), this.certificateBase64];
   }
 
+  /**
+   * A compact JWS over `payload` signed with the CA's own key (EdDSA), its header carrying the CA
+   * certificate as `x5c` (standard base64 DER): what a device checks a config against, with nothing but
+   * the CA it was given at provisioning.
+   */
+  async signJws(payload: unknown): Promise<string> {
+    const header = { alg: 'EdDSA', typ: 'JWT', x5c: [this.certificateBase64] };
+    const input = `${base64url(JSON.stringify(header))}.${base64url(JSON.stringify(payload))}`;
+    const signature = Buffer.from(await webcrypto.subtle.sign(ED25519, this.signingKey, Buffer.from(input)));
+    return `${input}.${signature.toString('base64url')}`;
+  }
+
   /** True when `der` is this CA's own certificate (the second element of a chain). */
   isCaCertificate(der: Buffer): boolean {
     return der.equals(this.caCertificate.raw);
@@ -101,6 +113,8 @@ export class PlatformCa {
     return { userId, publicKey: leaf.publicKey, notBefore: Date.parse(leaf.validFrom), notAfter: Date.parse(leaf.validTo) };
   }
 }
+
+const base64url = (text: string) => Buffer.from(text).toString('base64url');
 
 /** Positive (top bit clear) and random: RFC 5280 serials are unique per CA. */
 function serialNumber(): string {

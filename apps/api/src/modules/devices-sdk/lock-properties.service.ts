@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, isNotNull, lte, sql, type SQL } from 'drizzle-orm';
 import {
   AUDIT_EVENTS,
   GEOFENCE_ACCURACY_M,
@@ -18,12 +18,12 @@ import {
   isUuid,
 } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
-import { applicationOwners, applicationUsers, lockActivity, locks, lockShares, lockUserSettings, type LockUsageRequirements } from '../../db/schema.js';
+import { applicationOwners, applicationUsers, lockActivity, lockDevices, locks, lockShares, lockUserSettings, type LockUsageRequirements } from '../../db/schema.js';
 import { AppError, badRequest, notFound } from '../../errors.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
 import { recordActivity } from '../activity/activity.service.js';
 import { diff, recordChange } from '../history/history.service.js';
-import type { LockRow } from '../locks/locks.service.js';
+import { lockStateOf, type LockRow } from '../locks/locks.service.js';
 import { getLockAccess, type LockAccess } from '../operations/devices.service.js';
 import { DIRECTORY_PUBLIC_KEY } from './directory.service.js';
 
@@ -93,7 +93,8 @@ export function toSdkLock(access: LockAccess & { role: LockRole }, prefs: Prefs 
   const location = requirements.location
     ? { latitude: requirements.location.latitude, longitude: requirements.location.longitude, enabled: requirements.location.enabled, radius: requirements.location.radius, accuracy: tierMetres(requirements.location.accuracy) }
     : null;
-  const until = lock.unlockedUntil?.getTime() ?? null;
+  const device = access.device ?? null;
+  const state = lockStateOf(lock, nowMs, device);
   return {
     id: lock.id,
     name: prefs?.alias ?? lock.name,
@@ -111,10 +112,12 @@ export function toSdkLock(access: LockAccess & { role: LockRole }, prefs: Prefs 
       unlockBetweenWindow: time[0] ? { ...time[0], exceptions: [] } : null,
       tiles,
       hidden: lock.hidden,
-      directAccessEndpoints: [],
+      // The local endpoints the lock's device announced in its state: the SDK tries them beside the cloud.
+      directAccessEndpoints: device?.state?.directAccessEndpoints ?? [],
       capabilities: CAPABILITIES,
     },
-    state: { locked: !(until !== null && until > nowMs), connected: true },
+    state: { locked: state.locked, connected: state.connected },
+    lastSeen: device?.lastSeen ? Math.floor(device.lastSeen.getTime() / 1000) : null,
   };
 }
 
@@ -130,16 +133,18 @@ async function accessibleLocks(db: Db, user: LockUser, onlyAdmin = false): Promi
   const open = { start: null, end: null, timeWindow: null };
   if (user.kind === 'portal') {
     const rows = await db
-      .select({ lock: locks })
+      .select({ lock: locks, device: lockDevices })
       .from(locks)
       .innerJoin(applicationOwners, and(eq(applicationOwners.applicationId, locks.applicationId), eq(applicationOwners.userId, user.id)))
+      .leftJoin(lockDevices, and(eq(lockDevices.lockId, locks.id), isNotNull(lockDevices.provisionedAt)))
       .orderBy(asc(locks.createdAt), asc(locks.id));
-    return rows.map((r) => ({ lock: r.lock, role: 'ADMIN' as const, terms: open }));
+    return rows.map((r) => ({ lock: r.lock, role: 'ADMIN' as const, terms: open, device: r.device }));
   }
   const rows = await db
-    .select({ lock: locks, share: lockShares })
+    .select({ lock: locks, share: lockShares, device: lockDevices })
     .from(lockShares)
     .innerJoin(locks, eq(locks.id, lockShares.lockId))
+    .leftJoin(lockDevices, and(eq(lockDevices.lockId, locks.id), isNotNull(lockDevices.provisionedAt)))
     .where(and(eq(lockShares.userId, user.id), eq(locks.applicationId, user.applicationId!), onlyAdmin ? eq(lockShares.role, 'ADMIN') : undefined))
     .orderBy(asc(locks.createdAt), asc(locks.id));
   const now = Date.now();
@@ -148,6 +153,7 @@ async function accessibleLocks(db: Db, user: LockUser, onlyAdmin = false): Promi
       lock: r.lock,
       role: r.share.role,
       terms: { start: r.share.startsAt?.getTime() ?? null, end: r.share.endsAt?.getTime() ?? null, timeWindow: null },
+      device: r.device,
     }))
     .filter((a) => !onlyAdmin || withinBounds(a.terms, now));
 }

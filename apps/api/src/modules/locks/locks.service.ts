@@ -5,36 +5,59 @@ import {
   MAX_LOCKS_PER_APPLICATION,
   type CreateLock,
   type Lock,
+  type LockDeviceSummary,
   type UpdateLock,
   type UsageRequirements,
   isUuid,
 } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
-import { locks, type LockUsageRequirements } from '../../db/schema.js';
+import { lockDevices, locks, type LockUsageRequirements } from '../../db/schema.js';
 import { conflict, notFound } from '../../errors.js';
 import type { AuthUser } from '../../plugins/auth.js';
 import { platformActor, recordActivity } from '../activity/activity.service.js';
 import { diff, recordChange, type ChangeActor } from '../history/history.service.js';
 
 export type LockRow = typeof locks.$inferSelect;
-
+/** The device bound to a lock (modules/devices); once provisioned it, not the database, holds the lock's state. */
+export type LockDeviceRow = typeof lockDevices.$inferSelect;
 
 /**
- * Row → contract Lock at `nowMs`. The state is derived: unlocked while `unlocked_until` is in the
- * future, so a lock returns to locked by itself when its unlock time runs out, with nothing to run.
+ * Row → contract Lock at `nowMs`. A sandbox lock's state is derived: unlocked while `unlocked_until` is in
+ * the future, so it returns to locked by itself when its unlock time runs out, with nothing to run. A lock
+ * with a provisioned device is in the state its device last reported (locked until it reports), and
+ * connected while the device's presence is online. `device`: the lock's device (null: none); left out,
+ * the answer carries no device summary.
  */
-export function toLock(row: LockRow, nowMs: number = Date.now()): Lock {
-  const until = row.unlockedUntil?.getTime() ?? null;
-  const unlocked = until !== null && until > nowMs;
-  return {
+export function toLock(row: LockRow, nowMs: number = Date.now(), device?: LockDeviceRow | null): Lock {
+  const lock: Lock = {
     id: row.id,
     applicationId: row.applicationId,
     name: row.name,
     colour: row.colour,
     settings: { unlockTime: row.unlockTime, usageRequirements: row.usageRequirements as UsageRequirements },
-    state: { locked: !unlocked, connected: true, unlockedUntil: unlocked ? until : null },
+    state: lockStateOf(row, nowMs, device),
     createdAt: Math.floor(row.createdAt.getTime() / 1000),
   };
+  if (device !== undefined) lock.device = device ? deviceSummaryOf(device) : null;
+  return lock;
+}
+
+export function lockStateOf(row: LockRow, nowMs: number, device?: LockDeviceRow | null): Lock['state'] {
+  if (device?.provisionedAt) return { locked: device.state?.locked ?? true, connected: device.connected, unlockedUntil: null };
+  const until = row.unlockedUntil?.getTime() ?? null;
+  const unlocked = until !== null && until > nowMs;
+  return { locked: !unlocked, connected: true, unlockedUntil: unlocked ? until : null };
+}
+
+const epochSeconds = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : null);
+
+export function deviceSummaryOf(device: LockDeviceRow): LockDeviceSummary {
+  return { deviceId: device.id, provisioned: device.provisionedAt !== null, connected: device.connected, lastSeen: epochSeconds(device.lastSeen), firmware: device.firmware };
+}
+
+async function deviceOf(db: Db, lockId: string): Promise<LockDeviceRow | null> {
+  const [row] = await db.select().from(lockDevices).where(eq(lockDevices.lockId, lockId)).limit(1);
+  return row ?? null;
 }
 
 /** The lock if it belongs to the application; a malformed or foreign id is the same 404 as a missing one. */
@@ -51,18 +74,24 @@ export async function getLockRow(db: Db, applicationId: string, lockId: string):
 
 /** A lock by id alone, or null (live events read the lock a change notice names). */
 export async function findLock(db: Db, lockId: string): Promise<Lock | null> {
-  const [row] = await db.select().from(locks).where(eq(locks.id, lockId)).limit(1);
-  return row ? toLock(row) : null;
+  const [row] = await db.select({ lock: locks, device: lockDevices }).from(locks).leftJoin(lockDevices, eq(lockDevices.lockId, locks.id)).where(eq(locks.id, lockId)).limit(1);
+  return row ? toLock(row.lock, Date.now(), row.device) : null;
 }
 
 export async function getLock(db: Db, applicationId: string, lockId: string): Promise<Lock> {
-  return toLock(await getLockRow(db, applicationId, lockId));
+  const row = await getLockRow(db, applicationId, lockId);
+  return toLock(row, Date.now(), await deviceOf(db, row.id));
 }
 
 export async function listLocks(db: Db, applicationId: string): Promise<Lock[]> {
-  const rows = await db.select().from(locks).where(eq(locks.applicationId, applicationId)).orderBy(asc(locks.createdAt), asc(locks.id));
+  const rows = await db
+    .select({ lock: locks, device: lockDevices })
+    .from(locks)
+    .leftJoin(lockDevices, eq(lockDevices.lockId, locks.id))
+    .where(eq(locks.applicationId, applicationId))
+    .orderBy(asc(locks.createdAt), asc(locks.id));
   const now = Date.now();
-  return rows.map((r) => toLock(r, now));
+  return rows.map((r) => toLock(r.lock, now, r.device));
 }
 
 /**
@@ -84,7 +113,7 @@ export async function createLock(db: Db, applicationId: string, input: CreateLoc
       .values({ applicationId, name: input.name, colour: input.colour ?? null })
       .returning();
     await recordChange(tx, { applicationId, actor: by, kind: 'lock', subject: row!.name, changes: diff({}, { name: row!.name, colour: row!.colour }) });
-    return toLock(row!);
+    return toLock(row!, Date.now(), null);
   });
 }
 
@@ -110,7 +139,7 @@ export async function updateLock(db: Db, applicationId: string, lockId: string, 
     if (input.colour !== undefined) set.colour = input.colour;
     if (input.settings?.unlockTime !== undefined) set.unlockTime = input.settings.unlockTime;
     if (input.settings?.usageRequirements !== undefined) set.usageRequirements = input.settings.usageRequirements as LockUsageRequirements;
-    if (Object.keys(set).length === 0) return toLock(before);
+    if (Object.keys(set).length === 0) return toLock(before, Date.now(), await deviceOf(tx, lockId));
     const [row] = await tx
       .update(locks)
       .set({ ...set, updatedAt: sql`now()` })
@@ -142,7 +171,7 @@ export async function updateLock(db: Db, applicationId: string, lockId: string, 
         subject: changed.join(', '),
       });
     }
-    return toLock(row!);
+    return toLock(row!, Date.now(), await deviceOf(tx, lockId));
   });
 }
 

@@ -1,10 +1,10 @@
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, isNotNull, sql } from 'drizzle-orm';
 import { lockErrors, type DeviceLock, type LockRole, type TimeRule, isUuid } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
-import { applicationOwners, locks, lockShares } from '../../db/schema.js';
+import { applicationOwners, lockDevices, locks, lockShares } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
-import { toLock, type LockRow } from '../locks/locks.service.js';
+import { toLock, type LockDeviceRow, type LockRow } from '../locks/locks.service.js';
 import type { ShareTerms } from './rules.js';
 
 /**
@@ -17,11 +17,15 @@ export interface LockAccess {
   /** null: the lock is in the user's application but not shared with them. */
   role: LockRole | null;
   terms: ShareTerms;
+  /** The lock's provisioned device, when it has one: then the device decides and acts (DeviceRelay). */
+  device?: LockDeviceRow | null;
 }
 
 const ms = (d: Date | null) => (d ? d.getTime() : null);
 const seconds = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : null);
 const OPEN: ShareTerms = { start: null, end: null, timeWindow: null };
+/** A lock's device joins only once provisioned: until then the lock is still a sandbox lock. */
+const provisionedDevice = and(eq(lockDevices.lockId, locks.id), isNotNull(lockDevices.provisionedAt));
 
 /**
  * One statement per kind of user, prepared once per database: the lock with the caller's standing on it.
@@ -29,16 +33,18 @@ const OPEN: ShareTerms = { start: null, end: null, timeWindow: null };
  */
 function statementsFor(db: Db) {
   const ownedLock = db
-    .select({ lock: locks })
+    .select({ lock: locks, device: lockDevices })
     .from(locks)
     .innerJoin(applicationOwners, and(eq(applicationOwners.applicationId, locks.applicationId), eq(applicationOwners.userId, sql.placeholder('userId'))))
+    .leftJoin(lockDevices, provisionedDevice)
     .where(eq(locks.id, sql.placeholder('lockId')))
     .limit(1)
     .prepare('device_owned_lock');
   const sharedLock = db
-    .select({ lock: locks, role: lockShares.role, startsAt: lockShares.startsAt, endsAt: lockShares.endsAt, timeWindow: lockShares.timeWindow })
+    .select({ lock: locks, role: lockShares.role, startsAt: lockShares.startsAt, endsAt: lockShares.endsAt, timeWindow: lockShares.timeWindow, device: lockDevices })
     .from(locks)
     .leftJoin(lockShares, and(eq(lockShares.lockId, locks.id), eq(lockShares.userId, sql.placeholder('userId'))))
+    .leftJoin(lockDevices, provisionedDevice)
     .where(and(eq(locks.id, sql.placeholder('lockId')), eq(locks.applicationId, sql.placeholder('applicationId'))))
     .limit(1)
     .prepare('device_shared_lock');
@@ -57,15 +63,20 @@ export async function getLockAccess(db: Db, user: LockUser, lockId: string): Pro
   const { ownedLock, sharedLock } = statements(db);
   if (user.kind === 'portal') {
     const [row] = await ownedLock.execute({ userId: user.id, lockId });
-    return row ? { lock: row.lock, role: 'ADMIN', terms: OPEN } : null;
+    return row ? { lock: row.lock, role: 'ADMIN', terms: OPEN, device: row.device } : null;
   }
   const [row] = await sharedLock.execute({ userId: user.id, lockId, applicationId: user.applicationId });
   if (!row) return null;
-  return { lock: row.lock, role: row.role, terms: { start: ms(row.startsAt), end: ms(row.endsAt), timeWindow: (row.timeWindow as TimeRule | null) ?? null } };
+  return {
+    lock: row.lock,
+    role: row.role,
+    terms: { start: ms(row.startsAt), end: ms(row.endsAt), timeWindow: (row.timeWindow as TimeRule | null) ?? null },
+    device: row.device,
+  };
 }
 
 function toDeviceLock(access: LockAccess & { role: LockRole }, startsAt: Date | null, endsAt: Date | null, nowMs: number): DeviceLock {
-  const { settings, state } = toLock(access.lock, nowMs);
+  const { settings, state } = toLock(access.lock, nowMs, access.device ?? null);
   return { id: access.lock.id, name: access.lock.name, colour: access.lock.colour, role: access.role, start: seconds(startsAt), end: seconds(endsAt), settings, state };
 }
 
@@ -82,17 +93,19 @@ export async function listDeviceLocks(db: Db, user: LockUser): Promise<DeviceLoc
   const now = Date.now();
   if (user.kind === 'portal') {
     const rows = await db
-      .select({ lock: locks })
+      .select({ lock: locks, device: lockDevices })
       .from(locks)
       .innerJoin(applicationOwners, and(eq(applicationOwners.applicationId, locks.applicationId), eq(applicationOwners.userId, user.id)))
+      .leftJoin(lockDevices, provisionedDevice)
       .orderBy(asc(locks.createdAt), asc(locks.id));
-    return rows.map((r) => toDeviceLock({ lock: r.lock, role: 'ADMIN', terms: OPEN }, null, null, now));
+    return rows.map((r) => toDeviceLock({ lock: r.lock, role: 'ADMIN', terms: OPEN, device: r.device }, null, null, now));
   }
   const rows = await db
-    .select({ lock: locks, role: lockShares.role, startsAt: lockShares.startsAt, endsAt: lockShares.endsAt })
+    .select({ lock: locks, role: lockShares.role, startsAt: lockShares.startsAt, endsAt: lockShares.endsAt, device: lockDevices })
     .from(lockShares)
     .innerJoin(locks, eq(locks.id, lockShares.lockId))
+    .leftJoin(lockDevices, provisionedDevice)
     .where(and(eq(lockShares.userId, user.id), eq(locks.applicationId, user.applicationId!)))
     .orderBy(asc(locks.createdAt), asc(locks.id));
-  return rows.map((r) => toDeviceLock({ lock: r.lock, role: r.role, terms: OPEN }, r.startsAt, r.endsAt, now));
+  return rows.map((r) => toDeviceLock({ lock: r.lock, role: r.role, terms: OPEN, device: r.device }, r.startsAt, r.endsAt, now));
 }

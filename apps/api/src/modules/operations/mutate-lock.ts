@@ -52,7 +52,9 @@ const MAX_BATCH = 512;
  * MUTATE_LOCK, the hot path. Each operation's id is spent, its lock opened or closed, and the accepted
  * entry appended to the lock's log (the columns recordActivity writes; the activity trigger announces
  * it the same way) — only if the caller's standing is still the one its rules were checked against: the
- * same share (role, bounds, window) or ownership, and the same usage requirements and permitted addresses. An answer taken from
+ * same share (role, bounds, window) or ownership, the same usage requirements and permitted addresses, and
+ * still no device of its own (a device-backed lock is the device's to open: operations.service.ts relays
+ * it). An answer taken from
  * this instance's cache therefore never outlives a revoke committed anywhere: the statement finds the
  * standing changed, answers 'stale', and the caller reads it afresh.
  *
@@ -132,7 +134,8 @@ export class MutateLockBatcher {
       ), admitted as (
         select i.*, l.application_id as lock_application_id, l.name as lock_name, coalesce(i.duration, l.unlock_time) as seconds
         from input i join locks l on l.id = i.lock_id
-        where l.usage_requirements = i.requirements and l.permitted_addresses = i.permitted and (
+        where l.usage_requirements = i.requirements and l.permitted_addresses = i.permitted
+          and not exists (select 1 from lock_devices d where d.lock_id = l.id and d.provisioned_at is not null) and (
           (i.portal and exists (select 1 from application_owners o where o.application_id = l.application_id and o.user_id = i.user_id))
           or (not i.portal and l.application_id = i.application_id and exists (
             select 1 from lock_shares s where s.lock_id = l.id and s.user_id = i.user_id and s.role = i.role

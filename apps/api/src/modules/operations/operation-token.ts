@@ -34,6 +34,12 @@ export class OperationRefusal extends AppError {
     statusCode: number,
     reason: string,
     readonly logType: LogType,
+    readonly options: {
+      /** What the log says, when it says more than the answer (e.g. that the lock's device decided). */
+      logReason?: string;
+      /** false: not the caller's doing (the lock is offline or did not answer), so not charged to its budget. */
+      charged?: boolean;
+    } = {},
   ) {
     super(statusCode, reason);
   }

@@ -16,23 +16,35 @@ type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
  * primary key taken, on any instance), the change is made, and the accepted entry is logged. A refusal
  * found here (a replay, a user not in the application) rolls all of it back.
  */
-export async function applyOperation(db: Db, access: LockAccess, verified: VerifiedOperation, actor: ActivityActor): Promise<void> {
+export async function applyOperation(
+  db: Db,
+  access: LockAccess,
+  verified: VerifiedOperation,
+  actor: ActivityActor,
+  /** spent: its id was spent already (spendOperationId, before a device was asked); reason: a note for the log entry. */
+  options: { spent?: boolean; reason?: string } = {},
+): Promise<void> {
   const { lock } = access;
   const type = logTypeOf(verified.operation);
   await db.transaction(async (tx) => {
-    const [fresh] = await tx
-      .insert(usedOperationIds)
-      .values({ id: verified.useKey, expiresAt: new Date(verified.rememberUntil) })
-      .onConflictDoNothing()
-      .returning({ id: usedOperationIds.id });
-    if (!fresh) throw new OperationRefusal(409, operationErrors.replayed, type);
+    if (!options.spent) await spendOperationId(tx as unknown as Db, verified);
     const history: Change[] = [];
     const subject = await change(tx, access, actor.userId, verified.operation, (kind, about, changes) =>
       history.push({ applicationId: lock.applicationId, actor: { id: actor.userId, email: actor.email }, kind, subject: about, changes }),
     );
-    await recordActivity(tx as unknown as Db, { lockId: lock.id, applicationId: lock.applicationId, type, actor, subject });
+    await recordActivity(tx as unknown as Db, { lockId: lock.id, applicationId: lock.applicationId, type, actor, subject, reason: options.reason ?? null });
     await recordChange(tx as unknown as Db, ...history);
   });
+}
+
+/** Spends the operation's id (its jti, or its signature): a second use, on any instance, is refused as replayed. */
+export async function spendOperationId(db: Db, verified: VerifiedOperation): Promise<void> {
+  const [fresh] = await db
+    .insert(usedOperationIds)
+    .values({ id: verified.useKey, expiresAt: new Date(verified.rememberUntil) })
+    .onConflictDoNothing()
+    .returning({ id: usedOperationIds.id });
+  if (!fresh) throw new OperationRefusal(409, operationErrors.replayed, logTypeOf(verified.operation));
 }
 
 type RecordHistory = (kind: Change['kind'], subject: string, changes: Change['changes']) => void;

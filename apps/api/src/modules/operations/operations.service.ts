@@ -4,7 +4,7 @@ import { apiErrors, lockErrors, operationErrors, sdkErrors, type UsageRequiremen
 import type { Db } from '../../db/client.js';
 import { AppError, notFound } from '../../errors.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
-import { countRepeatedRefusal, recordActivity } from '../activity/activity.service.js';
+import { countRepeatedRefusal, recordActivity, type ActivityActor } from '../activity/activity.service.js';
 import { publishEvent } from '../../lib/webhook-outbox.js';
 import { getLockAccess, type LockAccess } from './devices.service.js';
 import { MutateLockBatcher } from './mutate-lock.js';
@@ -36,20 +36,36 @@ export const REFUSAL_COALESCE_SECONDS = 60;
  */
 export type ChargeRefusal = () => Promise<void>;
 
+/**
+ * A lock with a provisioned device decides for itself: an operation admitted here is handed to the device
+ * and its answer carried out (modules/devices/runtime/relay.ts). Resolves once the outcome is applied and
+ * logged; throws an OperationRefusal (logged and answered by `refuse`) when the device refused, is
+ * offline or did not answer.
+ */
+export interface DeviceRelay {
+  relay(access: DeviceLockAccess, verified: VerifiedOperation, jws: string, actor: ActivityActor): Promise<void>;
+}
+export type DeviceLockAccess = LockAccess & { device: NonNullable<LockAccess['device']> };
+/** What a relay needs to spend an operation, refuse it, or carry out what the device did. */
+export { OperationRefusal, logTypeOf, type VerifiedOperation } from './operation-token.js';
+export { applyOperation, spendOperationId } from './operation-writes.js';
+
 export interface OperationContext {
   db: Db;
   verifier: OperationVerifier;
+  /** null: every lock is a sandbox lock, decided and changed here. */
+  relay: DeviceRelay | null;
   /** Standings that let an operation through, by user and lock. */
   standings: LRUCache<string, LockAccess>;
   unlocks: MutateLockBatcher;
 }
 
-export function createOperationContext(db: Db, verifier: OperationVerifier): OperationContext {
-  return { db, verifier, standings: new LRUCache<string, LockAccess>({ max: 20_000, ttl: 60_000 }), unlocks: new MutateLockBatcher(db) };
+export function createOperationContext(db: Db, verifier: OperationVerifier, relay: DeviceRelay | null = null): OperationContext {
+  return { db, verifier, relay, standings: new LRUCache<string, LockAccess>({ max: 20_000, ttl: 60_000 }), unlocks: new MutateLockBatcher(db) };
 }
 
 export async function executeOperation(
-  { db, verifier, standings, unlocks }: OperationContext,
+  { db, verifier, relay, standings, unlocks }: OperationContext,
   user: LockUser,
   lockId: string,
   jws: string,
@@ -85,6 +101,7 @@ export async function executeOperation(
       verified ??= verifier.verify(jws, lockId, user.id, now);
       checkAccess(access, verified, now, from);
       purgeUsedOperationIds(db, now);
+      if (access.device && relay) return await relay.relay(access as DeviceLockAccess, verified, jws, actor);
       if (verified.operation.type !== 'MUTATE_LOCK') return await applyOperation(db, access, verified, actor);
       const outcome = await unlocks.submit(user, access, verified, actor);
       if (outcome === 'replayed') throw new OperationRefusal(409, operationErrors.replayed, logTypeOf(verified.operation));
@@ -109,9 +126,10 @@ async function refuse(
   refusal: OperationRefusal,
   charge: ChargeRefusal,
 ): Promise<never> {
-  await charge();
+  if (refusal.options.charged !== false) await charge();
   const { lock } = access;
-  const entry = { lockId: lock.id, applicationId: lock.applicationId, type: refusal.logType, actor, rejected: true, reason: refusal.message };
+  const reason = refusal.options.logReason ?? refusal.message;
+  const entry = { lockId: lock.id, applicationId: lock.applicationId, type: refusal.logType, actor, rejected: true, reason };
   await db.transaction(async (tx) => {
     if (await countRepeatedRefusal(tx, entry, REFUSAL_COALESCE_SECONDS)) return;
     await recordActivity(tx, entry);
@@ -122,7 +140,7 @@ async function refuse(
         lockName: lock.name,
         userId: actor.userId,
         email: actor.email,
-        reason: refusal.message,
+        reason,
       });
     }
   });

@@ -95,7 +95,7 @@ export class DeviceRuntime {
       if (!presence.ok) return void log.warn({ deviceId, problem: presence.problem }, 'device presence dropped');
       const change = await recordPresence(db, deviceId, presence.value === 'online');
       if (!change) return void log.info({ deviceId }, 'presence of no provisioned device: ignored');
-      if (presence.value === 'online' && (change.changed || change.neverConfigured)) this.configs.deviceOnline(change.lockId, true);
+      if (presence.value === 'online' && (change.changed || change.neverConfigured)) this.configs.deviceOnline(change.lockId, change.neverConfigured);
       return;
     }
     if (kind === 'state') {
@@ -122,5 +122,5 @@ export async function registerDeviceRuntime(app: FastifyInstance): Promise<void>
   await runtime.start();
   app.decorate('deviceRuntime', runtime);
   app.decorate('deviceRelay', runtime.relay);
-  app.addHook('preClose', async () => runtime.stop());
+  app.addHook('onClose', async () => runtime.stop());
 }
