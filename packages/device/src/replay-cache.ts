@@ -33,6 +33,19 @@ export class ReplayCache {
     return true;
   }
 
+  /** The live entries as [key, until (epoch ms)], to keep them across a restart. */
+  entries(nowMs: number): [string, number][] {
+    this.prune(nowMs);
+    return [...this.seen];
+  }
+
+  /** Takes back entries saved by `entries`; expired ones are dropped. */
+  restore(entries: readonly (readonly [string, number])[], nowMs: number): void {
+    for (const [key, until] of [...entries].sort((a, b) => a[1] - b[1])) {
+      if (typeof key === 'string' && typeof until === 'number' && until > nowMs && !this.seen.has(key)) this.seen.set(key, until);
+    }
+  }
+
   get size(): number {
     return this.seen.size;
   }

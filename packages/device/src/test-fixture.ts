@@ -98,3 +98,24 @@ export function configUser(user: TestUser, extra: Partial<DeviceConfigUser> = {}
 export function testConfig(lockId: string, users: DeviceConfigUser[], extra: Partial<DeviceConfig> = {}): DeviceConfig {
   return { lockId, version: 1, unlockTime: 5, usageRequirements: {}, users, ...extra };
 }
+
+/** The platform's device CA: it certifies devices (`CN=<deviceId>`) and the broker. */
+export async function createDeviceCa(): Promise<TestCa> {
+  return createTestCa('CN=Latchkey Test Device CA, O=Latchkey');
+}
+
+/** A device certificate for the key of `csrPem`, as the platform issues it at provisioning and renewal. */
+export async function certifyCsr(ca: TestCa, csrPem: string, deviceId: string, days = 90): Promise<string> {
+  const csr = new x509.Pkcs10CertificateRequest(csrPem);
+  const certificate = await x509.X509CertificateGenerator.create({
+    serialNumber: serial(),
+    subject: `CN=${deviceId}`,
+    issuer: ca.subject,
+    notBefore: new Date(Date.now() - 60_000),
+    notAfter: new Date(Date.now() + days * DAY_MS),
+    publicKey: await csr.publicKey.export(),
+    signingKey: ca.signingKey,
+    signingAlgorithm: ED25519,
+  });
+  return certificate.toString('pem');
+}

@@ -1,0 +1,296 @@
+import { randomUUID } from 'node:crypto';
+import { networkInterfaces } from 'node:os';
+import type { Server } from 'node:http';
+import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import {
+  MAX_DEVICE_MESSAGE_BYTES,
+  MAX_DIRECT_ACCESS_ENDPOINTS,
+  deviceCertificateMessageSchema,
+  deviceOperationMessageSchema,
+  type DeviceResult,
+  type DeviceStateMessage,
+} from '@latchkey/contract';
+import type { Actuator } from './actuators.js';
+import { verifyConfig } from './checks.js';
+import { LockController, type HandleResult } from './controller.js';
+import { startLocalHttp } from './local-http.js';
+import { createKeyAndCsr } from './provision.js';
+import { certificateProblem, needsRenewal } from './renewal.js';
+import { ReplayCache } from './replay-cache.js';
+import { loadDevice, type DeviceFiles, type StateDir } from './state-dir.js';
+import { PlatformTrust } from './trust.js';
+
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+export interface AgentOptions {
+  state: StateDir;
+  actuator: Actuator;
+  firmware: string;
+  /** Serve `POST /execute` on this port (0: any free port); absent: no local endpoint. */
+  httpPort?: number;
+  httpHost?: string;
+  /** The URLs announced in `state.directAccessEndpoints` for the local endpoint. */
+  directAccessEndpoints?: string[];
+  log?: Logger;
+  /** First reconnect delay; it doubles on every failure up to `maxReconnectMs`, with jitter. */
+  reconnectMs?: number;
+  maxReconnectMs?: number;
+  keepaliveS?: number;
+}
+
+/** Local outcomes kept for the platform while offline; past this the oldest are dropped. */
+const MAX_PENDING_RESULTS = 200;
+const RENEWAL_CHECK_MS = 6 * 3_600_000;
+
+/**
+ * A lock on the network: connects to the platform's broker with its own certificate (mutual TLS over
+ * mqtts:// or wss://), keeps presence (`online`, retained, with `offline` as its Last Will), reports its
+ * state, takes signed configs and operations and answers each operation on `…/result`. It decides every
+ * operation itself (LockController) from the last config it verified, which it keeps on disk, so the
+ * same decisions hold offline, through the local endpoint, after a restart.
+ */
+export class DeviceAgent {
+  readonly controller: LockController;
+  readonly client: MqttClient;
+  private readonly topic: (name: string) => string;
+  private readonly pending: DeviceResult[] = [];
+  private readonly log: Logger;
+  private http: Server | null = null;
+  private renewTimer: NodeJS.Timeout | null = null;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private reconnectAttempts = 0;
+  private renewalAsked = 0;
+  private stopping = false;
+  private endpoints: string[] | undefined;
+
+  private constructor(
+    private readonly options: AgentOptions,
+    private files: DeviceFiles,
+    controller: LockController,
+  ) {
+    this.controller = controller;
+    this.log = options.log ?? consoleLogger;
+    this.endpoints = options.directAccessEndpoints;
+    const prefix = files.identity.topicPrefix;
+    this.topic = (name) => `${prefix}/${name}`;
+    this.client = mqtt.connect(files.identity.mqttUrl, this.mqttOptions());
+    this.client.on('connect', () => void this.online());
+    this.client.on('message', (topic, payload) => void this.receive(topic, payload));
+    this.client.on('error', (error) => this.log.warn(`MQTT: ${error.message}`));
+    this.client.on('close', () => this.scheduleReconnect());
+    controller.on('state', () => void this.publishState());
+    controller.on('actuatorError', (error) => this.log.warn(`The automatic lock failed, trying again: ${error.message}`));
+  }
+
+  /** Loads the device's files, restores its last config and recent operations, connects, and serves the local endpoint. */
+  static async start(options: AgentOptions): Promise<DeviceAgent> {
+    const files = await loadDevice(options.state);
+    const log = options.log ?? consoleLogger;
+    const trust = new PlatformTrust(files.platformCaPem);
+    const replayCache = new ReplayCache();
+    const saved = await options.state.read('replay');
+    if (saved) replayCache.restore(JSON.parse(saved) as [string, number][], Date.now());
+    const controller = new LockController({ lockId: files.identity.lockId, platformCa: trust, actuator: options.actuator, replayCache });
+    if (files.configJws) {
+      const verdict = verifyConfig(files.configJws, { platformCa: trust, lockId: files.identity.lockId });
+      if (verdict.ok) controller.setConfig(verdict.config);
+      else log.warn(`The stored config is not usable (${verdict.reason}); waiting for the platform's`);
+    }
+    const agent = new DeviceAgent(options, files, controller);
+    if (options.httpPort !== undefined) await agent.serveLocally(options.httpPort, options.httpHost);
+    agent.renewTimer = setInterval(() => void agent.renewIfDue(), RENEWAL_CHECK_MS);
+    return agent;
+  }
+
+  get deviceId(): string {
+    return this.files.identity.deviceId;
+  }
+
+  /** The port of the local endpoint, when it is served. */
+  httpPort: number | null = null;
+
+  /** Locks the door, says `offline` and disconnects. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    await this.controller.close({ lock: true });
+    if (this.client.connected) await this.client.publishAsync(this.topic('presence'), 'offline', { qos: 1, retain: true }).catch(() => undefined);
+    await this.client.endAsync();
+    await new Promise<void>((resolve) => (this.http ? this.http.close(() => resolve()) : resolve()));
+    await this.options.state.remove('agent');
+  }
+
+  private mqttOptions(): IClientOptions {
+    const { identity, keyPem, certificatePem, deviceCaPem } = this.files;
+    return {
+      clientId: identity.deviceId,
+      clean: true,
+      keepalive: this.options.keepaliveS ?? 30,
+      // Reconnection is ours (scheduleReconnect): exponential, with jitter, so a thousand locks do not return at once.
+      reconnectPeriod: 0,
+      connectTimeout: 15_000,
+      key: keyPem,
+      cert: certificatePem,
+      ca: [deviceCaPem],
+      will: { topic: this.topic('presence'), payload: Buffer.from('offline'), qos: 1, retain: true },
+    };
+  }
+
+  private scheduleReconnect(): void {
+    // A disconnect of our own (a renewed certificate) reconnects by itself.
+    if (this.stopping || this.reconnectTimer || this.client.disconnecting) return;
+    const base = this.options.reconnectMs ?? 1000;
+    const delay = Math.min(base * 2 ** this.reconnectAttempts, this.options.maxReconnectMs ?? 60_000) * (0.5 + Math.random() / 2);
+    this.reconnectAttempts++;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      if (!this.stopping && !this.client.connected) this.client.reconnect();
+    }, delay);
+  }
+
+  private async online(): Promise<void> {
+    this.reconnectAttempts = 0;
+    this.log.info(`Connected to ${this.files.identity.mqttUrl} as ${this.deviceId}`);
+    try {
+      await this.client.publishAsync(this.topic('presence'), 'online', { qos: 1, retain: true });
+      await this.client.subscribeAsync([this.topic('config'), this.topic('op'), this.topic('certificate')], { qos: 1 });
+      await this.publishState();
+      while (this.pending.length > 0 && this.client.connected) {
+        await this.client.publishAsync(this.topic('result'), JSON.stringify(this.pending[0]), { qos: 1 });
+        this.pending.shift();
+      }
+      await this.renewIfDue();
+    } catch (error) {
+      this.log.warn(`MQTT: ${(error as Error).message}`);
+    }
+  }
+
+  private async publishState(): Promise<void> {
+    if (!this.client.connected) return;
+    const state: DeviceStateMessage = { locked: this.controller.state.locked, firmware: this.options.firmware, at: new Date().toISOString() };
+    if (this.endpoints?.length) state.directAccessEndpoints = this.endpoints;
+    await this.client.publishAsync(this.topic('state'), JSON.stringify(state), { qos: 1, retain: true }).catch((error: Error) => this.log.warn(`MQTT: ${error.message}`));
+  }
+
+  private async receive(topic: string, payload: Buffer): Promise<void> {
+    if (payload.length > MAX_DEVICE_MESSAGE_BYTES) return this.log.warn(`Ignored a ${payload.length}-byte message on ${topic}: too large`);
+    const text = payload.toString('utf8');
+    if (topic === this.topic('config')) return this.takeConfig(text);
+    if (topic === this.topic('op')) return this.takeOperation(text);
+    if (topic === this.topic('certificate')) return this.takeCertificate(text);
+  }
+
+  private async takeConfig(jws: string): Promise<void> {
+    const verdict = this.controller.applyConfig(jws);
+    if (!verdict.ok) return this.log.warn(`Ignored a config: ${verdict.reason}`);
+    await this.options.state.write('config', jws);
+    this.log.info(`Config version ${verdict.config.version}: ${verdict.config.users.length} users, unlock time ${verdict.config.unlockTime} s`);
+  }
+
+  private async takeOperation(text: string): Promise<void> {
+    let message;
+    try {
+      message = deviceOperationMessageSchema.parse(JSON.parse(text));
+    } catch {
+      return this.log.warn('Ignored a malformed message on …/op: it must be {requestId, jws}');
+    }
+    const result = await this.controller.handle(message.jws);
+    this.log.info(`${message.requestId}: ${result.outcome}${result.reason ? ` (${result.reason})` : ''}`);
+    await this.report(message.requestId, result);
+  }
+
+  /** Publishes an outcome on `…/result`, or keeps it for when the broker is back. */
+  private async report(requestId: string, result: HandleResult): Promise<void> {
+    await this.saveReplayCache();
+    const message: DeviceResult = { requestId, outcome: result.outcome, state: { locked: result.state.locked } };
+    if (result.reason) message.reason = result.reason.slice(0, 500);
+    if (this.client.connected) {
+      try {
+        await this.client.publishAsync(this.topic('result'), JSON.stringify(message), { qos: 1 });
+        return;
+      } catch {
+        // Kept below and sent on the next connection.
+      }
+    }
+    if (this.pending.length >= MAX_PENDING_RESULTS) this.pending.shift();
+    this.pending.push(message);
+  }
+
+  private async saveReplayCache(): Promise<void> {
+    await this.options.state.write('replay', JSON.stringify(this.controller.replayCache.entries(Date.now())), 0o600);
+  }
+
+  private async serveLocally(port: number, host?: string): Promise<void> {
+    const { server, port: bound } = await startLocalHttp({
+      controller: this.controller,
+      port,
+      host,
+      onOutcome: (result) => void this.report(`local-${randomUUID()}`, result),
+    });
+    this.http = server;
+    this.httpPort = bound;
+    this.endpoints ??= localEndpoints(bound);
+    await this.options.state.write('agent', JSON.stringify({ pid: process.pid, httpPort: bound }));
+    this.log.info(`Local endpoint: POST http://${host ?? '0.0.0.0'}:${bound}/execute`);
+  }
+
+  /** With less than the renewal margin left, sends a CSR for a new key; the key is used once its certificate arrives. */
+  private async renewIfDue(): Promise<void> {
+    if (!this.client.connected || !needsRenewal(this.files.certificatePem, Date.now())) return;
+    if (Date.now() - this.renewalAsked < 3_600_000) return;
+    this.renewalAsked = Date.now();
+    const { privateKeyPem, csrPem } = await createKeyAndCsr(this.deviceId);
+    await this.options.state.write('pendingKey', privateKeyPem, 0o600);
+    await this.client.publishAsync(this.topic('renew'), csrPem, { qos: 1 });
+    this.log.info('The certificate expires soon: asked the platform for a new one');
+  }
+
+  private async takeCertificate(text: string): Promise<void> {
+    let certificate: string;
+    try {
+      certificate = deviceCertificateMessageSchema.parse(JSON.parse(text)).certificate;
+    } catch {
+      return this.log.warn('Ignored a malformed message on …/certificate: it must be {certificate}');
+    }
+    const pendingKey = await this.options.state.read('pendingKey');
+    const context = { deviceCaPem: this.files.deviceCaPem, deviceId: this.deviceId, nowMs: Date.now() };
+    const forPending = pendingKey !== null && certificateProblem(certificate, { ...context, keyPem: pendingKey }) === null;
+    const problem = forPending ? null : certificateProblem(certificate, { ...context, keyPem: this.files.keyPem });
+    if (problem) return this.log.warn(`Ignored a certificate: ${problem}`);
+    await this.options.state.write('certificate', certificate);
+    if (forPending) await this.options.state.promotePendingKey();
+    this.files = await loadDevice(this.options.state);
+    this.renewalAsked = 0;
+    this.log.info('Stored the renewed certificate; reconnecting with it');
+    this.useCredentials();
+    // A clean disconnect: the broker drops the Last Will, and the next connection says online again.
+    this.client.end(false, {}, () => {
+      if (!this.stopping) this.client.reconnect();
+    });
+  }
+
+  private useCredentials(): void {
+    const { key, cert } = this.mqttOptions();
+    const options = this.client.options as IClientOptions & { wsOptions?: Record<string, unknown> };
+    Object.assign(options, { key, cert });
+    if (options.wsOptions) Object.assign(options.wsOptions, { key, cert });
+  }
+}
+
+/** One URL per non-internal IPv4 address of this machine, as the local endpoint is reached on the LAN. */
+function localEndpoints(port: number): string[] {
+  return Object.values(networkInterfaces())
+    .flat()
+    .filter((address) => address && address.family === 'IPv4' && !address.internal)
+    .slice(0, MAX_DIRECT_ACCESS_ENDPOINTS)
+    .map((address) => `http://${address!.address}:${port}/execute`);
+}
+
+const consoleLogger: Logger = {
+  info: (message) => console.log(`${new Date().toISOString()} ${message}`),
+  warn: (message) => console.warn(`${new Date().toISOString()} ${message}`),
+};

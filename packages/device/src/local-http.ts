@@ -1,0 +1,91 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { MAX_OPERATION_LENGTH, operationErrors } from '@latchkey/contract';
+import type { HandleResult, LockController } from './controller.js';
+
+/**
+ * The lock's own door for a phone on the same network: `POST /execute` with the user's compact JWS as
+ * the body (text/plain, or a JSON string) is checked from the last config alone, exactly like one from
+ * the platform. 204 when done, 403 `{code, message}` with the reason when refused, 400 when the body is
+ * not an operation. Any origin may call it: the signature is the trust, not the caller.
+ */
+
+/** As the platform answers: an operation that is not well-formed is 400; every other refusal is the lock's decision, 403. */
+const BAD_REQUEST: readonly string[] = [
+  operationErrors.malformed,
+  operationErrors.headerInvalid,
+  operationErrors.algorithm,
+  operationErrors.type,
+  operationErrors.x5cMissing,
+  operationErrors.x5cInvalid,
+  operationErrors.claimsInvalid,
+  operationErrors.timesMissing,
+  operationErrors.jti,
+  operationErrors.unknownOperation,
+  operationErrors.operationInvalid,
+];
+const statusOf = (reason: string) => (BAD_REQUEST.some((text) => reason === text || reason.startsWith(`${text}:`)) ? 400 : 403);
+
+export interface LocalHttpOptions {
+  controller: LockController;
+  port: number;
+  host?: string;
+  /** Called with every outcome, so it can be reported to the platform. */
+  onOutcome?: (result: HandleResult) => void;
+}
+
+export async function startLocalHttp({ controller, port, host = '0.0.0.0', onOutcome }: LocalHttpOptions): Promise<{ server: Server; port: number }> {
+  const server = createServer((request, response) => {
+    void serve(request, response, controller, onOutcome);
+  });
+  server.requestTimeout = 10_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+async function serve(request: IncomingMessage, response: ServerResponse, controller: LockController, onOutcome?: (result: HandleResult) => void) {
+  response.setHeader('access-control-allow-origin', '*');
+  if (request.method === 'OPTIONS') {
+    response.writeHead(204, { 'access-control-allow-methods': 'POST', 'access-control-allow-headers': 'content-type', 'access-control-max-age': '600' });
+    return response.end();
+  }
+  const url = new URL(request.url ?? '/', 'http://device');
+  if (url.pathname !== '/execute') return answer(response, 404, 'Not found: POST the signed operation to /execute');
+  if (request.method !== 'POST') return answer(response, 405, 'Use POST');
+  const jws = await readOperation(request);
+  if (jws === null) return answer(response, 400, operationErrors.malformed);
+  const result = await controller.handle(jws);
+  onOutcome?.(result);
+  if (result.outcome === 'DONE') {
+    response.writeHead(204);
+    return response.end();
+  }
+  answer(response, statusOf(result.reason!), result.reason!);
+}
+
+/** The body as a JWS: plain text, or a JSON string; null when it is neither or too long. */
+async function readOperation(request: IncomingMessage): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    length += chunk.length;
+    if (length > MAX_OPERATION_LENGTH + 16) return null;
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8').trim();
+  if (!(request.headers['content-type'] ?? '').includes('json')) return text || null;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'string' && value ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+function answer(response: ServerResponse, code: number, message: string) {
+  response.writeHead(code, { 'content-type': 'application/json' });
+  response.end(JSON.stringify({ code, message }));
+}
