@@ -11,7 +11,7 @@ import type { Config } from './config.js';
 import { knownMigrations, type Database } from './db/client.js';
 
 /**
- * Backups that restore (issue 31; docs/decisions/0011-backups.md).
+ * Backups that restore (docs/decisions/0011-backups.md).
  *
  * A backup file is one header line, one JSON line and the payload:
  *

@@ -10,7 +10,7 @@ import type { Config } from './config.js';
 export type SpanExporter = NodeSDKConfiguration['traceExporter'];
 
 /**
- * OpenTelemetry traces (issue 31), loaded by main.ts only when OTEL_EXPORTER_OTLP_ENDPOINT is set, before
+ * OpenTelemetry traces, loaded by main.ts only when OTEL_EXPORTER_OTLP_ENDPOINT is set, before
  * the service's own code: off, none of this is even imported. The HTTP instrumentation opens a span per
  * request (continuing the caller's `traceparent`), @fastify/otel adds the route's hooks and handler, and
  * the pg instrumentation one span per query to PostgreSQL (the embedded PGlite is not traced). app.ts

@@ -31,8 +31,8 @@ export interface OutboundOptions {
    */
   allowHosts?: readonly string[];
   /**
-   * Issue 28: the service runs with its development defaults, so a refused http or loopback/private URL
-   * says (as the error's `hint`) which host OUTBOUND_ALLOW would let through.
+   * Set while the service runs with its development defaults: a refused http or loopback/private URL
+   * then says (as the error's `hint`) which host OUTBOUND_ALLOW would let through.
    */
   hints?: boolean;
   /** Tests put a fake DNS here; default: the system resolver (getaddrinfo). */

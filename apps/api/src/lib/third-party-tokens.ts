@@ -19,7 +19,7 @@ import { applicationIssuers, applicationKeys } from '../db/schema.js';
 import type { DiscoveryLog, Issuers } from './issuer-discovery.js';
 
 /**
- * Verifies a JWT that an application's own backend signed for one of its users (issue 7). Nothing in the
+ * Verifies a JWT that an application's own backend signed for one of its users. Nothing in the
  * token is trusted before its signature is checked: the header and claims are only decoded to find the
  * application (by `iss`) and its key (by `kid`). The algorithm must fit the registered key, never the
  * other way round, so `none`, HS* "signed" with a public key, or an RSA key read as EC cannot pass.
@@ -148,7 +148,7 @@ export async function verifyApplicationToken(db: Db, token: string, options: Ver
     const [row] = await db
       .select({ url: applicationIssuers.url, applicationId: applicationIssuers.applicationId, jwksUri: applicationIssuers.jwksUri, createdAt: applicationIssuers.createdAt })
       .from(applicationIssuers)
-      // Issue 26: in the auth domains' normal form; a domain stored before that (as given) by its exact text.
+      // In the auth domains' normal form; a domain stored before they were normalised (as given) by its exact text.
       .where(inArray(applicationIssuers.url, [...new Set([normaliseIssuerUrl(iss) ?? iss, iss])]))
       .limit(1);
     if (!row || (options.applicationId && row.applicationId !== options.applicationId))
@@ -163,7 +163,7 @@ export async function verifyApplicationToken(db: Db, token: string, options: Ver
   }
 
   // 3. Key by kid, among that application's uploaded keys, then in its issuer's key set (discovery).
-  // An expired key (its `exp` passed, issue 19) is as good as absent.
+  // An expired key (its `exp` passed) is as good as absent.
   let jwk: PublicJwk | null = null;
   let keySource: KeySource | null = null;
   const kid = header.kid;

@@ -20,7 +20,7 @@ function isDatabaseUnavailable(error: unknown): boolean {
 /**
  * The logger's `err` serializer (app.ts): a database error is logged as what failed — the statement's first
  * keyword and a short hash of its text, the PostgreSQL error code, the constraint, table and column it
- * names — never the statement itself nor its parameters (issue 26). Drizzle wraps a failed query in an
+ * names — never the statement itself nor its parameters, which can hold personal data. Drizzle wraps a failed query in an
  * error whose message, `query` and `params` carry the whole statement and every value, PGlite adds
  * `query`/`params` to its own error, and PostgreSQL's `detail` ("Key (email)=(…) already exists") and some
  * messages (`invalid input syntax for type uuid: "…"`) quote values too. Every other error is pino's
@@ -92,7 +92,7 @@ function databaseError(e: LoggedError, depth: number): SerializedError {
 }
 
 /**
- * The one error handler (house style 9): `{ code, message }` everywhere, `errors[]` for validation,
+ * The one error handler, so every error answers alike: `{ code, message }` everywhere, `errors[]` for validation,
  * 5xx detail only in the log.
  */
 export function registerErrorHandling(app: FastifyInstance, apiPrefix: string) {

@@ -9,7 +9,7 @@ import { bearerToken } from './auth.js';
 /**
  * Who operates a lock: a portal user (the application's owners, admins of all its locks) signed in with
  * a portal access token, or an application user proven by a token the application's own backend signed
- * (issue 7), created on first use. Both ids are UUIDs; certificates and operations carry them.
+ * (registered on the application), created on first use. Both ids are UUIDs; certificates and operations carry them.
  */
 export interface LockUser {
   kind: 'portal' | 'application';

@@ -39,7 +39,7 @@ function originOf(url: string): string | null {
 }
 
 /**
- * The portal's CSP directives. `connect-src` names exactly what the portal calls (issue 26 item 11b): its
+ * The portal's CSP directives. `connect-src` names exactly what the portal calls: its
  * own origin — the API, the live-events stream, the email preview — and, when logos are uploaded
  * elsewhere (S3 presigned PUTs), that one upload origin; never every https origin, so an injected script
  * (were one ever to run) could not send what it reads to a host of its choosing. Images: the origin,

@@ -3,7 +3,7 @@ import { messages } from '@latchkey/contract';
 import { AppError } from '../errors.js';
 
 /**
- * Issue 26, the second layer behind the contract: PostgreSQL refuses NUL in text, so a NUL that reached a
+ * The second layer behind the contract: PostgreSQL refuses NUL in text, so a NUL that reached a
  * query was a 500. Every text field of the contract refuses it (packages/contract/src/text.ts); this hook
  * refuses it wherever a route's schema does not look — a path parameter, a query member or a body member
  * no schema names (keys included) — before validation, with the contract's message. Other control

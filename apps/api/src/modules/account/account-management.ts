@@ -74,7 +74,7 @@ export async function deleteAccount(db: Db, userId: string): Promise<void> {
   });
 }
 
-/** GET /account/sessions, DELETE /account/sessions/{sessionId}, DELETE /account (issue 29, the account page). */
+/** GET /account/sessions, DELETE /account/sessions/{sessionId}, DELETE /account: the account page's calls. */
 export async function accountManagementRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<ZodTypeProvider>();
   app.get(

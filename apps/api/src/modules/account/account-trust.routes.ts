@@ -20,7 +20,7 @@ const HOUR = 3_600_000;
 export const PASSWORD_RESET_LIMITS = { perAddress: 20, perEmail: 3, windowMs: HOUR } as const;
 
 /**
- * Issue 29: forgot password and email verification, on the paths the platform's headless SDK calls
+ * Forgot password and email verification, on the paths the platform's headless SDK calls
  * (Paths.kt: /account/password/reset/initialize, /account/password/reset/verify, /account/email/verify,
  * /account/email/reverify). The public ones answer an outsider the same whether or not an account exists.
  */

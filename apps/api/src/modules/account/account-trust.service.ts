@@ -25,7 +25,7 @@ export const PURPOSE = { passwordReset: 'password-reset', verifyEmail: 'email-ve
 export const hashSecret = (secret: string) => createHash('sha256').update(secret, 'utf8').digest('hex');
 const newSecret = () => randomBytes(32).toString('base64url');
 
-/** The portal's own mail (issue 29): branded as the portal, in the reader's language, through the mailer. */
+/** The portal's own mail: branded as the portal, in the reader's language, through the mailer. */
 export async function sendAccountEmail(app: App, to: string, email: AccountEmail, language: Language): Promise<void> {
   const branding = portalBranding({ privacyPolicy: app.config.portal.privacyPolicyUrl });
   const mail = await renderAccountEmail(branding, email, language);
@@ -188,7 +188,7 @@ export async function registerAccountTrust(app: App): Promise<void> {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** preHandler of the routes that make the platform send an email for a portal user (issue 29). */
+    /** preHandler of the routes that make the platform send an email for a portal user: an unverified account sends only a few a day. */
     chargeUnverifiedEmail(request: FastifyRequest): Promise<void>;
     /** Seals the six-digit codes of key verification (certificates/key-verification.ts). */
     keyCodes: CodeBox;

@@ -34,7 +34,7 @@ export async function accountRoutes(instance: FastifyInstance) {
     '/account/invite',
     {
       ...portal,
-      // Issue 29: an invitation is an email the platform sends; an unverified account sends only a few a day.
+      // An invitation is an email the platform sends; an unverified account sends only a few a day.
       preHandler: async (request) => app.chargeUnverifiedEmail(request),
       schema: { ...secured, body: directoryQuerySchema, response: { ...noContent, 409: errorBodySchema, 429: errorBodySchema } },
     },

@@ -33,7 +33,7 @@ const E = errorBodySchema;
 const CHALLENGE_TTL_MS = 5 * 60_000;
 const seconds = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : null);
 
-/** The relying party: PUBLIC_URL's host and origin (issue 29). */
+/** The relying party: PUBLIC_URL's host and origin. */
 function relyingParty(app: App) {
   const url = new URL(app.config.publicUrl);
   return { rpID: url.hostname, origin: url.origin };
@@ -206,7 +206,7 @@ export async function signInWithPasskey(app: App, response: PasskeyResponse, use
   return createSession(app, user, false, { userAgent, secondFactor: true });
 }
 
-/** Passkeys: sign in with one (public), and the account page's list, add and remove (issue 29). */
+/** Passkeys: sign in with one (public), and the account page's list, add and remove. */
 export async function passkeyRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<ZodTypeProvider>();
   const secured = { tags: ['account'], security: [{ bearer: [] }] };

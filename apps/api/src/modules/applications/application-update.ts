@@ -31,8 +31,9 @@ export const historyFields: Record<string, [field: string, kind: HistoryKind]> =
  * 0008) writes, in the same statement, one history entry per kind of change with the before/after of
  * each changed column, and queues application.updated for every subscribed webhook; so the entry and
  * the event commit with the change or not at all, and no update of these columns goes unrecorded.
- * Issue 19's budget (bench/history-overhead.ts): the trigger's statements are planned once per
- * connection, where the one-statement CTE this replaces was planned on every update. Answers whether
+ * Recording history may add at most 10 % to an update's p50 (bench/history-overhead.ts): the trigger's
+ * statements are planned once per connection, where the one-statement CTE this replaces was planned on
+ * every update. Answers whether
  * the application exists.
  */
 export async function updateWithHistory(db: Db, applicationId: string, set: Columns, by: ChangeActor): Promise<boolean> {

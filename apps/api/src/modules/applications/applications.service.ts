@@ -191,7 +191,7 @@ export async function createApplication(app: FastifyInstance, user: ChangeActor 
   await app.db.transaction(async (tx) => {
     await tx.insert(applications).values({ id, ...values });
     await tx.insert(applicationOwners).values({ applicationId: id, userId: user.id });
-    // The sandbox: every application starts with one virtual lock (issue 17).
+    // The sandbox: every application starts with one virtual lock, so an owner can try an unlock before owning hardware.
     await addFrontDoor(tx, id);
     await recordChange(tx, ...historyOf(id, user, {}, values));
   });

@@ -33,7 +33,7 @@ export async function authItemsRoutes(instance: FastifyInstance) {
     return reply.code(204).send(null);
   });
 
-  // With `discovery`, the issuer's OpenID configuration and key set are loaded and checked first (issue 19).
+  // With `discovery`, the issuer's OpenID configuration and key set are loaded and checked first; a refusal stores nothing.
   app.post(`${one}/auth/issuer`, route('auth domains', addIssuerBodySchema), async (request, reply) => {
     const body = request.body as z.infer<typeof addIssuerBodySchema>;
     await addIssuer(app.db, app.issuers, request.params.applicationId, body.url, request.user, { discovery: body.discovery === true });

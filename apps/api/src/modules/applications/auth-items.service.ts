@@ -40,11 +40,11 @@ async function removeOnce<T>(db: Db, applicationId: string, remove: (tx: Db) => 
 /** What the history keeps of a public key: enough to recognise it, not the key material. */
 const keySummary = (jwk: PublicJwk) => ({ kid: jwk.kid, kty: jwk.kty, ...(jwk.crv ? { crv: jwk.crv } : {}), ...(jwk.alg ? { alg: jwk.alg } : {}), use: jwk.use ?? 'sig', ...(jwk.exp ? { exp: jwk.exp } : {}) });
 
-/** node's names of the curves the contract allows (issue 26). */
+/** node's names of the curves the contract allows. */
 const NODE_CURVES: Record<string, string> = { 'P-256': 'prime256v1', 'P-384': 'secp384r1', 'P-521': 'secp521r1', secp256k1: 'secp256k1' };
 
 /**
- * A key is stored only as the crypto library reads it (issue 26): the contract's rules (RSA size and
+ * A key is stored only as the crypto library reads it: the contract's rules (RSA size and
  * exponent, EC point on its curve, Ed25519 not small-order, alg fitting the key) ran on the body, and the
  * same key imported here must say the same — a key the library refuses, or reads as something else, is
  * a 400. A key whose `exp` has passed could never verify anything and is refused too.
@@ -91,7 +91,7 @@ export async function removeKey(db: Db, applicationId: string, kid: string, by: 
 }
 
 /**
- * Issue 26: an auth domain is stored and compared in its RFC 3986 normal form (`normaliseIssuerUrl`:
+ * An auth domain is stored and compared in its RFC 3986 normal form (`normaliseIssuerUrl`:
  * lower-case scheme and host, no default port, normalised escapes, an empty path written as none), and a
  * token's `iss` is looked up in the same form (lib/third-party-tokens.ts), so `https://ID.example.com:443/`
  * is the issuer `https://id.example.com` — one registration, and the owner's tokens verify however their

@@ -33,7 +33,7 @@ export async function authRoutes(instance: FastifyInstance) {
         tags: ['auth'],
         querystring: registerQuerySchema,
         body: registerSchema,
-        // `force` is accepted and changes nothing: a pending invitation is claimed only with its code (decision 0009).
+        // `force` is accepted and changes nothing: a pending invitation is claimed only with its code (docs/decisions/0009-register-force.md).
         response: { 200: authResponseSchema, 409: errorBodySchema, ...errors },
       },
     },

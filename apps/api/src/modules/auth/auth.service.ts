@@ -68,7 +68,7 @@ export async function register(
       .insert(users)
       .values({ email, passwordHash, displayName: input.displayName || null })
       .returning({ id: users.id });
-    // Issue 29: the address is proved by the link in this email (sent after the answer).
+    // The address is proved by the link in this email (sent after the answer).
     afterReply(app, () => sendVerificationEmail(app, { id: user!.id, email }, options.language ?? 'en'));
     return createSession(app, { id: user!.id, email }, false, { userAgent: options.userAgent });
   } catch (err) {
@@ -92,7 +92,7 @@ export async function login(app: App, input: { email: string; password: string }
     const expired = !user.inviteExpiresAt || user.inviteExpiresAt.getTime() < Date.now();
     if (!(await app.passwords.verify(user.inviteCodeHash, input.password)) || expired) {
       // Answered like a wrong password or an unknown email: a stranger must not learn that an invitation
-      // exists (issue 26; it used to be 422 pendingInvite). Verified first, so an expired code costs the same.
+      // exists (it used to be 422 pendingInvite). Verified first, so an expired code costs the same.
       throw unauthorized(apiErrors.wrongCredentials);
     }
     // Spend the code atomically: only one login can consume it.

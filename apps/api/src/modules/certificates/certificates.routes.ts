@@ -42,7 +42,7 @@ export async function certificatesRoutes(instance: FastifyInstance) {
     async (request) => issueCertificate(issuer, request.lockUser, request.body.ephemeralKey, { sessionId: request.lockUser.kind === 'portal' ? request.user.sessionId : undefined }),
   );
 
-  // Issue 29: the second factor a portal account's new key needs (key-verification.ts). Codes are emails:
+  // The second factor a portal account's new key needs (key-verification.ts). Codes are emails:
   // a few per user and hour; checks issue certificates, so they count like certificates do.
   const codeRequests = app.createRateLimit({ keyGenerator: (request) => `key-code:${request.lockUser.id}`, max: 5, timeWindow: 3_600_000 });
   app.post(

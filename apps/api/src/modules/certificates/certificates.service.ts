@@ -19,7 +19,7 @@ export interface CertificateIssuer {
  * as the SDKs send it (raw 32 bytes from libsodium or DER SPKI from the JVM, in standard base64); the leaf
  * names the caller's user id, which the operations they sign must carry as `iss`.
  *
- * Only a key someone holds is certified (issue 26): not a small-order or non-canonical point, which no
+ * Only a key someone holds is certified: not a small-order or non-canonical point, which no
  * private key belongs to and which "signatures" nobody made can verify against, and not a key the platform
  * itself signs with (the CA's, or any token signing key it ever had), whose certificate could pass its
  * signatures off as a user's. Limited per user (CERTIFICATE_RATE_LIMIT_MAX, certificates.routes.ts).
@@ -31,12 +31,12 @@ export async function issueCertificate(
   secondFactor: { sessionId?: string } = {},
 ): Promise<CertificateResponse> {
   const { key, x } = await checkEphemeralKey({ ca, db, tokenKeys }, ephemeralKey);
-  // Issue 29: a password alone does not certify a new key for a portal account (key-verification.ts).
+  // A password alone does not certify a new key for a portal account (key-verification.ts).
   if (user.kind === 'portal' && !(await keyProved(db, user.id, x, secondFactor.sessionId))) throw new AppError(423, accountErrors.secondFactorRequired);
   return { certificateChain: await ca.issue(user.id, key), userId: user.id };
 }
 
-/** The key as the SDKs send it, refused (400) unless someone can hold it (issue 26). */
+/** The key as the SDKs send it, refused (400) unless someone can hold it. */
 export async function checkEphemeralKey({ ca, db, tokenKeys }: CertificateIssuer, ephemeralKey: string): Promise<{ key: KeyObject; x: string }> {
   const key = readEphemeralKey(ephemeralKey);
   if (!key) throw badRequest(operationErrors.ephemeralKeyInvalid);

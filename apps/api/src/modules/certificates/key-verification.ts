@@ -9,7 +9,7 @@ import { PURPOSE, sendAccountEmail } from '../account/account-trust.service.js';
 import { checkEphemeralKey, type CertificateIssuer } from './certificates.service.js';
 
 /**
- * Issue 29, a second factor for new keys — the flow the platform's SDKs drive:
+ * A second factor for new keys — the flow the platform's SDKs drive:
  * `POST /auth/certificate` answers 423 for a key a portal account has not proved; `POST
  * /auth/certificate/verify?method=EMAIL {ephemeralKey}` emails a six-digit code and answers `{method:
  * "EMAIL"}`; `POST /auth/certificate/check {verificationSignature}` — the code's UTF-8 bytes signed with the

@@ -14,7 +14,7 @@ import { refuseIfExceeded } from '../../plugins/rate-limit.js';
 import { renderPreview } from './email-preview.service.js';
 import { sendTestEmail } from './test-email.js';
 
-/** The query fields that change what the sample shows (spec §7); `lang` only picks the language. */
+/** The query fields that change what the sample shows; `lang` only picks the language. */
 const OVERRIDES = ['ctaHeadline', 'ctaAbridged', 'ctaTarget', 'primaryColour', 'secondaryColour', 'senderName', 'onlySendEssentialEmails', 'cta'] as const;
 
 /** Whether the raw query asks for caller-chosen content (an empty value is ignored, as the schema does). */
@@ -27,9 +27,9 @@ export function asksForOverrides(query: unknown): boolean {
 }
 
 /**
- * GET /email/preview/{applicationId} (spec §7): the branded sample email.
+ * GET /email/preview/{applicationId}: the branded sample email.
  *
- * Issue 26 item 11b: without a token it shows only the application's saved branding, exactly what its
+ * Without a token it shows only the application's saved branding, exactly what its
  * emails would show — never caller-chosen text, link or colours on the portal's origin. The overrides
  * (the card's unsaved form) are answered only to a signed-in owner of the application (bearer token:
  * 401 without one, the usual 404 for anyone else), so the portal fetches them and shows the HTML in a
@@ -70,7 +70,7 @@ export async function emailPreviewRoutes(instance: FastifyInstance) {
     },
   );
 
-  // Issue 19: the card's unsaved branding, as the sample email, to the signed-in owner. A few per owner
+  // The card's unsaved branding, as the sample email, to the signed-in owner. A few per owner
   // and window (on top of the general limit): it sends real mail when SMTP is configured.
   const perOwner = app.createRateLimit({
     keyGenerator: (request) => `test-email:${request.user.id}`,
@@ -83,7 +83,7 @@ export async function emailPreviewRoutes(instance: FastifyInstance) {
       onRequest: [app.authenticate, app.requireOwner],
       preHandler: async (request) => {
         refuseIfExceeded(await perOwner(request));
-        // Issue 29: an account whose email is not verified sends only a few a day.
+        // An account whose email is not verified sends only a few a day.
         await app.chargeUnverifiedEmail(request);
       },
       schema: {

@@ -45,7 +45,7 @@ export async function loadApplication(db: Db, applicationId: string): Promise<Ro
 }
 
 /**
- * Spec §7: the query overrides what is stored (empty values were dropped by the schema). Any CTA field
+ * The query overrides what is stored (empty values were dropped by the schema). Any CTA field
  * given makes a call to action, its missing parts taken from the stored one or the default.
  */
 export function applyOverrides(branding: EmailBranding, query: EmailPreviewQuery): EmailBranding {

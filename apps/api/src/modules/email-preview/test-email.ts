@@ -22,7 +22,7 @@ export function withUnsavedPreferences(branding: EmailBranding, update: TestEmai
 }
 
 /**
- * Issue 19: the sample email the card previews, in the card's current (unsaved) branding, to the signed-in
+ * The sample email the card previews, in the card's current (unsaved) branding, to the signed-in
  * owner through the configured mailer; it is kept in the application's sandbox Outbox like every email
  * the platform sends for it. Nothing of the application changes.
  */

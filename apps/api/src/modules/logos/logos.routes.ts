@@ -19,7 +19,7 @@ const tags = ['logos'];
 const bearer = [{ bearer: [] }];
 
 /**
- * Spec §4 under the API prefix: the owner asks for an upload URL; with the local driver the service is
+ * Logo upload, under the API prefix: the owner asks for an upload URL; with the local driver the service is
  * also the upload host (PUT /uploads/logos/…), authorised by the URL's signature alone.
  */
 export async function logosRoutes(instance: FastifyInstance) {

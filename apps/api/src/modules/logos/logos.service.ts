@@ -4,7 +4,7 @@ import { cleanLogo } from '../../plugins/storage/image.js';
 import type { LocalLogoStorage } from '../../plugins/storage/local.js';
 import { logoObjectKeyFromUrl, parseObjectKey, type LogoStorage } from '../../plugins/storage/storage.js';
 
-/** Spec §4: an upload URL for one new object under the application's prefix. */
+/** An upload URL for one new object under the application's prefix. */
 export async function createLogoUpload(storage: LogoStorage, applicationId: string, contentType: LogoContentType) {
   const { uploadUrl } = await storage.createUploadUrl({ applicationId, contentType });
   return { uploadUrl };

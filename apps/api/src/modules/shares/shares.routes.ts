@@ -26,7 +26,7 @@ export async function sharesRoutes(instance: FastifyInstance) {
     users,
     {
       ...owner,
-      // Issue 29: a share by email makes the platform send one; an unverified account sends only a few a day.
+      // A share by email makes the platform send one; an unverified account sends only a few a day.
       preHandler: async (request) => {
         if (request.body.email) await app.chargeUnverifiedEmail(request);
       },

@@ -36,7 +36,7 @@ function toShare(share: ShareRow, user: Pick<UserRow, 'email' | 'displayName' | 
 /**
  * Why a share cannot be used because of its invitation: it was made to an email, and that person's first
  * sign-in did not come before the invitation expired (a timely sign-in clears `inviteExpiresAt`, see
- * platform-users' upsertFromToken). The answer is spec §9's activation-link-expired message; the owner
+ * platform-users' upsertFromToken). The answer is the activation-link-expired message (ask the admin to reshare); the owner
  * reshares to send a new invitation. Null when the invitation does not stand in the way.
  */
 export function invitationRefusal(share: Pick<ShareRow, 'inviteExpiresAt'>, nowMs: number = Date.now()): string | null {

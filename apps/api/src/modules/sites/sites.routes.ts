@@ -20,7 +20,7 @@ const security = [{ bearer: [] }];
 const E = errorBodySchema;
 
 /**
- * Sites (issue 30). Lock users: GET /site, /site/{siteId}/device and /site/{siteId}/user as the headless
+ * Sites. Lock users: GET /site, /site/{siteId}/device and /site/{siteId}/user as the headless
  * SDK's SitesClient calls them. Owners: list, create, rename, remove, and move a lock between sites.
  */
 export async function sitesRoutes(instance: FastifyInstance) {

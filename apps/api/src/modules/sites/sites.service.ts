@@ -21,7 +21,7 @@ import { getLockRow } from '../locks/locks.service.js';
 import { isUniqueViolation } from '../../lib/unique-violation.js';
 
 /**
- * Sites (issue 30): an application's locks grouped by building. Owners make, rename and remove them and
+ * Sites: an application's locks grouped by building. Owners make, rename and remove them and
  * move locks between them; lock users read them as the SDK's SitesClient does: the sites of their locks,
  * a site's locks they may use, and (for the locks they administer) the people who share them.
  */

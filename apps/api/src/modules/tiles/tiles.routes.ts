@@ -31,7 +31,7 @@ const E = errorBodySchema;
 const errors = { 400: E, 401: E, 403: E, 404: E, 409: E };
 
 /**
- * Tiles (issue 30). Lock users (portal or application-signed tokens): GET /tile/{tileId} and PUT
+ * Tiles. Lock users (portal or application-signed tokens): GET /tile/{tileId} and PUT
  * /tile/{tileId} as the headless SDK calls them, PUT/DELETE /device/{lockId}/tile/{tileId} as the archived
  * JavaScript SDK does, and GET /tile/{tileId}/lock for the portal's tile page. Owners: a lock's tiles,
  * a new one, removal, and its printable QR code (SVG).

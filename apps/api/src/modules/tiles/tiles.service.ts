@@ -22,7 +22,7 @@ import { getLockAccess } from '../operations/devices.service.js';
 import { getLockRow, toLock } from '../locks/locks.service.js';
 
 /**
- * Tiles (issue 30): a tile is the code at a door that a phone reads to find its locks. It belongs to the
+ * Tiles: a tile is the code at a door that a phone reads to find its locks. It belongs to the
  * application whose lock it was first linked to; linking it to a lock of another application is a 409,
  * and nothing about another application's locks is ever answered.
  */

@@ -1,4 +1,4 @@
-/** Outgoing mail (issue 2 item 6): SMTP when SMTP_URL is set, otherwise an outbox in the data directory. */
+/** Outgoing mail: SMTP when SMTP_URL is set, otherwise an outbox in the data directory. */
 export interface MailMessage {
   to: string;
   subject: string;
@@ -26,7 +26,7 @@ export function oneLine(value: string, max = 998): string {
   return value.replace(/[\r\n\u2028\u2029]+/g, ' ').trim().slice(0, max);
 }
 
-/** One plain address (spec §5 pattern); lists, display names and header tricks are refused. */
+/** One plain address (letters, digits and ._%+- before the @, a domain, a suffix of 2+ letters); lists, display names and header tricks are refused. */
 export function assertSingleAddress(to: string): string {
   const address = to.trim();
   if (!/^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$/.test(address)) throw new Error('Not a single valid email address');
