@@ -43,7 +43,8 @@ export const PLATFORMS = ['ios', 'android', 'javascript'] as const;
 export type Platform = (typeof PLATFORMS)[number];
 /**
  * Getting Started's tabs: running an unlock from the developer's backend — first (issue 28: the path to a
- * first unlock, in view on a phone and where a first visit lands) — and one per app platform.
+ * first unlock, in view on a phone and where a first visit lands) — then connecting a real lock (a
+ * device), and one per app platform.
  */
-export const GETTING_STARTED_TABS = ['backend', ...PLATFORMS] as const;
+export const GETTING_STARTED_TABS = ['backend', 'device', ...PLATFORMS] as const;
 export type GettingStartedTab = (typeof GETTING_STARTED_TABS)[number];

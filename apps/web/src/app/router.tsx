@@ -130,6 +130,11 @@ export const routes: RouteObject[] = [
                         Component: m.UnlockGuide,
                       })),
                   },
+                  {
+                    path: 'device',
+                    lazy: () =>
+                      import('../features/locks/guide/device-guide').then((m) => ({ Component: m.DeviceGuide })),
+                  },
                 ],
               },
               {

@@ -272,6 +272,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     partnerUsers: 'Partner-Nutzer ansehen',
     codeLabel: '{{step}}: Code in {{language}}',
     backend: 'Ihr Backend',
+    device: 'Echtes Schloss verbinden',
     backendIntro:
       'Öffnen Sie ein Sandbox-Schloss aus Ihrem eigenen Backend in drei Aufrufen: Ihr Server signiert ein Nutzer-Token mit Ihrem Schlüssel, registriert einen neuen Schlüssel für diesen Nutzer und sendet eine signierte Öffnung.',
     backendValuesText:
@@ -660,6 +661,79 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     removed: 'Tile entfernt',
     pageTitle: 'An der Tür',
     nothingHere: 'Dieser Code öffnet keine Tür, auf die Sie Zugriff haben.',
+  },
+  device: {
+    title: 'Gerät',
+    virtual: 'Virtuelles Schloss (Sandbox)',
+    virtualText:
+      'Dies ist ein virtuelles Schloss (Sandbox): Die Plattform betreibt es, ganz ohne Hardware. Verbinden Sie ein Gerät (einen Raspberry Pi mit einem Relais), um ein echtes Schloss daraus zu machen.',
+    connect: 'Gerät verbinden',
+    connectNew: 'Neues Gerät verbinden',
+    replaceTitle: 'Gerät dieses Schlosses ersetzen?',
+    replaceText:
+      'Ein neuer Code ersetzt das Gerät, das mit diesem Schloss verbunden ist: Das Gerät {{deviceId}} wird sofort getrennt, und das Schloss wartet auf das neue.',
+    replace: 'Gerät ersetzen',
+    created: 'Einrichtungscode erstellt',
+    code: 'Einrichtungscode',
+    codeOnce: 'Er wird nur dieses eine Mal angezeigt und gilt einmal: Kopieren Sie ihn jetzt.',
+    expiresIn: 'Läuft ab in {{time}} (um {{at}})',
+    expired: 'Dieser Code ist abgelaufen, ohne dass ein Gerät ihn verwendet hat. Erstellen Sie einen neuen.',
+    waiting:
+      'Ein Code wartet bis {{at}} auf das Gerät. Er wird nur einmal angezeigt: Wenn Sie ihn nicht mehr haben, erstellen Sie einen neuen.',
+    newCode: 'Neuen Code erstellen',
+    setupTitle: 'Raspberry Pi einrichten',
+    installTitle: 'Node.js 22 und das Gerätepaket installieren',
+    provisionTitle: 'Gerät mit dem Code einrichten',
+    provisionText:
+      'Das Gerät erzeugt seinen eigenen Schlüssel, der es nie verlässt, und erhält sein Zertifikat für dieses Schloss.',
+    runTitle: 'Gerät starten',
+    runText:
+      'Es verbindet sich, schaltet das Relais an GPIO 17 (high öffnet, low verriegelt) und prüft jede Operation selbst. Zum Ausprobieren ohne Hardware starten Sie es stattdessen mit --actuator virtual.',
+    commandLabel: '{{step}}: Shell-Befehl',
+    waitingForDevice: 'Warten, bis sich das Gerät verbindet…',
+    connection: 'Verbindung',
+    online: 'Online',
+    offline: 'Offline',
+    lastSeen: 'Zuletzt gesehen',
+    never: 'Nie',
+    firmware: 'Firmware',
+    unknown: 'Unbekannt',
+    lockState: 'Zustand des Schlosses',
+    deviceId: 'Geräte-ID',
+    unbind: 'Gerät trennen',
+    unbindTitle: 'Dieses Gerät trennen?',
+    unbindText:
+      'Das Schloss wird wieder ein Sandbox-Schloss (virtuell), und das Gerät {{deviceId}} wird sofort getrennt: Es kann sich nicht mehr verbinden und die Tür nicht mehr öffnen.',
+    unbound: 'Gerät getrennt: Dies ist wieder ein Sandbox-Schloss',
+    loadFailed: 'Das Gerät konnte nicht geladen werden: {{message}}',
+    chip: {
+      virtual: 'Virtuell',
+      online: 'Online',
+      offline: 'Offline',
+      waiting: 'Nicht eingerichtet',
+    },
+    chipLabel: {
+      virtual: 'Virtuelles Schloss (Sandbox)',
+      online: 'Gerät online',
+      offline: 'Gerät offline',
+      waiting: 'Gerät noch nicht eingerichtet',
+    },
+  },
+  deviceGuide: {
+    intro:
+      'Setzen Sie einen Raspberry Pi und ein Relais an eine echte Tür: Die Seite des Schlosses erstellt einen Einmalcode und nennt Ihnen die Befehle, und das Gerät verbindet sich mit der Plattform und prüft jede Öffnung selbst.',
+    wireTitle: 'Ein Relais an den Raspberry Pi anschließen',
+    wireText:
+      'Verbinden Sie den Eingang eines Relaismoduls mit GPIO 17 (Pin 11), seine Versorgung mit 5 V und Masse, und den Türöffner oder Magnethaftöffner der Tür über die Kontakte des Relais mit eigener Stromversorgung. Auf dem Pi: Raspberry Pi OS und Node.js 22 oder neuer.',
+    connectTitle: 'Die Seite eines Schlosses öffnen und ein Gerät verbinden',
+    connectText:
+      'Auf der Seite des Schlosses zeigt die Karte „Gerät“, ob das Schloss virtuell ist. Wählen Sie „Gerät verbinden“: Sie erhalten einen Einrichtungscode (15 Minuten gültig, einmal verwendbar) und die Befehle für den Pi.',
+    noLock: 'Diese Anwendung hat noch kein Schloss. Legen Sie zuerst auf der Seite „Schlösser“ eines an.',
+    runTitle: 'Die Befehle auf dem Pi ausführen',
+    runText:
+      'Installieren Sie das Gerätepaket, richten Sie es mit dem Code ein und starten Sie dann das Gerät. Die Karte „Gerät“ zeigt es online, mit seiner Firmware und wann es zuletzt gesehen wurde; eine Öffnung von der Seite aus schaltet das Relais.',
+    virtualText: 'Kein Relais zur Hand? Starten Sie das Gerät mit --actuator virtual: Es verhält sich genauso, ohne Hardware.',
+    toLocks: 'Zu den Schlössern',
   },
   sites: {
     title: 'Standorte',

@@ -266,6 +266,7 @@ export const appPagesEn = {
     partnerUsers: 'See partner users',
     codeLabel: '{{step}}: {{language}} code',
     backend: 'Your backend',
+    device: 'Connect a real lock',
     backendIntro:
       'Unlock a sandbox lock from your own backend in three calls: your server signs a user token with your key, registers a fresh key for that user, and sends a signed unlock.',
     backendValuesText:
@@ -645,6 +646,77 @@ export const appPagesEn = {
     removed: 'Tile removed',
     pageTitle: 'At the door',
     nothingHere: 'This code opens no door you have access to.',
+  },
+  device: {
+    title: 'Device',
+    virtual: 'Virtual (sandbox) lock',
+    virtualText:
+      'This is a virtual (sandbox) lock: the platform runs it, with no hardware. Connect a device (a Raspberry Pi with a relay) to make it a real lock.',
+    connect: 'Connect a device',
+    connectNew: 'Connect a new device',
+    replaceTitle: 'Replace this lock’s device?',
+    replaceText:
+      'A new code replaces the device bound to this lock: the device {{deviceId}} is cut off at once, and the lock waits for the new one.',
+    replace: 'Replace device',
+    created: 'Provisioning code made',
+    code: 'Provisioning code',
+    codeOnce: 'It is shown only this once and works once: copy it now.',
+    expiresIn: 'Expires in {{time}} (at {{at}})',
+    expired: 'This code has expired without a device using it. Make a new one.',
+    waiting: 'A code waits for the device until {{at}}. It is shown only once: if you no longer have it, make a new one.',
+    newCode: 'Make a new code',
+    setupTitle: 'Set up a Raspberry Pi',
+    installTitle: 'Install Node.js 22 and the device package',
+    provisionTitle: 'Provision the device with the code',
+    provisionText: 'The device makes its own key, which never leaves it, and gets its certificate for this lock.',
+    runTitle: 'Run the device',
+    runText:
+      'It connects, drives the relay on GPIO 17 (high unlocks, low locks) and checks every operation itself. To try it without hardware, run it with --actuator virtual instead.',
+    commandLabel: '{{step}}: shell command',
+    waitingForDevice: 'Waiting for the device to connect…',
+    connection: 'Connection',
+    online: 'Online',
+    offline: 'Offline',
+    lastSeen: 'Last seen',
+    never: 'Never',
+    firmware: 'Firmware',
+    unknown: 'Unknown',
+    lockState: 'Lock state',
+    deviceId: 'Device ID',
+    unbind: 'Unbind device',
+    unbindTitle: 'Unbind this device?',
+    unbindText:
+      'The lock becomes a sandbox (virtual) lock again, and the device {{deviceId}} is cut off at once: it can no longer connect or open the door.',
+    unbound: 'Device unbound: this is a sandbox lock again',
+    loadFailed: 'The device could not be loaded: {{message}}',
+    chip: {
+      virtual: 'Virtual',
+      online: 'Online',
+      offline: 'Offline',
+      waiting: 'Not set up',
+    },
+    chipLabel: {
+      virtual: 'Virtual (sandbox) lock',
+      online: 'Device online',
+      offline: 'Device offline',
+      waiting: 'Device not set up yet',
+    },
+  },
+  deviceGuide: {
+    intro:
+      'Put a Raspberry Pi and a relay on a real door: the lock’s page makes a one-time code and gives you the commands, and the device connects to the platform and checks every unlock itself.',
+    wireTitle: 'Wire a relay to the Raspberry Pi',
+    wireText:
+      'Connect a relay module’s input to GPIO 17 (pin 11), its supply to 5 V and ground, and the door’s electric strike or magnetic lock through the relay’s contacts with their own power supply. Raspberry Pi OS and Node.js 22 or later on the Pi.',
+    connectTitle: 'Open a lock’s page and connect a device',
+    connectText:
+      'On the lock’s page, the Device card says whether the lock is virtual. Choose Connect a device: it shows a provisioning code (valid 15 minutes, used once) and the commands for the Pi.',
+    noLock: 'This application has no lock yet. Add one on the Locks page first.',
+    runTitle: 'Run the commands on the Pi',
+    runText:
+      'Install the device package, provision with the code, then run the device. The Device card shows it online, with its firmware and when it was last seen; unlocking from the page moves the relay.',
+    virtualText: 'No relay at hand? Run the device with --actuator virtual: it behaves the same, without hardware.',
+    toLocks: 'Go to Locks',
   },
   sites: {
     title: 'Sites',

@@ -267,6 +267,16 @@ export const contractDe: Catalogue<typeof contractEn> = {
     tooManySites: 'Eine Anwendung kann höchstens 50 Standorte haben',
     nameTaken: 'Diese Anwendung hat bereits einen Standort mit diesem Namen',
   },
+  deviceErrors: {
+    offline: 'Das Schloss ist offline',
+    noAnswer: 'Das Schloss hat nicht geantwortet',
+    noDevice: 'Dieses Schloss hat kein Gerät',
+    codeInvalid:
+      'Dieser Einrichtungscode ist unbekannt, verbraucht oder abgelaufen: Erstellen Sie auf der Seite des Schlosses einen neuen',
+    csrInvalid:
+      'Die Zertifikatsanforderung ist kein PKCS#10-PEM, das mit ihrem eigenen ECDSA-P-256- oder Ed25519-Schlüssel signiert ist',
+    csrSubject: 'Die Zertifikatsanforderung darf kein Subject nennen, oder nur CN=<deviceId>',
+  },
   authErrors: {
     offline: { title: 'Keine Internetverbindung', message: 'Bitte versuchen Sie es erneut.' },
     wrongCredentials: {

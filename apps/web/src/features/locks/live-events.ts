@@ -3,6 +3,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { request } from '../../lib/http';
 import { lockKeys, locksPath, storeLock } from './api';
+import { refreshDeviceStatus } from './device/api';
 import { prependLogEntry } from './log-api';
 import { backoffMs, createSseParser, type SseMessage } from './sse';
 
@@ -13,6 +14,13 @@ const sleep = (ms: number, signal: AbortSignal) =>
     const timer = setTimeout(resolve, ms);
     signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
   });
+
+/** The lock an event is about: a `lock` event is the lock itself, the others name it as `lockId`. */
+function lockIdOf(event: string, body: unknown): string | null {
+  if (!body || typeof body !== 'object') return null;
+  const id = event === 'lock' ? (body as { id?: unknown }).id : (body as { lockId?: unknown }).lockId;
+  return typeof id === 'string' ? id : null;
+}
 
 /**
  * Follows the application's lock events while mounted and writes them into the query cache: `lock` events
@@ -29,6 +37,10 @@ export function useLockEvents(appId: string): LiveStatus {
     const { signal } = controller;
     const onMessage = ({ event, data }: SseMessage) => {
       try {
+        // Whatever an event says about a lock may be its device's doing (online, offline, a new state, an
+        // outcome it reported): the device's status is read again, where a page shows it.
+        const about = lockIdOf(event, JSON.parse(data));
+        if (about) void refreshDeviceStatus(queryClient, appId, about);
         if (event === 'lock') storeLock(queryClient, lockSchema.parse(JSON.parse(data)));
         if (event === 'activity') {
           const entry = lockLogEntrySchema.parse(JSON.parse(data));

@@ -4,7 +4,7 @@ import { Alert, Box, Link, Paper, Tab, Tabs, Typography } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 import { useEffect } from 'react';
 import { Navigate, Outlet, Link as RouterLink, useLocation, useOutletContext, useParams } from 'react-router';
-import { GETTING_STARTED_TABS, paths, type GettingStartedTab, type Platform } from '../../../app/paths';
+import { GETTING_STARTED_TABS, PLATFORMS, paths, type GettingStartedTab, type Platform } from '../../../app/paths';
 import { Icon } from '../../../components/ui/icon';
 import { PageLoader } from '../../../components/ui/page-loader';
 import { visuallyHidden } from '../../../components/ui/visually-hidden';
@@ -44,7 +44,9 @@ export function GettingStartedPage() {
   const config = usePortalConfig();
   const segment = pathname.split('/')[3] ?? '';
   const tab: GettingStartedTab = isTab(segment) ? segment : 'backend';
-  const platform: Platform | null = tab === 'backend' ? null : tab;
+  const platform: Platform | null = (PLATFORMS as readonly string[]).includes(tab) ? (tab as Platform) : null;
+  // The paths that are not an app platform's (the backend's unlock, a real lock) are guides of the locks feature.
+  const guideIntro = tab === 'device' ? t('deviceGuide.intro') : t('gettingStarted.backendIntro');
   useEffect(() => {
     if (!isTab(segment)) return;
     try {
@@ -68,8 +70,8 @@ export function GettingStartedPage() {
         ))}
       </Tabs>
       <Box sx={{ py: 3 }}>
-        <Typography>{platform ? t('gettingStarted.intro', { platform: t(`gettingStarted.${platform}`) }) : t('gettingStarted.backendIntro')}</Typography>
-        {/* The backend guide (a route of its own, in the locks feature: it needs the application's locks). */}
+        <Typography>{platform ? t('gettingStarted.intro', { platform: t(`gettingStarted.${platform}`) }) : guideIntro}</Typography>
+        {/* The backend and real-lock guides (routes of their own, in the locks feature: they need the application's locks). */}
         {!platform && <Outlet context={app} />}
         {config.isPending && <PageLoader />}
         {config.isError && (

@@ -29,13 +29,14 @@ import { useCreateLock, useDeleteLock, useLocks, useUpdateLock } from '../api';
 import { useLockEvents } from '../live-events';
 import { LiveStatusBadge } from '../live-status';
 import { LockStateChip } from '../lock-state';
+import { DeviceChip } from '../device/device-chip';
 import { LockNameDialog } from './lock-name-dialog';
 import { SitesCard } from '../sites/sites-card';
 import { RetryAlert } from '../../../components/ui/retry-alert';
 
 type Dialog = { kind: 'add' } | { kind: 'rename'; lock: Lock } | { kind: 'remove'; lock: Lock } | null;
 
-/** The application's sandbox locks with their live state; add, rename and remove. */
+/** The application's locks with their live state and device; add, rename and remove. */
 export function LocksPage() {
   const { t } = useTranslation();
   const { appId = '' } = useParams();
@@ -155,7 +156,10 @@ interface LocksTableProps {
   onActions: (anchor: HTMLElement, lock: Lock) => void;
 }
 
-/** One row per lock: its name (a link to the lock), its live state and a button for its actions. */
+/**
+ * One row per lock: its name (a link to the lock), its live state with what it runs on (virtual, or its
+ * device online or offline) and a button for its actions.
+ */
 function LocksTable({ appId, locks, menuOpenFor, onActions }: LocksTableProps) {
   const { t } = useTranslation();
   return (
@@ -181,7 +185,11 @@ function LocksTable({ appId, locks, menuOpenFor, onActions }: LocksTableProps) {
                 </Link>
               </TableCell>
               <TableCell>
-                <LockStateChip state={lock.state} />
+                {/* Side by side, or one over the other on a phone. */}
+                <Box sx={{ display: 'flex', flexWrap: 'wrap', gap: 1 }}>
+                  <LockStateChip state={lock.state} />
+                  <DeviceChip device={lock.device} />
+                </Box>
               </TableCell>
               <TableCell align="right">
                 <IconButton

@@ -18,6 +18,7 @@ import { SettingsCard } from './settings-card';
 import { SharesCard } from './shares-card';
 import { UnlockButton } from './unlock-button';
 import { TilesCard } from '../tiles/tiles-card';
+import { DeviceCard } from '../device/device-card';
 import { RetryAlert } from '../../../components/ui/retry-alert';
 
 /**
@@ -28,7 +29,10 @@ function LiveBadge({ appId }: { appId: string }) {
   return <LiveStatusBadge status={useLockEvents(appId)} />;
 }
 
-/** One lock: its live state and Unlock, who it is shared with, its settings, and its live activity. */
+/**
+ * One lock: its live state and Unlock, the device it runs on, who it is shared with, its settings, and its
+ * live activity.
+ */
 export function LockPage() {
   const { t } = useTranslation();
   const { appId = '', lockId = '' } = useParams();
@@ -92,6 +96,7 @@ export function LockPage() {
           <UnlockButton lock={lock.data} />
         </Box>
       </Paper>
+      {cardsReady && <DeviceCard appId={appId} lock={lock.data} />}
       {cardsReady && <SharesCard appId={appId} lockId={lockId} />}
       {cardsReady && <TilesCard appId={appId} lockId={lockId} />}
       {cardsReady && (
