@@ -4,10 +4,10 @@ import { loginReturningTo } from '../lib/return-path';
 import { checkSession } from '../lib/session-check';
 
 /**
- * Spec §2 navigation guard, run before every protected navigation: a failed token check goes to /login,
+ * The navigation guard, run before every protected navigation: a failed token check goes to /login,
  * which returns to the page asked for after signing in. A token that had to be refreshed stays where it
- * is: the spec's original went to its 'locks' route then, which threw the user out of the page (and its
- * unsaved input) after a quarter of an hour idle (issue 28).
+ * is: going to the 'locks' route instead, as the original portal did, threw the user out of the page (and
+ * its unsaved input) after a quarter of an hour idle.
  */
 export async function protectedLoader({ request, params }: LoaderFunctionArgs): Promise<null> {
   const status = await checkSession(refreshSession);

@@ -10,8 +10,9 @@ declare module '@mui/material/styles' {
 const READ_ONLY_TEXT = '#4A555E';
 
 /**
- * Spec §1 palette. The bright blue secondary fails contrast as text on white, so it is used for
- * fills with navy text on them, and a darker shade of it carries links and outlined accents.
+ * The palette: dark navy primary, bright blue secondary, green success, red error. The bright blue fails
+ * contrast as text on white, so it is used for fills with navy text on them, and a darker shade of it
+ * carries links and outlined accents.
  */
 export const theme = createTheme({
   breakpoints: { values: { ...BREAKPOINTS } },

@@ -1,8 +1,8 @@
 /**
  * Dates and times in the reader's language, through Intl, in the same form as the browser's own date
  * pickers: English is the browser's English (en-US: 03/05/2024, en-GB: 05/03/2024; US English when the
- * browser names none), German is always dd.mm.yyyy. (Spec §2's Added column read dd/mm/yyyy everywhere;
- * beside mm/dd/yyyy pickers that was two orders of day and month on one page — issue 28.) Times are in
+ * browser names none), German is always dd.mm.yyyy. (A fixed dd/mm/yyyy beside mm/dd/yyyy pickers
+ * would put two orders of day and month on one page.) Times are in
  * the viewer's time zone.
  */
 export function dateLocale(language: string): string {

@@ -30,7 +30,7 @@ interface Options {
 export async function getCertifiedKey(
   owner: string,
   store: DeviceKeyStore,
-  /** Gets the private key too: a password account's new key proves itself by signing an emailed code (issue 29). */
+  /** Gets the private key too: a password account's new key proves itself by signing an emailed code. */
   certify: (ephemeralKey: string, privateKey: CryptoKey) => Promise<CertificateResponse>,
   { nowMs = Date.now(), renew = false }: Options = {},
 ): Promise<CertifiedKey> {

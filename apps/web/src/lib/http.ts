@@ -20,7 +20,7 @@ export class ApiError extends Error {
   }
   /** A 429's Retry-After, in seconds, when the server gave one. */
   retryAfterSeconds?: number;
-  /** What would let it through on a development service (issue 28: the host OUTBOUND_ALLOW takes). */
+  /** What would let it through on a development service: the host OUTBOUND_ALLOW takes. */
   hint?: ErrorHint;
 }
 

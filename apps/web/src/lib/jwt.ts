@@ -15,7 +15,7 @@ export function decodeClaims(token: string): AccessTokenClaims | null {
   }
 }
 
-/** Spec §4: expiry is compared in seconds. */
+/** Expiry is compared in seconds, as the token's `exp` is written. */
 export function isExpired(claims: Pick<AccessTokenClaims, 'exp'>, nowMs = Date.now()): boolean {
   return claims.exp <= Math.floor(nowMs / 1000);
 }

@@ -1,7 +1,7 @@
 import type { PublicJwk } from '@latchkey/contract';
 
 /**
- * Issue 28 item 4: an auth key pair made in the browser (WebCrypto). The private half is extractable only
+ * An auth key pair made in the browser (WebCrypto). The private half is extractable only
  * so it can be saved once, as a file on the owner's computer; it is never sent anywhere. The public half is
  * what the platform stores: its kid is the RFC 7638 JWK thumbprint (base64url, inside the contract's kid
  * pattern) and its alg the one that fits the key, so the contract's key rules accept it as it is.

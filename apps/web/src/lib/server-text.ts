@@ -2,7 +2,7 @@ import { getI18n } from 'react-i18next';
 
 /**
  * The contract's texts reach the portal as English strings: a schema's message, a server's `message`,
- * a spec §8 failure. The English table holds them under `contract.*` (app/i18n/contract-en.ts); this finds a text there and shows the current language's version. A text it
+ * a sign-in failure. The English table holds them under `contract.*` (app/i18n/contract-en.ts); this finds a text there and shows the current language's version. A text it
  * does not know, or any text on an English page, is shown as it came.
  */
 // The instance comes through react-i18next (set up in app/i18n): importing i18next here would make it a

@@ -4,7 +4,7 @@ import { clearSession, getSession } from './session';
 export type SessionStatus = 'valid' | 'refreshed' | 'logged-out';
 
 /**
- * Spec §4 session check: no token → logged out; an expired token is refreshed when a refresh token
+ * The session check: no token → logged out; an expired token is refreshed when a refresh token
  * exists (failure → logout); an unexpired token is valid.
  */
 export async function checkSession(refresh: () => Promise<boolean>, nowMs = Date.now()): Promise<SessionStatus> {

@@ -2,10 +2,9 @@ import { indexedDbKeyStore } from './device-key-store';
 import { decodeClaims } from './jwt';
 
 /**
- * Spec §3 "Auth session": what the portal keeps in browser storage, one key each. Not the per-session
- * key pair the sign-in answer carries (spec §3 lists privateKey/publicKey): nothing in the portal uses it,
- * and a private key in localStorage is one more secret for any script on the origin to read (issue 26
- * item 11b). The lock-signing key is a non-extractable CryptoKey in IndexedDB (device-key-store).
+ * The auth session: what the portal keeps in browser storage, one key each. Not the per-session key pair
+ * the sign-in answer carries (privateKey/publicKey): nothing in the portal uses it, and a private key in
+ * localStorage is one more secret for any script on the origin to read. The lock-signing key is a non-extractable CryptoKey in IndexedDB (device-key-store).
  */
 export const SESSION_KEYS = {
   token: 'token',
@@ -98,7 +97,7 @@ export function setSessionValue(key: 'appId' | 'displayName', value: string | nu
   changed();
 }
 
-/** Spec §4: logout clears all browser storage, the lock-signing key in IndexedDB included. */
+/** Logout clears all browser storage, the lock-signing key in IndexedDB included. */
 export function clearSession(): void {
   localStorage.clear();
   if (typeof indexedDB !== 'undefined') indexedDbKeyStore.clear().catch((e: unknown) => console.warn('The signing key could not be removed', e));

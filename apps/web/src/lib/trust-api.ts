@@ -9,7 +9,7 @@ import {
 } from '@latchkey/contract';
 import { request } from './http';
 
-/** Issue 29: forgot password, email verification, a new key's second factor — the API's calls, written once. */
+/** Forgot password, email verification, a new key's second factor — the API's calls, written once. */
 export async function requestPasswordReset(email: string): Promise<void> {
   await request('/account/password/reset/initialize', { method: 'POST', body: { email }, auth: false });
 }

@@ -1,5 +1,7 @@
 import {
   accountSchema,
+  deviceCreatedSchema,
+  deviceStatusSchema,
   applicationSchema,
   applicationUserListSchema,
   authResponseSchema,
@@ -37,6 +39,9 @@ const ROUTES: [method: string, path: RegExp, status: number, schema: z.core.$Zod
   ['GET', new RegExp(`^${APP}/user(\\?.*)?$`), 200, applicationUserListSchema],
   ['GET', new RegExp(`^${APP}/lock/[^/?]+$`), 200, lockSchema],
   ['GET', new RegExp(`^${APP}/lock/[^/]+/user$`), 200, z.array(lockShareSchema)],
+  ['GET', new RegExp(`^${APP}/lock/[^/]+/device$`), 200, deviceStatusSchema],
+  ['POST', new RegExp(`^${APP}/lock/[^/]+/device$`), 201, deviceCreatedSchema],
+  ['GET', new RegExp(`^${APP}/lock$`), 200, z.array(lockSchema)],
   ['GET', new RegExp(`^${APP}/lock/[^/]+/log(\\?.*)?$`), 200, lockLogPageSchema],
   ['GET', new RegExp(`^${APP}/site$`), 200, z.array(ownerSiteSchema)],
   ['GET', new RegExp(`^${APP}/history(\\?.*)?$`), 200, historyPageSchema],

@@ -105,7 +105,7 @@ function ApplicationLoadError({ error, onRetry }: { error: Error; onRetry: () =>
 }
 
 /**
- * Spec §2 application shell: section tabs that follow the URL.
+ * The application shell: section tabs that follow the URL.
  * The application is loaded by :appId and passed down.
  */
 export function AppShellLayout() {

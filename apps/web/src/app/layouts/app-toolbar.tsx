@@ -22,7 +22,7 @@ import { useSession } from '../../lib/use-session';
 import { paths } from '../paths';
 import { LanguageMenuItems } from './language-menu-items';
 
-/** Spec §2 top toolbar; minimal (no application name) outside an application. */
+/** The top toolbar; minimal (no application name) outside an application. */
 export function AppToolbar() {
   const { t } = useTranslation();
   const { appId } = useParams();

@@ -4,7 +4,7 @@ import { Outlet } from 'react-router';
 import { ProductLogo } from '../../components/ui/product-logo';
 import { LanguageButtons } from './language-buttons';
 
-/** Spec §2 /splash: the product logo, the title and the nested login/register view. */
+/** /splash: the product logo, the title and the nested login/register view. */
 export function SplashLayout() {
   const { t } = useTranslation();
   return (

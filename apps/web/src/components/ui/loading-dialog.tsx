@@ -4,7 +4,7 @@ import { useId } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useDelayedFlag } from '../../lib/use-delayed-flag';
 
-/** Spec §9: appears only once a call has been running for 100 ms, so quick calls do not flash. */
+/** Appears only once a call has been running for 100 ms, so quick calls do not flash. */
 export function LoadingDialog({ active }: { active: boolean }) {
   const { t } = useTranslation();
   const open = useDelayedFlag(active, LOADING_DIALOG_DELAY_MS);

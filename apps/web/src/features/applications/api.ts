@@ -26,7 +26,7 @@ export async function getApplication(id: string): Promise<Application> {
   return applicationSchema.parse(await res.json());
 }
 
-/** Spec §3: the new id is the last path segment of the Location header of the 201. */
+/** The new id is the last path segment of the Location header of the 201. */
 export function idFromLocation(location: string | null): string {
   const id = location?.replace(/\/+$/, '').split('/').pop();
   if (!id) throw new Error('The server did not return the new application id');

@@ -32,7 +32,7 @@ export function putFile(url: string, file: File, onProgress: (fraction: number) 
 export class LogoFileError extends Error {}
 
 /**
- * Spec §4 logo upload up to the derived logoUrl: check the file, get an upload URL for its type,
+ * Logo upload up to the derived logoUrl: check the file, get an upload URL for its type,
  * PUT the bytes, swap the upload host for the CDN host. Saving the logoUrl is the caller's choice
  * (the card saves at once, the wizard with its last step).
  */

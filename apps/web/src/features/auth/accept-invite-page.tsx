@@ -36,7 +36,7 @@ export function AcceptInvitePage() {
     } catch (e) {
       // A half-finished exchange must not leave the code's session behind.
       clearSession();
-      // Spec §8's activation-link-expired message: a spent or expired link is not a typing mistake.
+      // The activation-link-expired message: a spent or expired link is not a typing mistake.
       setError(e instanceof InvitationLinkSpent ? { title: t('auth.linkExpiredTitle'), message: t('auth.linkExpired') } : authErrorOf(e));
     }
   });

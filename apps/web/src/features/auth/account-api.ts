@@ -4,7 +4,7 @@ import * as z from 'zod/mini';
 import { request } from '../../lib/http';
 import { accountKey } from './account-query';
 
-/** The account page's calls (issue 29), each written once as fetcher + hook. */
+/** The account page's calls, each written once as fetcher + hook. */
 export const sessionsKey = ['account', 'sessions'] as const;
 
 export async function listSessions(): Promise<AccountSession[]> {

@@ -35,7 +35,7 @@ import { resendVerification } from '../../lib/trust-api';
 addRecoveryTexts();
 
 /**
- * Your account (issue 29): display name, email and whether it is verified, password change, the sessions
+ * Your account: display name, email and whether it is verified, password change, the sessions
  * you are signed in with (end one, end all), and deleting the account.
  */
 export function AccountPage() {

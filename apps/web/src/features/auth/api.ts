@@ -46,7 +46,7 @@ export async function completeSignIn(auth: AuthResponse, displayName?: string): 
 }
 
 /**
- * Account creation from an invitation link (spec §4): sign in with the emailed code, change the
+ * Account creation from an invitation link: sign in with the emailed code, change the
  * password from the code to the chosen one, then sign in again with the new password.
  */
 /** The invitation's code no longer signs in: it was used already, or it has expired. */

@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { MessageDialog } from '../../components/ui/message-dialog';
 
 /**
- * Spec §8 dialog: errorTitle, errorMessage, and Done to dismiss. The default subtitle 'try again' is left
+ * The sign-in error dialog: errorTitle, errorMessage, and Done to dismiss. The default subtitle 'try again' is left
  * out: every message already says what to do, and the two read as 'try again' twice.
  */
 export function AuthErrorDialog({ error, onDismiss }: { error: AuthErrorEntry | null; onDismiss: () => void }) {

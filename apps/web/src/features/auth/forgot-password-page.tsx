@@ -15,7 +15,7 @@ addRecoveryTexts();
 
 /**
  * /forgot-password: an email form whose answer is the same whether or not the address has an account
- * (issue 29). The link in the email leads to /reset-password.
+ * (no one learns which addresses exist). The link in the email leads to /reset-password.
  */
 export function ForgotPasswordPage() {
   const { t } = useTranslation();

@@ -26,7 +26,7 @@ export function LoginPage() {
   const form = useForm({ resolver: zodResolver(loginSchema), defaultValues: { email: '', password: '' }, mode: 'onTouched' });
   const { isSubmitting } = form.formState;
 
-  // Issue 29: the WebAuthn library loads only when asked for (the /login bundle stays as it was).
+  // The WebAuthn library loads only when asked for (the /login bundle stays as it was).
   const [passkeyPending, setPasskeyPending] = useState(false);
   const onPasskey = async () => {
     setError(null);

@@ -18,7 +18,7 @@ export async function destroyAllTokens(): Promise<void> {
 }
 
 /**
- * Spec §4 logout: end the server session (best effort), clear all browser storage, go to login. With
+ * Logout: end the server session (best effort), clear all browser storage, go to login. With
  * `everywhere`, every session of the user ends (other browsers and devices too), not just this one.
  */
 export function useLogout(): (options?: { everywhere?: boolean }) => Promise<void> {

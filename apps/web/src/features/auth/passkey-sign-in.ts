@@ -3,7 +3,7 @@ import { startAuthentication } from '@simplewebauthn/browser';
 import { request } from '../../lib/http';
 
 /**
- * Sign in with a passkey (issue 29): options from the service, the browser's WebAuthn ceremony, the answer
+ * Sign in with a passkey: options from the service, the browser's WebAuthn ceremony, the answer
  * verified by the service. Loaded only when someone presses the button, so /login stays small.
  */
 export async function signInWithPasskey(): Promise<AuthResponse> {

@@ -28,7 +28,7 @@ export async function removePasskey(id: string) {
   await request(`/account/passkeys/${encodeURIComponent(id)}`, { method: 'DELETE' });
 }
 
-/** Passkeys of the account (issue 29): sign in without a password; a passkey session needs no code for new keys. */
+/** Passkeys of the account: sign in without a password; a passkey session needs no code for new keys. */
 export function PasskeysCard({ Section }: { Section: (props: { title: string; children: React.ReactNode }) => React.ReactNode }) {
   const { t, i18n } = useTranslation();
   const queryClient = useQueryClient();

@@ -2,7 +2,7 @@ import { getI18n } from 'react-i18next';
 import type { Catalogue } from '../../app/i18n/catalogue';
 
 /**
- * The strings of the forgot-password, reset-password and verify-email pages (issue 29), in both languages,
+ * The strings of the forgot-password, reset-password and verify-email pages, in both languages,
  * added to the tables when one of those pages loads: /login carries none of them (its JS budget,
  * bench/bundle-size.mjs). Typed with the other tables (app/i18n/i18next.d.ts).
  */

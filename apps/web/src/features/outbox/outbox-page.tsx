@@ -61,7 +61,7 @@ export function OutboxPage() {
       <Typography color="text.secondary" sx={{ mb: 1 }}>
         {t('outbox.intro')}
       </Typography>
-      {/* A subject stays in the language it was sent in (issue 28: English subjects on a German page). */}
+      {/* A subject stays in the language it was sent in: an English subject on a German page is expected. */}
       <Typography variant="body2" color="text.secondary" sx={{ mb: 2 }}>
         {t('outbox.asSent')}
       </Typography>

@@ -17,7 +17,7 @@ import { RetryAlert } from '../../components/ui/retry-alert';
 const SEARCH_DEBOUNCE_MS = 300;
 
 /**
- * Spec §2 Settings (partner users), made real: the application's users from the API, searched on the
+ * Settings (partner users), made real: the application's users from the API, searched on the
  * server, paged by cursor ("Load more"), with Add user (by email, pending until first sign-in) and Remove.
  */
 export function SettingsPage() {

@@ -38,7 +38,7 @@ export async function listDeliveries(appId: string, webhookId: string, cursor?: 
   const res = await request(`${onePath(appId, webhookId)}/delivery${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`);
   return { items: z.array(webhookDeliverySchema).parse(await res.json()), nextCursor: nextDeliveryCursor(res.headers.get('link')) };
 }
-/** Issue 28: a signed webhook.test delivery to this endpoint, queued like any other; answers the delivery. */
+/** A signed webhook.test delivery to this endpoint, queued like any other; answers the delivery. */
 export async function sendTestEvent(appId: string, webhookId: string): Promise<WebhookDelivery> {
   return webhookDeliverySchema.parse(await (await request(`${onePath(appId, webhookId)}/test`, { method: 'POST' })).json());
 }

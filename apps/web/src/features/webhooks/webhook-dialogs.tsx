@@ -42,7 +42,7 @@ export function AddWebhookDialog({ appId, open, onCancel, onCreated }: AddProps)
   const eventsErrorId = useId();
   const create = useCreateWebhook(appId);
   const form = useForm<CreateWebhook>({ resolver: zodResolver(createWebhookSchema), defaultValues: { url: '', events: [] }, mode: 'onTouched' });
-  // Issue 28: a development service says which OUTBOUND_ALLOW host would let a refused localhost URL through.
+  // A development service says which OUTBOUND_ALLOW host would let a refused localhost URL through.
   const [hint, setHint] = useState<{ host: string; url: string } | null>(null);
   const url = useWatch({ control: form.control, name: 'url' });
   const { reset } = form;

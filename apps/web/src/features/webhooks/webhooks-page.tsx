@@ -33,7 +33,7 @@ import { RetryAlert } from '../../components/ui/retry-alert';
 const WEBHOOK_PARAM = 'webhook';
 const eventKey = (event: WebhookDeliveryEvent) => `webhooks.eventNames.${event.replace('.', '_')}` as 'webhooks.eventNames.lock_unlocked';
 
-/** Issue 28: what became of the test event just sent, as the delivery log (polled) tells it. */
+/** What became of the test event just sent, as the delivery log (polled) tells it. */
 function TestEventResult({ delivery }: { delivery: WebhookDelivery }) {
   const { t } = useTranslation();
   const reason = delivery.responseStatus !== null ? `HTTP ${delivery.responseStatus}` : delivery.error ? localText(delivery.error) : '';

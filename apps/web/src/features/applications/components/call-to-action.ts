@@ -1,9 +1,9 @@
 import { DEFAULT_CALL_TO_ACTION, type CallToAction } from '@latchkey/contract';
 
 /**
- * Spec §4 call-to-action toggle. Off puts the current one aside and clears it; on brings back the
+ * The call-to-action toggle. Off puts the current one aside and clears it; on brings back the
  * one put aside, or the default when there is none. The default's button leads to the application's own
- * support contact (issue 28), never to Latchkey's: without one the target is left for the owner to fill.
+ * support contact, never to Latchkey's: without one the target is left for the owner to fill.
  */
 export function toggleCallToAction(
   on: boolean,

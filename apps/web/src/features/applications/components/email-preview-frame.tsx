@@ -10,8 +10,8 @@ import { emailPreviewPath, type PreviewInput } from './email-preview-query';
  * scaled email frame of components/ui (sandboxed without scripts; the portal's CSP forbids inline script
  * besides).
  *
- * Issue 26 item 11b: the unsaved form (call to action, colours) is rendered by the API for a signed-in
- * owner only, so the portal fetches the HTML with its bearer token and shows it through `srcdoc`; no URL
+ * The unsaved form (call to action, colours) is rendered by the API for a signed-in owner only — never
+ * caller-chosen content on the portal's origin for anyone — so the portal fetches the HTML with its bearer token and shows it through `srcdoc`; no URL
  * that renders caller-chosen content exists for a frame or a link. While a change loads (or a half-typed
  * colour is refused) the last preview stays. The server renders the stored application, so the caller
  * passes a `revision` that changes whenever that application does: the preview is fetched again.

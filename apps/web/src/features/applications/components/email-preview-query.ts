@@ -13,9 +13,9 @@ export interface PreviewInput {
 }
 
 /**
- * The preview's path under the API base; empty values are omitted (spec §7). Every field of the form the
- * sample shows is passed (issue 28: the sender name too), so the preview is the unsaved form. actionText is what the API
- * calls ctaAbridged. The overrides are answered to a signed-in owner only (issue 26 item 11b).
+ * The preview's path under the API base; empty values are omitted. Every field of the form the sample
+ * shows is passed (the sender name too), so the preview is the unsaved form. actionText is what the API
+ * calls ctaAbridged. The overrides are answered to a signed-in owner only.
  */
 export function emailPreviewPath(applicationId: string, input: PreviewInput): string {
   const query = new URLSearchParams();

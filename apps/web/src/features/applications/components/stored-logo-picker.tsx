@@ -12,7 +12,7 @@ interface Props {
 }
 
 /**
- * Spec §4 logo upload: the uploaded logo is saved to the application at once, the application reloaded,
+ * Logo upload: the uploaded logo is saved to the application at once, the application reloaded,
  * and the 'Saved' notice shown. Used by the overview's Email & Branding card and the wizard's Branding
  * step alike: the email preview is rendered from the stored application, so only a stored logo can show
  * in it. A failed save shows the picker's 'Try again' dialog and changes nothing.

@@ -1,5 +1,5 @@
 /**
- * Edit mode is a dirty form (house style §6): react-hook-form tracks which fields differ from the
+ * Edit mode is a dirty form, so a card sends only what changed: react-hook-form tracks which fields differ from the
  * snapshot; a field typed back to its original is no longer dirty. These pick what a card sends.
  */
 type DirtyMap = Partial<Record<string, unknown>>;

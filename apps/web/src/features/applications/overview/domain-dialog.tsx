@@ -8,7 +8,7 @@ import type { DomainKind } from '../auth-items-api';
 interface Props {
   kind: DomainKind | null;
   onCancel: () => void;
-  /** `discovery`: an auth domain whose OpenID configuration and keys the platform loads (issue 19). */
+  /** `discovery`: an auth domain whose OpenID configuration and keys the platform loads and follows. */
   onAdd: (url: string, discovery: boolean) => Promise<string | null>;
 }
 

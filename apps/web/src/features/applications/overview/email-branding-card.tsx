@@ -48,13 +48,13 @@ function EmailBrandingCardForm({ app }: { app: Application }) {
   // Every stored field can show in the email; the query hands back the same object while nothing changed.
   const revision = useMemo(() => JSON.stringify(app), [app]);
   const { form, editing, startEdit, cancel, finish, saveEnabled } = useEditFormContext<EmailBrandingValues>();
-  // Every field the sample shows, as typed (issue 28: the sender name too).
+  // Every field the sample shows, as typed (the sender name too).
   const [callToAction, primaryColour, secondaryColour, senderName, onlySendEssentialEmails] = useWatch({
     control: form.control,
     name: ['callToAction', 'primaryColour', 'secondaryColour', 'senderName', 'onlySendEssentialEmails'],
   });
 
-  // Spec §4: the Email save sends the whole emailPreferences object, then says so.
+  // The Email save sends the whole emailPreferences object, then says so.
   const onSubmit = form.handleSubmit(async (values) => {
     const result = await op.run(() => update.mutateAsync({ emailPreferences: values }), {
       notice: true,

@@ -23,7 +23,7 @@ import type { KeyKind, PrivateKeyFormat } from '../../../lib/key-pair';
 type Outcome = { kind: 'added'; kid: string; alg: string; file: string } | { kind: 'failed'; message: string; file: string | null };
 
 /**
- * Issue 28 item 4: "Generate a key pair" — made in this browser (WebCrypto), the private half saved once as
+ * "Generate a key pair" — made in this browser (WebCrypto), the private half saved once as
  * a file on this computer (never sent), the public half added as an Auth Key with its thumbprint as kid.
  * The key code is loaded when the dialog is used, not with the page.
  */

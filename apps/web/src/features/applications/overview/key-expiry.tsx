@@ -8,7 +8,7 @@ import { formatDate } from '../../../lib/dates';
 type ExpiryState = 'valid' | 'expiring' | 'expired';
 
 /**
- * Issue 19: an uploaded key's expiry (its JWK `exp`) beside its chip — 'Expired' once it has passed (the
+ * An uploaded key's expiry (its JWK `exp`) beside its chip — 'Expired' once it has passed (the
  * platform no longer verifies with it), 'Expires soon' in the 14 days before. Words, not colour alone.
  */
 export function KeyExpiryMark({ jwk, state, descriptionId }: { jwk: PublicJwk; state: ExpiryState; descriptionId?: string }) {

@@ -12,7 +12,7 @@ import { EmailBrandingCard } from './email-branding-card';
 import { RemoveApplicationCard } from './remove-application-card';
 
 /**
- * Spec §2 overview: five stacked cards. The shell has already loaded the application and hands it down
+ * The overview: five stacked cards. The shell has already loaded the application and hands it down
  * (a second query observer here would refetch it on mount, and re-render the page synchronously when
  * that refetch starts).
  * The cards mount in a deferred render, which React time-slices (it yields to the browser every few ms),

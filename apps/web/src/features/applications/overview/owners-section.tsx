@@ -28,7 +28,7 @@ export function OwnersSection({ applicationId, editing }: { applicationId: strin
   const me = currentUserId();
 
   // The add dialog stays open (with the typed email) until the add succeeds, so a miss loses nothing.
-  // An email with no account is not a dead end: the owner is offered to invite them (issue 28).
+  // An email with no account is not a dead end: the owner is offered to invite them.
   const onAdd = async (email: string) => {
     const result = await op.run(
       async () => {

@@ -21,7 +21,7 @@ interface BrandingValues extends FieldValues {
 }
 
 /**
- * "Send a test email" (issue 19): what the card shows right now — saved or not — goes to the signed-in
+ * "Send a test email": what the card shows right now — saved or not — goes to the signed-in
  * owner as the sample email, through the platform's mailer, and into the application's Outbox. A value the
  * server refuses shows under its field, as a save's would; nothing of the application changes.
  */

@@ -6,7 +6,7 @@ import { paths } from '../../../app/paths';
 import { readableTextOn } from '../../../lib/colour';
 import { useMissingSteps } from '../components/unfinished-setup';
 
-/** Spec §2: the logo 64 px high, or a circle with the first letter in the application's primary colour. */
+/** The logo 64 px high, or a circle with the first letter in the application's primary colour. */
 export function ApplicationTile({ app }: { app: Application }) {
   const { t } = useTranslation();
   const colour = app.emailPreferences.primaryColour;

@@ -16,7 +16,7 @@ const gridSx = {
   gridTemplateColumns: { xs: 'repeat(auto-fill, minmax(140px, 1fr))', sm: 'repeat(auto-fill, minmax(200px, 1fr))' },
 } as const;
 
-/** Spec §2 start screen; /start/new opens the add-application wizard in a side panel over it. */
+/** The start screen; /start/new opens the add-application wizard in a side panel over it. */
 export function StartPage() {
   const { t } = useTranslation();
   const navigate = useNavigate();

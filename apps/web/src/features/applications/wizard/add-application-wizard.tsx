@@ -40,7 +40,7 @@ interface WizardStart {
 const fresh: WizardStart = { step: 0, values: initialWizardValues, applicationId: null };
 
 /**
- * Spec §2/§4 add-application wizard, shown in the start screen's side panel at /start/new. With
+ * The add-application wizard, shown in the start screen's side panel at /start/new. With
  * `?resume=<id>` it continues an application whose setup was left unfinished, at its first missing step.
  */
 export function AddApplicationWizard() {
@@ -92,7 +92,7 @@ function Wizard({ start }: { start: WizardStart }) {
     }
   }
 
-  // Spec §4: Back decrements the step and saves nothing; what the step held, valid or not, waits for the user's return.
+  // Back decrements the step and saves nothing; what the step held, valid or not, waits for the user's return.
   function back<S extends WizardStep>(current: S, draft: WizardValues[S]) {
     setDrafts((d) => ({ ...d, [current]: draft }));
     setStep(Math.max(0, current - 1) as WizardStep);

@@ -7,7 +7,7 @@ import {
   type UpdateApplication,
 } from '@latchkey/contract';
 
-/** Spec §3 "Wizard inputs by step", as the four forms hold them. */
+/** The wizard's inputs by step, as the four forms hold them. */
 export interface WizardValues {
   0: { name: string; companyName: string; mailingAddress: string };
   1: { privacyPolicy: string; supportContact: string; appLink: string };
@@ -15,7 +15,7 @@ export interface WizardValues {
   3: { logoUrl: string; primaryColour: string; secondaryColour: string };
 }
 export type WizardStep = 0 | 1 | 2 | 3;
-/** What a step's form held when the user pressed Back: kept, valid or not, but not saved (spec §4). */
+/** What a step's form held when the user pressed Back: kept, valid or not, but not saved. */
 export type WizardDrafts = Partial<WizardValues>;
 export const LAST_STEP: WizardStep = 3;
 
@@ -58,7 +58,7 @@ export type StepCall = { kind: 'create'; body: CreateApplication } | { kind: 'up
 const emptyToNull = (value: string): string | null => (value.trim() === '' ? null : value.trim());
 
 /**
- * Which call a step makes (spec §4): step 0 creates; 1–3 update. Step 1 sends empty URLs as null;
+ * Which call a step makes: step 0 creates; 1–3 update. Step 1 sends empty URLs as null;
  * step 3 omits an empty logoUrl. Step 3 repeats step 2's email settings next to the colours so the
  * stored emailPreferences are complete whether the server merges or replaces that object.
  */
@@ -90,10 +90,10 @@ export function stepCall<S extends WizardStep>(step: S, values: WizardValues): S
   }
 }
 
-/** Spec §2: Back shows from step index 2 on. */
+/** Back shows from step index 2 on. */
 export const canGoBack = (step: WizardStep): boolean => step >= 2;
 
-/** Spec §2: leaving after step index 1 and before success warns. */
+/** Leaving after step index 1 and before success warns. */
 export const shouldWarnOnExit = (step: WizardStep, added: boolean): boolean => step > 1 && !added;
 
 export const isLastStep = (step: WizardStep): boolean => step === LAST_STEP;
