@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { MAX_TEXT_LENGTH } from './constants.js';
-import { requiredText } from './rules.js';
+import { messages } from './messages.js';
+import { emailSchema, requiredText } from './rules.js';
 import { idParam } from './text.js';
 
 /**
@@ -13,6 +14,13 @@ export const MAX_TILES_PER_LOCK = 20;
 export const MAX_SITES_PER_APPLICATION = 50;
 /** A site's colour when it has none of its own (the SDK's site shape has no null colour). */
 export const DEFAULT_SITE_COLOUR = '#00283C';
+/**
+ * Signing in at a tile: a person a lock is shared with (an application user, not a portal account) asks
+ * for a one-time link by email on the tile's page; the link signs them in as that application user for
+ * LOCK_USER_TOKEN_TTL_HOURS. The link lives TILE_SIGN_IN_TTL_MINUTES and works once.
+ */
+export const TILE_SIGN_IN_TTL_MINUTES = 15;
+export const LOCK_USER_TOKEN_TTL_HOURS = 12;
 
 export const tileErrors = {
   noDevices: 'No devices associated with this tile',
@@ -27,6 +35,10 @@ export const tileErrors = {
   duplicateLock: 'A lock is listed twice',
   notAdmin: 'Only an admin of a lock can link tiles to it',
   lockNotInSite: 'Every lock must be in the site given',
+  signInSent: `If this address has a key to a door behind this code, a sign-in link is on its way. It works once, for ${TILE_SIGN_IN_TTL_MINUTES} minutes.`,
+  signInLinkInvalid: 'This sign-in link is not valid. Ask for a new one at the door.',
+  signInLinkUsed: 'This sign-in link was used already. Ask for a new one at the door.',
+  signInLinkExpired: 'This sign-in link has expired. Ask for a new one at the door.',
 } as const;
 
 export const siteErrors = {
@@ -95,3 +107,28 @@ export type SiteName = z.infer<typeof siteNameSchema>;
 
 /** PUT /platform/application/{id}/lock/{lockId}/site: move the lock into a site, or out of every site (null). */
 export const lockSiteSchema = z.object({ siteId: z.nullable(uuidText(tileErrors.siteIdInvalid)) });
+
+/** POST /tile/{tileId}/sign-in: the address a lock was shared with. */
+export const tileSignInSchema = z.object({ email: emailSchema });
+export type TileSignIn = z.infer<typeof tileSignInSchema>;
+
+/** Its answer, the same whether or not a link was sent. */
+export const tileSignInSentSchema = z.object({ message: z.string() });
+export type TileSignInSent = z.infer<typeof tileSignInSentSchema>;
+
+/** POST /tile/sign-in/verify: the secret of the emailed link (`?signin=`). */
+export const tileSignInVerifySchema = z.object({
+  token: z
+    .string({ error: tileErrors.signInLinkInvalid })
+    .check(z.minLength(1, messages.required), z.maxLength(200, tileErrors.signInLinkInvalid), z.regex(/^[A-Za-z0-9_-]+$/, tileErrors.signInLinkInvalid)),
+});
+export type TileSignInVerify = z.infer<typeof tileSignInVerifySchema>;
+
+/** A lock-user token for the application user: the lock-user routes take it as a bearer token. */
+export const tileSignInResponseSchema = z.object({
+  authToken: z.string(),
+  userId: z.string(),
+  /** Epoch seconds. */
+  expiresAt: z.number(),
+});
+export type TileSignInResponse = z.infer<typeof tileSignInResponseSchema>;

@@ -608,3 +608,25 @@ export const revokedDeviceCertificates = pgTable('revoked_device_certificates', 
   deviceId: uuid('device_id').notNull(),
   revokedAt: timestamp('revoked_at', { withTimezone: true }).notNull().defaultNow(),
 });
+
+/**
+ * Single-use sign-in links a tile's page emails to a person a lock is shared with (an application user):
+ * only the secret's SHA-256 is kept; a link is spent by setting `used_at`, and dies at `expires_at`.
+ */
+export const tileSignInTokens = pgTable(
+  'tile_sign_in_tokens',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    applicationUserId: uuid('application_user_id')
+      .notNull()
+      .references(() => applicationUsers.id, { onDelete: 'cascade' }),
+    tileId: uuid('tile_id')
+      .notNull()
+      .references(() => tiles.id, { onDelete: 'cascade' }),
+    tokenHash: text('token_hash').notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    usedAt: timestamp('used_at', { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('tile_sign_in_tokens_token_hash_key').on(t.tokenHash), index('tile_sign_in_tokens_user_idx').on(t.applicationUserId)],
+);
