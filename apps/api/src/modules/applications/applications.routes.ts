@@ -90,7 +90,7 @@ export async function applicationsRoutes(instance: FastifyInstance) {
     },
   );
 
-  // The spec's form `/platform/application//directory/query` reaches the same route: duplicate slashes are
+  // The original portal's form `/platform/application//directory/query` reaches the same route: duplicate slashes are
   // folded. `/directory/query` itself takes lock users' tokens too: modules/devices-sdk.
   for (const path of [`${base}/directory/query`]) {
     app.post(

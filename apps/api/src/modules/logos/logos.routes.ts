@@ -44,7 +44,7 @@ export async function logosRoutes(instance: FastifyInstance) {
   if (!(storage instanceof LocalLogoStorage)) return;
   app.decorateRequest('logoObjectKey', '');
 
-  // Reads the image body itself so that an oversize upload gets the spec's message (not the generic
+  // Reads the image body itself so that an oversize upload gets the contract's too-big message (not the generic
   // 413) and stops being read at the limit. Scoped to this plugin: no other route accepts images.
   app.addContentTypeParser([...LOGO_CONTENT_TYPES], (request, payload, done) => {
     if (Number(request.headers['content-length']) >= LOGO_MAX_BYTES) return done(new AppError(413, apiErrors.uploadTooBig), undefined);

@@ -17,7 +17,7 @@ addRecoveryTexts();
 const SPENT: readonly string[] = [accountErrors.resetLinkUsed, accountErrors.resetLinkExpired, accountErrors.resetLinkInvalid];
 
 /**
- * /reset-password?userId=&token= from the email: a new password (the spec's rules), then every session of
+ * /reset-password?userId=&token= from the email: a new password (the contract's password rules), then every session of
  * the account has ended and this one is signed in. A used, expired or broken link says so and offers a new one.
  */
 export function ResetPasswordPage() {

@@ -75,7 +75,7 @@ export function OwnersSection({ applicationId, editing }: { applicationId: strin
           {t('owners.editHint')}
         </Typography>
       )}
-      {/* A failed owner list is left empty, as in the spec; the section stays usable. */}
+      {/* A failed owner list is left empty; the section stays usable. */}
       <List aria-labelledby="owners-title">
         {(owners.data ?? []).map((owner) => {
           const isMe = owner.userId === me;
