@@ -82,6 +82,8 @@ async function retryOnDeadlock<T>(work: () => Promise<T>, attempts = 5): Promise
  */
 export class WebhookDispatcher {
   private boss: PgBoss | null = null;
+  /** The queue's start, once begun (startQueue). */
+  private starting: Promise<PgBoss> | null = null;
   private relayTimer: NodeJS.Timeout | undefined;
   private relaying: Promise<void> | null = null;
   private stopped = false;
@@ -103,7 +105,34 @@ export class WebhookDispatcher {
     return this.config.timeoutSeconds + 5;
   }
 
+  /**
+   * Starts the relay and log pruning. The queue itself (pg-boss: its schema, supervision and workers) starts
+   * once any application has a webhook endpoint — at once if one exists, else on the relay pass that first
+   * finds one. A deployment no one has added an endpoint to never pays for it; the relay passes until then
+   * are one index probe each.
+   */
   async start(): Promise<void> {
+    if (await this.anyEndpoint()) await this.startQueue();
+    this.scheduleRelay();
+    this.pruneTimer = setInterval(() => void this.pruneDeliveries().catch((error: unknown) => this.log.warn({ err: error }, 'webhook log pruning')), PRUNE_EVERY_MS);
+    this.pruneTimer.unref();
+  }
+
+  private async anyEndpoint(): Promise<boolean> {
+    const { rows } = await this.database.executeSql('select exists (select 1 from webhooks) as "any"');
+    return (rows[0] as { any: boolean }).any;
+  }
+
+  /** The queue, started once however many passes ask for it at the same time. */
+  private startQueue(): Promise<PgBoss> {
+    this.starting ??= this.createQueue().catch((error: unknown) => {
+      this.starting = null;
+      throw error;
+    });
+    return this.starting;
+  }
+
+  private async createQueue(): Promise<PgBoss> {
     const boss = new PgBoss({
       db: { executeSql: (text, values) => this.database.executeSql(text, values) as Promise<{ rows: never[] }> },
       backend: this.database.kind === 'pglite' ? 'pglite' : 'postgres',
@@ -143,9 +172,7 @@ export class WebhookDispatcher {
         this.workerIds.push(id);
       }
     }
-    this.scheduleRelay();
-    this.pruneTimer = setInterval(() => void this.pruneDeliveries().catch((error: unknown) => this.log.warn({ err: error }, 'webhook log pruning')), PRUNE_EVERY_MS);
-    this.pruneTimer.unref();
+    return boss;
   }
 
   /**
@@ -225,8 +252,9 @@ export class WebhookDispatcher {
 
   /** Turns owed events into deliveries, claims owed deliveries (a lease), queues each, then marks them handed over. */
   private async relay(): Promise<void> {
-    const boss = this.boss;
-    if (!boss) return;
+    if (!this.boss && !(await this.anyEndpoint())) return;
+    const boss = this.boss ?? (await this.startQueue());
+    if (this.stopped) return;
     try {
       while ((await this.expandAnnouncements()) === RELAY_BATCH && !this.stopped);
     } catch (error) {
