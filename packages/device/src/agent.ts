@@ -64,6 +64,7 @@ export class DeviceAgent {
   private reconnectAttempts = 0;
   private renewalAsked = 0;
   private stopping = false;
+  private writes: Promise<unknown> = Promise.resolve();
   private endpoints: string[] | undefined;
 
   private constructor(
@@ -118,6 +119,7 @@ export class DeviceAgent {
     if (this.renewTimer) clearInterval(this.renewTimer);
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     await this.controller.close({ lock: true });
+    await this.writes;
     if (this.client.connected) await this.client.publishAsync(this.topic('presence'), 'offline', { qos: 1, retain: true }).catch(() => undefined);
     await this.client.endAsync();
     await new Promise<void>((resolve) => (this.http ? this.http.close(() => resolve()) : resolve()));
@@ -126,6 +128,8 @@ export class DeviceAgent {
 
   private mqttOptions(): IClientOptions {
     const { identity, keyPem, certificatePem, deviceCaPem } = this.files;
+    // Certificates only for a TLS URL: given a key and certificate, mqtt.js turns mqtt:// into mqtts:// itself.
+    const secure = /^(mqtts|wss):/.test(identity.mqttUrl);
     return {
       clientId: identity.deviceId,
       clean: true,
@@ -133,9 +137,7 @@ export class DeviceAgent {
       // Reconnection is ours (scheduleReconnect): exponential, with jitter, so a thousand locks do not return at once.
       reconnectPeriod: 0,
       connectTimeout: 15_000,
-      key: keyPem,
-      cert: certificatePem,
-      ca: [deviceCaPem],
+      ...(secure ? { key: keyPem, cert: certificatePem, ca: [deviceCaPem] } : {}),
       will: { topic: this.topic('presence'), payload: Buffer.from('offline'), qos: 1, retain: true },
     };
   }
@@ -205,7 +207,7 @@ export class DeviceAgent {
 
   /** Publishes an outcome on `…/result`, or keeps it for when the broker is back. */
   private async report(requestId: string, result: HandleResult): Promise<void> {
-    await this.saveReplayCache();
+    await this.saveReplayCache().catch(() => undefined);
     const message: DeviceResult = { requestId, outcome: result.outcome, state: { locked: result.state.locked } };
     if (result.reason) message.reason = result.reason.slice(0, 500);
     if (this.client.connected) {
@@ -220,8 +222,12 @@ export class DeviceAgent {
     this.pending.push(message);
   }
 
-  private async saveReplayCache(): Promise<void> {
-    await this.options.state.write('replay', JSON.stringify(this.controller.replayCache.entries(Date.now())), 0o600);
+  /** Writes the used operations to disk, one write after another; `stop` waits for the last. */
+  private saveReplayCache(): Promise<void> {
+    const write = () => this.options.state.write('replay', JSON.stringify(this.controller.replayCache.entries(Date.now())), 0o600);
+    const next = this.writes.then(write, write);
+    this.writes = next.catch((error: Error) => this.log.warn(`Could not save the used operations: ${error.message}`));
+    return next;
   }
 
   private async serveLocally(port: number, host?: string): Promise<void> {

@@ -30,7 +30,7 @@ export interface LocalHttpOptions {
   controller: LockController;
   port: number;
   host?: string;
-  /** Called with every outcome, so it can be reported to the platform. */
+  /** Called with every decision (204 or 403), so it can be reported to the platform. */
   onOutcome?: (result: HandleResult) => void;
 }
 
@@ -58,12 +58,14 @@ async function serve(request: IncomingMessage, response: ServerResponse, control
   const jws = await readOperation(request);
   if (jws === null) return answer(response, 400, operationErrors.malformed);
   const result = await controller.handle(jws);
-  onOutcome?.(result);
-  if (result.outcome === 'DONE') {
+  const status = result.outcome === 'DONE' ? 204 : statusOf(result.reason!);
+  // What was not an operation is not reported; a decision, either way, is.
+  if (status !== 400) onOutcome?.(result);
+  if (status === 204) {
     response.writeHead(204);
     return response.end();
   }
-  answer(response, statusOf(result.reason!), result.reason!);
+  answer(response, status, result.reason!);
 }
 
 /** The body as a JWS: plain text, or a JSON string; null when it is neither or too long. */

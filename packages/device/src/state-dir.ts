@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -44,7 +45,7 @@ export class StateDir {
   async write(name: FileName, content: string, mode = 0o644): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     const target = this.file(name);
-    const temporary = `${target}.${process.pid}.tmp`;
+    const temporary = `${target}.${process.pid}.${randomUUID()}.tmp`;
     await writeFile(temporary, content, { mode });
     await chmod(temporary, mode);
     await rename(temporary, target);

@@ -1,0 +1,246 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Aedes } from 'aedes';
+import mqtt, { type MqttClient } from 'mqtt';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { deviceTopicPrefix, operationErrors, type DeviceResult, type DeviceStateMessage } from '@latchkey/contract';
+import { VirtualActuator } from './actuators.js';
+import { DeviceAgent, type Logger } from './agent.js';
+import { createKeyAndCsr } from './provision.js';
+import { StateDir } from './state-dir.js';
+import {
+  certifyCsr,
+  configUser,
+  createDeviceCa,
+  createTestCa,
+  issueLeaf,
+  signConfig,
+  signOperation,
+  testConfig,
+  unlockClaims,
+  type TestCa,
+  type TestUser,
+} from './test-fixture.js';
+
+/**
+ * The agent against a real broker (Aedes, in-process, plain TCP): presence and its Last Will, state,
+ * config, operations and results, the local endpoint, and certificate renewal.
+ */
+
+let platformCa: TestCa;
+let deviceCa: TestCa;
+let alice: TestUser;
+const quiet: Logger = process.env.AGENT_LOG ? { info: (m) => console.log(m), warn: (m) => console.log(m) } : { info: () => undefined, warn: () => undefined };
+
+interface Broker {
+  aedes: Aedes;
+  server: Server;
+  port: number;
+  close(): Promise<void>;
+}
+
+async function startBroker(port = 0): Promise<Broker> {
+  const aedes = await Aedes.createBroker();
+  const server = createServer(aedes.handle);
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    aedes,
+    server,
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => aedes.close(() => server.close(() => resolve()))),
+  };
+}
+
+/** A state directory as provisioning leaves it, pointing at `mqttUrl`. */
+async function provisioned(mqttUrl: string, certificateDays = 90) {
+  const dir = await mkdtemp(path.join(tmpdir(), 'latchkey-agent-'));
+  const state = new StateDir(dir);
+  const deviceId = randomUUID();
+  const lockId = randomUUID();
+  const { privateKeyPem, csrPem } = await createKeyAndCsr();
+  await state.write('key', privateKeyPem, 0o600);
+  await state.write('certificate', await certifyCsr(deviceCa, csrPem, deviceId, certificateDays));
+  await state.write('deviceCa', deviceCa.pem);
+  await state.write('platformCa', platformCa.pem);
+  await state.write('identity', JSON.stringify({ deviceId, lockId, mqttUrl, topicPrefix: deviceTopicPrefix(deviceId), apiUrl: 'http://localhost/api' }));
+  return { dir, state, deviceId, lockId, prefix: deviceTopicPrefix(deviceId) };
+}
+
+/** A platform-side client that records everything under the device's prefix. */
+async function observe(port: number, prefix: string) {
+  const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${port}`, { clientId: `platform-${randomUUID()}`, reconnectPeriod: 0 });
+  const seen: { topic: string; text: string; retain: boolean }[] = [];
+  const waiters: { match: (m: (typeof seen)[number]) => boolean; resolve: (text: string) => void }[] = [];
+  client.on('message', (topic, payload, packet) => {
+    const message = { topic, text: payload.toString(), retain: packet.retain };
+    seen.push(message);
+    for (const waiter of waiters.splice(0)) {
+      if (waiter.match(message)) waiter.resolve(message.text);
+      else waiters.push(waiter);
+    }
+  });
+  await client.subscribeAsync(`${prefix}/#`, { qos: 1 });
+  /** The next message on `name` (or one already seen since `from`) whose text satisfies `test`. */
+  const next = (name: string, test: (text: string) => boolean = () => true, from = 0) => {
+    const match = (m: (typeof seen)[number]) => m.topic === `${prefix}/${name}` && test(m.text);
+    const already = seen.slice(from).find(match);
+    return already ? Promise.resolve(already.text) : new Promise<string>((resolve) => waiters.push({ match, resolve }));
+  };
+  return { client, seen, next };
+}
+
+const cleanup: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+beforeAll(async () => {
+  [platformCa, deviceCa] = await Promise.all([createTestCa(), createDeviceCa()]);
+  alice = await issueLeaf(platformCa);
+});
+
+async function startAgent(state: StateDir, extra: Partial<Parameters<typeof DeviceAgent.start>[0]> = {}) {
+  const agent = await DeviceAgent.start({ state, actuator: new VirtualActuator(), firmware: 'test-1.0', log: quiet, reconnectMs: 50, maxReconnectMs: 200, ...extra });
+  cleanup.push(() => agent.stop());
+  return agent;
+}
+
+describe('DeviceAgent on a real broker', () => {
+  let broker: Broker;
+  beforeAll(async () => {
+    broker = await startBroker();
+  });
+  afterAll(() => broker.close());
+
+  it('says online (retained), reports its state, and the broker says offline for it when the connection dies', async () => {
+    const device = await provisioned(`mqtt://127.0.0.1:${broker.port}`);
+    const platform = await observe(broker.port, device.prefix);
+    cleanup.push(() => platform.client.endAsync(), () => rm(device.dir, { recursive: true }));
+    await startAgent(device.state);
+    expect(await platform.next('presence')).toBe('online');
+    const state = JSON.parse(await platform.next('state')) as DeviceStateMessage;
+    expect(state).toMatchObject({ locked: true, firmware: 'test-1.0' });
+    expect(Date.parse(state.at)).toBeGreaterThan(Date.now() - 10_000);
+    const mark = platform.seen.length;
+    // Cut the device off without a DISCONNECT: its Last Will speaks, then it comes back by itself.
+    const [client] = [...Object.values((broker.aedes as unknown as { clients: Record<string, { close(): void }> }).clients)].filter((c) => (c as unknown as { id: string }).id === device.deviceId);
+    client!.close();
+    expect(await platform.next('presence', (t) => t === 'offline', mark)).toBe('offline');
+    expect(await platform.next('presence', (t) => t === 'online', mark)).toBe('online');
+  });
+
+  it('takes a signed config, stores it, answers operations on …/result and reports the state change', async () => {
+    const device = await provisioned(`mqtt://127.0.0.1:${broker.port}`);
+    const platform = await observe(broker.port, device.prefix);
+    cleanup.push(() => platform.client.endAsync(), () => rm(device.dir, { recursive: true }));
+    const agent = await startAgent(device.state);
+    await platform.next('presence');
+    const configJws = signConfig(platformCa, testConfig(device.lockId, [configUser(alice)], { version: 3 }));
+    const taken = new Promise((resolve) => agent.controller.once('config', resolve));
+    await platform.client.publishAsync(`${device.prefix}/config`, configJws, { qos: 1, retain: true });
+    await taken;
+    await expect.poll(() => device.state.read('config')).toBe(configJws);
+
+    // A malformed message is ignored: the first result is the valid operation's.
+    await platform.client.publishAsync(`${device.prefix}/op`, '{"requestId": 7}', { qos: 1 });
+    const unlock = signOperation(alice, unlockClaims(alice, device.lockId, Date.now(), { operation: { type: 'MUTATE_LOCK', locked: false, duration: 30 } }));
+    await platform.client.publishAsync(`${device.prefix}/op`, JSON.stringify({ requestId: 'r-1', jws: unlock }), { qos: 1 });
+    expect(JSON.parse(await platform.next('result'))).toEqual({ requestId: 'r-1', outcome: 'DONE', state: { locked: false } } satisfies DeviceResult);
+    expect(JSON.parse(await platform.next('state', (t) => JSON.parse(t).locked === false))).toMatchObject({ locked: false });
+
+    await platform.client.publishAsync(`${device.prefix}/op`, JSON.stringify({ requestId: 'r-2', jws: unlock }), { qos: 1 });
+    expect(JSON.parse(await platform.next('result', (t) => t.includes('r-2')))).toEqual({ requestId: 'r-2', outcome: 'REFUSED', reason: operationErrors.replayed, state: { locked: false } });
+
+    // An older config is ignored; the one stored stays.
+    await platform.client.publishAsync(`${device.prefix}/config`, signConfig(platformCa, testConfig(device.lockId, [], { version: 2 })), { qos: 1, retain: true });
+    const op = signOperation(alice, unlockClaims(alice, device.lockId));
+    await platform.client.publishAsync(`${device.prefix}/op`, JSON.stringify({ requestId: 'r-3', jws: op }), { qos: 1 });
+    expect(JSON.parse(await platform.next('result', (t) => t.includes('r-3')))).toMatchObject({ outcome: 'DONE' });
+    expect(agent.controller.config?.version).toBe(3);
+  });
+
+  it('renews its certificate: a CSR on …/renew, the new certificate stored with its new key, and back online', async () => {
+    const device = await provisioned(`mqtt://127.0.0.1:${broker.port}`, 10);
+    const platform = await observe(broker.port, device.prefix);
+    cleanup.push(() => platform.client.endAsync(), () => rm(device.dir, { recursive: true }));
+    const oldKey = await device.state.read('key');
+    await startAgent(device.state);
+    const csrPem = await platform.next('renew');
+    expect(csrPem).toMatch(/^-----BEGIN CERTIFICATE REQUEST-----/);
+    const renewed = await certifyCsr(deviceCa, csrPem, device.deviceId, 90);
+    const mark = platform.seen.length;
+    await platform.client.publishAsync(`${device.prefix}/certificate`, JSON.stringify({ certificate: renewed }), { qos: 1 });
+    expect(await platform.next('presence', (t) => t === 'online', mark)).toBe('online');
+    expect(await device.state.read('certificate')).toBe(renewed);
+    expect(await device.state.read('key')).not.toBe(oldKey);
+    expect(await device.state.read('pendingKey')).toBeNull();
+  });
+
+  it('ignores a certificate from another CA', async () => {
+    const device = await provisioned(`mqtt://127.0.0.1:${broker.port}`);
+    const platform = await observe(broker.port, device.prefix);
+    cleanup.push(() => platform.client.endAsync(), () => rm(device.dir, { recursive: true }));
+    const warnings: string[] = [];
+    await startAgent(device.state, { log: { info: () => undefined, warn: (m) => warnings.push(m) } });
+    await platform.next('presence');
+    const before = await device.state.read('certificate');
+    const { csrPem } = await createKeyAndCsr(device.deviceId);
+    await platform.client.publishAsync(`${device.prefix}/certificate`, JSON.stringify({ certificate: await certifyCsr(platformCa, csrPem, device.deviceId) }), { qos: 1 });
+    await expect.poll(() => warnings.some((w) => w.includes('not issued by the device CA'))).toBe(true);
+    expect(await device.state.read('certificate')).toBe(before);
+  });
+});
+
+describe('DeviceAgent without the platform', () => {
+  it('decides from its stored config through the local endpoint, and reports the outcomes once the broker is back', async () => {
+    // A port with nothing listening yet: the broker starts on it later.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
+
+    const device = await provisioned(`mqtt://127.0.0.1:${port}`);
+    cleanup.push(() => rm(device.dir, { recursive: true }));
+    await device.state.write('config', signConfig(platformCa, testConfig(device.lockId, [configUser(alice)])));
+    const agent = await startAgent(device.state, { httpPort: 0, httpHost: '127.0.0.1' });
+    const url = `http://127.0.0.1:${agent.httpPort}/execute`;
+
+    const jws = signOperation(alice, unlockClaims(alice, device.lockId));
+    expect((await fetch(url, { method: 'POST', body: jws, headers: { 'content-type': 'text/plain' } })).status).toBe(204);
+    const again = await fetch(url, { method: 'POST', body: JSON.stringify(jws), headers: { 'content-type': 'application/json' } });
+    expect(again.status).toBe(403);
+    expect(await again.json()).toEqual({ code: 403, message: operationErrors.replayed });
+    const bad = await fetch(url, { method: 'POST', body: '{"jws": 1}', headers: { 'content-type': 'application/json' } });
+    expect(bad.status).toBe(400);
+    expect((await fetch(url, { method: 'POST', body: 'not-a-jws' })).status).toBe(400);
+
+    const broker = await startBroker(port);
+    // Closed after the agent has stopped (cleanup runs last to first).
+    cleanup.unshift(() => broker.close());
+    const results: DeviceResult[] = [];
+    broker.aedes.on('publish', (packet) => {
+      if (packet.topic === `${device.prefix}/result`) results.push(JSON.parse(packet.payload.toString()) as DeviceResult);
+    });
+    // The two decisions are reported; the requests that were not operations (400) are not.
+    await expect.poll(() => results.length, { timeout: 5000 }).toBe(2);
+    expect(results[0]).toMatchObject({ outcome: 'DONE', state: { locked: false } });
+    expect(results[0]!.requestId).toMatch(/^local-[0-9a-f-]{36}$/);
+    expect(results[1]).toMatchObject({ outcome: 'REFUSED', reason: operationErrors.replayed });
+  });
+
+  it('keeps the operations it obeyed across a restart, so one cannot be used twice', async () => {
+    const device = await provisioned('mqtt://127.0.0.1:1');
+    cleanup.push(() => rm(device.dir, { recursive: true }));
+    await device.state.write('config', signConfig(platformCa, testConfig(device.lockId, [configUser(alice)])));
+    const jws = signOperation(alice, unlockClaims(alice, device.lockId));
+    const first = await startAgent(device.state, { httpPort: 0, httpHost: '127.0.0.1' });
+    expect((await fetch(`http://127.0.0.1:${first.httpPort}/execute`, { method: 'POST', body: jws })).status).toBe(204);
+    await first.stop();
+    const second = await startAgent(device.state, { httpPort: 0, httpHost: '127.0.0.1' });
+    const replay = await fetch(`http://127.0.0.1:${second.httpPort}/execute`, { method: 'POST', body: jws });
+    expect(await replay.json()).toEqual({ code: 403, message: operationErrors.replayed });
+  });
+});
