@@ -3,6 +3,7 @@ import { and, eq, lt, sql } from 'drizzle-orm';
 import { DEVICE_CERTIFICATE_DAYS, DEVICE_TOPIC_ROOT, deviceTopic, MAX_CSR_LENGTH, type deviceCertificateMessageSchema } from '@latchkey/contract';
 import type { z } from 'zod';
 import { lockDevices, revokedDeviceCertificates } from '../../db/schema.js';
+import { SecretBox } from '../../lib/secret-box.js';
 import { registerMqtt } from '../../plugins/mqtt/index.js';
 import { DeviceCa } from './device-ca.js';
 import { deviceAuthority } from './devices.service.js';
@@ -24,7 +25,7 @@ const RENEWAL_INTERVAL_S = 60;
  * publishes a CSR on …/renew and is answered on …/certificate.
  */
 export async function registerDeviceBroker(app: FastifyInstance): Promise<void> {
-  const ca = await DeviceCa.load(app.db);
+  const ca = await DeviceCa.load(app.db, new SecretBox(app.config.secretsEncryptionKey));
   app.decorate('deviceCa', ca);
   await registerMqtt(app, deviceAuthority(app.db, ca));
   await app.deviceBus.subscribe(`${DEVICE_TOPIC_ROOT}/+/renew`, (topic, payload) => {

@@ -6,7 +6,8 @@ import * as x509 from '@peculiar/x509';
 import { DEVICE_CERTIFICATE_DAYS, deviceErrors } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { badRequest } from '../../errors.js';
-import { loadOrCreateSecret } from '../../lib/server-secrets.js';
+import type { SecretBox } from '../../lib/secret-box.js';
+import { loadOrCreateSharedSecret } from '../../lib/server-secrets.js';
 import { normaliseSerial, type TlsMaterial } from '../../plugins/mqtt/authority.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
@@ -56,8 +57,9 @@ export class DeviceCa {
     this.certificatePem = ca.toString('pem');
   }
 
-  static async load(db: Db): Promise<DeviceCa> {
-    const stored = JSON.parse(await loadOrCreateSecret(db, SECRET_NAME, createCa)) as StoredCa;
+  /** `box` seals the CA's key in the database (SECRETS_ENCRYPTION_KEY). */
+  static async load(db: Db, box: SecretBox): Promise<DeviceCa> {
+    const stored = JSON.parse(await loadOrCreateSharedSecret(db, box, SECRET_NAME, createCa)) as StoredCa;
     const signingKey = await webcrypto.subtle.importKey('pkcs8', Buffer.from(stored.privateKey, 'base64'), P256, false, ['sign']);
     return new DeviceCa(signingKey as CryptoKey, new x509.X509Certificate(Buffer.from(stored.certificate, 'base64')));
   }

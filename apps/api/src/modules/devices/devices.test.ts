@@ -102,7 +102,8 @@ describe('provisioning a device', () => {
     const key = await generateDeviceKey();
     const pem = await createCsr(key, `CN=${created.deviceId}`);
     const der = Buffer.from(x509.PemConverter.decodeFirst(pem));
-    der[der.length - 3] ^= 0xff; // the last bytes are the signature's
+    const last = der.length - 3; // the last bytes are the signature's
+    der[last] = der[last]! ^ 0xff;
     const tampered = await provision(created.provisioningCode, x509.PemConverter.encode(der, 'CERTIFICATE REQUEST'));
     expect(tampered.json()).toMatchObject({ code: 400, message: deviceErrors.csrInvalid });
 

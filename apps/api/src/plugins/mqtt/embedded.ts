@@ -44,21 +44,22 @@ export class EmbeddedBus implements DeviceBus {
   private readonly webSockets = new WebSocketServer({ noServer: true, maxPayload: MAX_DEVICE_PACKET_BYTES });
   private closed = false;
 
+  private broker!: Aedes;
+
   private constructor(
-    private readonly broker: Aedes,
     private readonly authority: DeviceAuthority,
     private readonly log: FastifyBaseLogger,
   ) {}
 
   static async create(authority: DeviceAuthority, log: FastifyBaseLogger): Promise<EmbeddedBus> {
-    let bus: EmbeddedBus | undefined;
+    const bus = new EmbeddedBus(authority, log);
     const broker = await Aedes.createBroker({
-      authenticate: (client, _username, _password, done) => void bus!.authenticate(client).then((ok) => done(ok ? null : refusal('not authorized'), ok)),
-      authorizePublish: (client, packet, done) => done(bus!.authorizePublish(client, packet.topic, packet.payload) ? null : new Error('publish refused')),
-      authorizeSubscribe: (client, subscription, done) => done(null, bus!.authorizeSubscribe(client, subscription.topic) ? subscription : null),
-      authorizeForward: (client, packet) => (bus!.authorizeForward(client, packet) ? packet : null),
+      authenticate: (client, _username, _password, done) => void bus.authenticate(client).then((ok) => done(ok ? null : refusal('not authorized'), ok)),
+      authorizePublish: (client, packet, done) => done(bus.authorizePublish(client, packet.topic, packet.payload) ? null : new Error('publish refused')),
+      authorizeSubscribe: (client, subscription, done) => done(null, bus.authorizeSubscribe(client, subscription.topic) ? subscription : null),
+      authorizeForward: (client, packet) => (bus.authorizeForward(client, packet) ? packet : null),
     });
-    bus = new EmbeddedBus(broker, authority, log);
+    bus.broker = broker;
     broker.on('clientDisconnect', (client) => bus.forget(client));
     broker.on('clientError', (client, err) => log.debug({ err, clientId: client.id }, 'mqtt client error'));
     return bus;
@@ -152,7 +153,7 @@ export class EmbeddedBus implements DeviceBus {
     }
     const { deviceId, serial } = identity;
     const cut = this.cuts.get(deviceId) ?? 0;
-    let current = false;
+    let current: boolean;
     try {
       current = await this.authority.isCurrentCertificate(deviceId, serial);
     } catch (err) {

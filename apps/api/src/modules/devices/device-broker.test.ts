@@ -1,0 +1,165 @@
+import 'reflect-metadata';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as x509 from '@peculiar/x509';
+import mqtt from 'mqtt';
+import { eq } from 'drizzle-orm';
+import { deviceTopic, MAX_DEVICE_MESSAGE_BYTES } from '@latchkey/contract';
+import { lockDevices } from '../../db/schema.js';
+import { createTestApp, eventually, type TestApp } from '../../../test/helpers.js';
+import { closed, connectMqtt, createCsr, deviceTls, generateDeviceKey, subscribeNext, provisionDevice, type ProvisionedDevice } from '../../../test/fixtures/devices.js';
+import { createLock } from '../../../test/fixtures/operations.js';
+import { bearer, createApplication, createOwner } from '../../../test/fixtures/platform-users.js';
+
+let t: TestApp;
+let port: number;
+let owner: Awaited<ReturnType<typeof createOwner>>;
+let applicationId: string;
+/** Every message on a device topic the service received, in order. */
+const received: { topic: string; payload: string }[] = [];
+
+beforeAll(async () => {
+  t = await createTestApp({ MQTT_PORT: '0' });
+  port = (await t.app.mqtt.listen())!;
+  owner = await createOwner(t);
+  applicationId = await createApplication(t, owner.userId);
+  await t.app.deviceBus.subscribe('latchkey/d/#', (topic, payload) => received.push({ topic, payload: payload.toString() }));
+});
+afterAll(() => t.close());
+
+const newDevice = async (): Promise<ProvisionedDevice & { lockId: string }> => {
+  const lockId = await createLock(t, applicationId);
+  return { ...(await provisionDevice(t, owner.token, applicationId, lockId)), lockId };
+};
+const refusal = (promise: Promise<unknown>) => promise.then(() => 'connected', (err: Error) => err.message);
+const arrived = (topic: string, payload?: string) => received.some((m) => m.topic === topic && (payload === undefined || m.payload === payload));
+
+describe('the embedded broker', () => {
+  it('admits a device over mutual TLS with its certificate, and the service receives what it publishes', async () => {
+    const device = await newDevice();
+    expect(t.app.deviceBus.kind).toBe('embedded');
+    const client = await connectMqtt(port, deviceTls(device));
+    await client.publishAsync(deviceTopic(device.deviceId, 'presence'), 'online', { qos: 1, retain: true });
+    expect(arrived(deviceTopic(device.deviceId, 'presence'), 'online')).toBe(true);
+    // And the device receives what the service publishes to it.
+    const operation = await subscribeNext(client, deviceTopic(device.deviceId, 'op'));
+    await t.app.deviceBus.publish(deviceTopic(device.deviceId, 'op'), '{"requestId":"r0","jws":"x"}');
+    expect((await operation.next).toString()).toContain('r0');
+    // A late subscriber in the service is given the retained messages too.
+    const late: string[] = [];
+    await t.app.deviceBus.subscribe(deviceTopic(device.deviceId, 'presence'), (_topic, payload) => late.push(payload.toString()));
+    expect(late).toEqual(['online']);
+    await client.endAsync();
+  });
+
+  it('refuses a connection without a certificate, with one from another CA, or with a replaced device’s certificate', async () => {
+    const device = await newDevice();
+    const ca = device.caCertificates[0]!;
+    expect(await refusal(connectMqtt(port, { ca }))).not.toBe('connected');
+
+    const stranger = await generateDeviceKey();
+    const selfSigned = await x509.X509CertificateGenerator.createSelfSigned({
+      name: `CN=${device.deviceId}`,
+      keys: stranger.keys,
+      signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+    });
+    expect(await refusal(connectMqtt(port, { ca, cert: selfSigned.toString('pem'), key: stranger.privateKeyPem }))).not.toBe('connected');
+
+    // The lock gets a new device: the old certificate still chains to the CA but is revoked.
+    const replacement = await provisionDevice(t, owner.token, applicationId, device.lockId);
+    expect(await refusal(connectMqtt(port, deviceTls(device)))).toMatch(/not authorized/i);
+    const client = await connectMqtt(port, deviceTls(replacement));
+    await client.endAsync();
+  });
+
+  it('refuses a publish outside the device’s own topics: it reaches no subscriber and the connection is closed', async () => {
+    const [device, other] = [await newDevice(), await newDevice()];
+    const client = await connectMqtt(port, deviceTls(device));
+    const cut = closed(client);
+    client.publish(deviceTopic(other.deviceId, 'state'), '{"forged":true}', { qos: 1 });
+    await cut;
+    // Its own config is the platform's to publish, not the device's.
+    const again = await connectMqtt(port, deviceTls(device));
+    const cutAgain = closed(again);
+    again.publish(deviceTopic(device.deviceId, 'config'), 'forged', { qos: 1 });
+    await cutAgain;
+    expect(arrived(deviceTopic(other.deviceId, 'state'))).toBe(false);
+    expect(arrived(deviceTopic(device.deviceId, 'config'), 'forged')).toBe(false);
+  });
+
+  it('lets a device subscribe only under its own prefix', async () => {
+    const [device, other] = [await newDevice(), await newDevice()];
+    const snoop = await connectMqtt(port, deviceTls(device));
+    for (const filter of [deviceTopic(other.deviceId, 'op'), 'latchkey/d/+/op', '#']) {
+      expect(await refusal(snoop.subscribeAsync(filter, { qos: 1 })), filter).toMatch(/subscribe error/i);
+    }
+    expect(await snoop.subscribeAsync(`latchkey/d/${device.deviceId}/#`, { qos: 1 })).toHaveLength(1);
+    const seen: string[] = [];
+    snoop.on('message', (topic) => seen.push(topic));
+    const target = await connectMqtt(port, deviceTls(other));
+    const delivered = await subscribeNext(target, deviceTopic(other.deviceId, 'op'));
+    await t.app.deviceBus.publish(deviceTopic(other.deviceId, 'op'), '{"requestId":"r1","jws":"x"}');
+    expect((await delivered.next).toString()).toContain('r1');
+    expect(seen).toEqual([]);
+    await Promise.all([snoop.endAsync(), target.endAsync()]);
+  });
+
+  it('cuts an unbound device’s live connection at once, publishing its Last Will', async () => {
+    const device = await newDevice();
+    const client = await connectMqtt(port, {
+      ...deviceTls(device),
+      will: { topic: deviceTopic(device.deviceId, 'presence'), payload: Buffer.from('offline'), qos: 1, retain: true },
+    });
+    const cut = closed(client);
+    const res = await t.app.inject({ method: 'DELETE', url: `/api/platform/application/${applicationId}/lock/${device.lockId}/device`, headers: bearer(owner.token) });
+    expect(res.statusCode).toBe(204);
+    await cut;
+    expect(await eventually(() => arrived(deviceTopic(device.deviceId, 'presence'), 'offline'))).toBe(true);
+    expect(await refusal(connectMqtt(port, deviceTls(device)))).toMatch(/not authorized/i);
+  });
+
+  it('drops an oversized message and closes its sender; the broker keeps serving the others', async () => {
+    const [big, small] = [await newDevice(), await newDevice()];
+    const bystander = await connectMqtt(port, deviceTls(small));
+    for (const bytes of [MAX_DEVICE_MESSAGE_BYTES + 1, 4 * 1024 * 1024]) {
+      const client = await connectMqtt(port, deviceTls(big));
+      const cut = closed(client);
+      client.publish(deviceTopic(big.deviceId, 'state'), Buffer.alloc(bytes, 0x61), { qos: 1 });
+      await cut;
+    }
+    await bystander.publishAsync(deviceTopic(small.deviceId, 'state'), 'still here', { qos: 1 });
+    expect(arrived(deviceTopic(small.deviceId, 'state'), 'still here')).toBe(true);
+    expect(arrived(deviceTopic(big.deviceId, 'state'))).toBe(false);
+    await bystander.endAsync();
+  });
+
+  it('renews a device’s certificate over MQTT: a CSR on …/renew, the certificate on …/certificate', async () => {
+    const device = await newDevice();
+    // Renewal is for a certificate near its end: one issued within the last minute is not renewed again.
+    await t.database.db.update(lockDevices).set({ certificateNotAfter: new Date(Date.now() + 20 * 86_400_000) }).where(eq(lockDevices.id, device.deviceId));
+    const client = await connectMqtt(port, deviceTls(device));
+    const answer = await subscribeNext(client, deviceTopic(device.deviceId, 'certificate'));
+    const key = await generateDeviceKey('ed25519');
+    await client.publishAsync(deviceTopic(device.deviceId, 'renew'), await createCsr(key, `CN=${device.deviceId}`), { qos: 1 });
+    const { certificate } = JSON.parse((await answer.next).toString()) as { certificate: string };
+    const renewed = new x509.X509Certificate(certificate);
+    expect(renewed.subject).toBe(`CN=${device.deviceId}`);
+    const [row] = await t.database.db.select().from(lockDevices).where(eq(lockDevices.id, device.deviceId));
+    expect(row!.certificateSerial).toBe(renewed.serialNumber.toLowerCase());
+    // The new certificate connects; the old one still does during its grace.
+    const fresh = await connectMqtt(port, deviceTls({ ...device, certificate, key }));
+    await Promise.all([fresh.endAsync(), client.endAsync()]);
+    const old = await connectMqtt(port, deviceTls(device));
+    await old.endAsync();
+  });
+
+  it('refuses MQTT over WebSocket without a device certificate beneath it', async () => {
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const client = mqtt.connect(`${address.replace('http', 'ws')}/mqtt`, { reconnectPeriod: 0, protocolVersion: 4 });
+    const refused = await new Promise<string>((resolve) => {
+      client.once('connect', () => resolve('connected'));
+      client.once('error', (err) => resolve(err.message));
+    });
+    client.end(true);
+    expect(refused).toMatch(/not authorized/i);
+  });
+});
