@@ -11,6 +11,15 @@ export interface AccessClaims {
   email: string;
   sid: string;
 }
+/** A lock-user token (a tile's emailed sign-in): an application user, for the lock-user routes only. */
+export interface LockUserClaims {
+  /** The application user's id. */
+  sub: string;
+  /** Their application. */
+  app: string;
+  /** Epoch seconds. */
+  exp: number;
+}
 export interface RefreshClaims {
   sub: string;
   sid: string;
@@ -73,6 +82,32 @@ export class TokenService {
       .setExpirationTime(`${this.cfg.refreshTtl}s`)
       .sign(key)
       .then((token) => ({ token, jti }));
+  }
+
+  /**
+   * A lock-user token: signed with the portal's keys, but its own `typ`, so no check of an access or a
+   * refresh token takes it; only lock-user-auth verifies it, on the routes that take application users.
+   */
+  async signLockUser(claims: { sub: string; app: string }, ttlSeconds: number): Promise<{ token: string; exp: number }> {
+    const { kid, key } = this.keys.signer();
+    const exp = Math.floor(Date.now() / 1000) + ttlSeconds;
+    const token = await new SignJWT({ app: claims.app, typ: 'lock-user' })
+      .setProtectedHeader({ alg: ALG, kid })
+      .setSubject(claims.sub)
+      .setIssuer(this.cfg.issuer)
+      .setAudience(this.cfg.audience)
+      .setIssuedAt()
+      .setExpirationTime(exp)
+      .sign(key);
+    return { token, exp };
+  }
+
+  /** Throws on anything but a valid, unexpired lock-user token of ours. */
+  async verifyLockUser(token: string): Promise<LockUserClaims> {
+    const { payload } = await jwtVerify(token, this.keyFor, this.verifyOptions());
+    if (payload.typ !== 'lock-user' || typeof payload.sub !== 'string') throw new Error('not a lock-user token');
+    if (typeof payload.app !== 'string' || typeof payload.exp !== 'number') throw new Error('malformed claims');
+    return { sub: payload.sub, app: payload.app, exp: payload.exp };
   }
 
   /** The claims of an access token verified before and not yet expired, without verifying again. */

@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { and, eq } from 'drizzle-orm';
 import { platformUserErrors } from '@latchkey/contract';
+import { applicationUsers } from '../db/schema.js';
 import { unauthorized } from '../errors.js';
 import { accessTags, type AccessCache } from '../lib/access-cache.js';
 import { verifyApplicationToken } from '../lib/third-party-tokens.js';
@@ -47,11 +49,25 @@ interface CachedApplicationUser {
 export function registerLockUserAuth(app: FastifyInstance, cache: AccessCache) {
   app.decorateRequest('lockUser', null as unknown as LockUser);
   const portalIssuer = app.config.jwt.issuer;
+  // A tile sign-in is a key to doors, not an account: the account's own route does not take it.
+  const accountRoute = `${app.config.apiPrefix}/account`;
 
   app.decorate('authenticateLockUser', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const token = bearerToken(request);
     if (!token) return done(unauthorized());
     if (unverifiedIssuer(token) === portalIssuer) {
+      if (unverifiedClaims(token)?.typ === 'lock-user') {
+        if (request.routeOptions.url === accountRoute) return done(unauthorized());
+        const known = cachedApplicationUser(cache, token);
+        if (known) {
+          request.lockUser = known;
+          return done();
+        }
+        return signedInAtTile(token).then((user) => {
+          request.lockUser = user;
+          done();
+        }, done);
+      }
       return app.authenticate(request, reply, (error?: Error) => {
         if (error) return done(error);
         request.lockUser = { kind: 'portal', id: request.user.id, applicationId: null, email: request.user.email, displayName: null };
@@ -81,6 +97,25 @@ export function registerLockUserAuth(app: FastifyInstance, cache: AccessCache) {
     if (typeof exp === 'number') cache.set(cacheKey(token), { user, exp } satisfies CachedApplicationUser, [accessTags.application(identity.applicationId)], mark);
     return user;
   }
+
+  /**
+   * A lock-user token (tiles' sign-in): the platform's signature and `typ`, and its application user still
+   * there. A pending user stays pending (no `sub`): their application's backend may still claim them.
+   */
+  async function signedInAtTile(token: string): Promise<LockUser> {
+    const mark = cache.mark();
+    const claims = await app.tokens.verifyLockUser(token).catch(() => null);
+    if (!claims) throw unauthorized();
+    const [row] = await app.db
+      .select({ id: applicationUsers.id, email: applicationUsers.email, displayName: applicationUsers.displayName })
+      .from(applicationUsers)
+      .where(and(eq(applicationUsers.id, claims.sub), eq(applicationUsers.applicationId, claims.app)))
+      .limit(1);
+    if (!row) throw unauthorized();
+    const user: LockUser = { kind: 'application', id: row.id, applicationId: claims.app, email: row.email, displayName: row.displayName };
+    cache.set(cacheKey(token), { user, exp: claims.exp } satisfies CachedApplicationUser, [accessTags.application(claims.app)], mark);
+    return user;
+  }
 }
 
 const cacheKey = (token: string) => `lu|${token}`;
@@ -93,11 +128,17 @@ export function cachedApplicationUser(cache: AccessCache, token: string): LockUs
 
 /** The `iss` claim, read without trusting it: only to pick the verifier. */
 export function unverifiedIssuer(token: string): string | null {
+  const iss = unverifiedClaims(token)?.iss;
+  return typeof iss === 'string' ? iss : null;
+}
+
+/** A token's claims, read without trusting them: only to pick the verifier. */
+function unverifiedClaims(token: string): Record<string, unknown> | null {
   const payload = token.split('.')[1];
   if (!payload) return null;
   try {
     const claims: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-    return claims && typeof claims === 'object' && typeof (claims as { iss?: unknown }).iss === 'string' ? (claims as { iss: string }).iss : null;
+    return claims && typeof claims === 'object' ? (claims as Record<string, unknown>) : null;
   } catch {
     return null;
   }

@@ -23,7 +23,8 @@ export const PURPOSE = { passwordReset: 'password-reset', verifyEmail: 'email-ve
 
 /** SHA-256 of a link's secret, hex: what the database keeps (the secret itself only travels in the email). */
 export const hashSecret = (secret: string) => createHash('sha256').update(secret, 'utf8').digest('hex');
-const newSecret = () => randomBytes(32).toString('base64url');
+/** A link's secret: 256 random bits, base64url. */
+export const newSecret = () => randomBytes(32).toString('base64url');
 
 /** The portal's own mail: branded as the portal, in the reader's language, through the mailer. */
 export async function sendAccountEmail(app: App, to: string, email: AccountEmail, language: Language): Promise<void> {

@@ -10,8 +10,18 @@ import {
   lockTileSchema,
   ownerTileParamsSchema,
   tileLocksSchema,
+  tileErrors,
   tileParamsSchema,
+  tileSignInResponseSchema,
+  tileSignInSchema,
+  tileSignInSentSchema,
+  tileSignInVerifySchema,
 } from '@latchkey/contract';
+import { pickLanguage } from '@latchkey/email';
+import { refuseIfExceeded } from '../../plugins/rate-limit.js';
+import { afterReply } from '../account/account-trust.service.js';
+import { PASSWORD_RESET_LIMITS } from '../account/account-trust.routes.js';
+import { initiateTileSignIn, verifyTileSignIn } from './tile-sign-in.js';
 import {
   adminLock,
   associateTile,
@@ -29,12 +39,15 @@ import {
 const security = [{ bearer: [] }];
 const E = errorBodySchema;
 const errors = { 400: E, 401: E, 403: E, 404: E, 409: E };
+/** Sign-in links asked for at tiles: per address and per email, as password-reset requests are limited. */
+export const TILE_SIGN_IN_LIMITS = PASSWORD_RESET_LIMITS;
 
 /**
  * Tiles. Lock users (portal or application-signed tokens): GET /tile/{tileId} and PUT
  * /tile/{tileId} as the headless SDK calls them, PUT/DELETE /device/{lockId}/tile/{tileId} as the archived
  * JavaScript SDK does, and GET /tile/{tileId}/lock for the portal's tile page. Owners: a lock's tiles,
- * a new one, removal, and its printable QR code (SVG).
+ * a new one, removal, and its printable QR code (SVG). Anyone at the tile: a sign-in link by email for a
+ * person one of its locks is shared with, and the link's exchange for a lock-user token.
  */
 export async function tilesRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<ZodTypeProvider>();
@@ -42,6 +55,54 @@ export async function tilesRoutes(instance: FastifyInstance) {
   const owner = { onRequest: [app.authenticate, app.requireOwner] };
   const tags = ['tiles'];
   const publicUrl = app.config.publicUrl;
+
+  const perAddress = app.createRateLimit({ keyGenerator: (req) => `tile-sign-in-ip:${req.ip}`, max: TILE_SIGN_IN_LIMITS.perAddress, timeWindow: TILE_SIGN_IN_LIMITS.windowMs });
+  const perEmail = app.createRateLimit({
+    keyGenerator: (req) => `tile-sign-in-email:${String((req.body as { email?: unknown } | undefined)?.email ?? '').trim().toLowerCase()}`,
+    max: TILE_SIGN_IN_LIMITS.perEmail,
+    timeWindow: TILE_SIGN_IN_LIMITS.windowMs,
+  });
+  // Using a link: per address (secrets are 256 bits; this only keeps a flood off the database).
+  const linkUses = app.createRateLimit({ keyGenerator: (req) => `tile-sign-in-link-ip:${req.ip}`, max: 30, timeWindow: TILE_SIGN_IN_LIMITS.windowMs / 4 });
+
+  app.post(
+    '/tile/:tileId/sign-in',
+    {
+      config: { public: true },
+      preHandler: async (request) => {
+        refuseIfExceeded(await perAddress(request));
+        refuseIfExceeded(await perEmail(request));
+      },
+      schema: {
+        tags,
+        summary: 'Emails a single-use sign-in link (15 minutes) if one of the tile’s locks is shared with the address; the answer is the same either way',
+        params: tileParamsSchema,
+        body: tileSignInSchema,
+        response: { 202: tileSignInSentSchema, 400: E, 429: E },
+      },
+    },
+    async (request, reply) => {
+      const language = pickLanguage(request.headers['accept-language']);
+      // After the answer: an address with no key takes exactly as long as one with a key.
+      afterReply(app, () => initiateTileSignIn(app, request.params.tileId, request.body.email, language));
+      return reply.code(202).send({ message: tileErrors.signInSent });
+    },
+  );
+
+  app.post(
+    '/tile/sign-in/verify',
+    {
+      config: { public: true },
+      preHandler: async (request) => refuseIfExceeded(await linkUses(request)),
+      schema: {
+        tags,
+        summary: 'Spends an emailed tile sign-in link: a lock-user token (12 hours) for the lock-user routes, as the application user',
+        body: tileSignInVerifySchema,
+        response: { 200: tileSignInResponseSchema, 400: E, 429: E },
+      },
+    },
+    async (request) => verifyTileSignIn(app, request.body.token),
+  );
 
   app.get(
     '/tile/:tileId',
