@@ -1,1 +1,20 @@
-export {};
+/**
+ * @latchkey/device: a Latchkey lock controller. The same code runs on a door (the `latchkey-device`
+ * command: provisioning, the MQTT agent, a relay through a configured program) and inside the platform,
+ * where every sandbox lock is a LockController with a VirtualActuator.
+ *
+ *   const lock = new LockController({ lockId, platformCa: caPem });
+ *   lock.setConfig(config);                  // or lock.applyConfig(configJws) for a signed one
+ *   const result = await lock.handle(jws);   // { outcome: 'DONE' | 'REFUSED', reason?, state }
+ *   lock.on('state', ({ locked, unlockedUntil }) => …);
+ */
+export { LockController, type HandleResult, type LockControllerOptions, type LockState } from './controller.js';
+export { verifyConfig, verifyOperation, type ConfigTrust, type OperationContext, type Verdict, type VerifiedOperation } from './checks.js';
+export { PlatformTrust, type IssuedLeaf } from './trust.js';
+export { ReplayCache } from './replay-cache.js';
+export { CommandActuator, VirtualActuator, type Actuator, type CommandActuatorOptions } from './actuators.js';
+export { checkUsageRequirements, checkUserTerms, isWithinTimeRule } from './rules.js';
+export { deviceRefusals } from './refusals.js';
+export { DeviceAgent, type AgentOptions, type Logger } from './agent.js';
+export { createKeyAndCsr, provision, saveProvisioning, type KeyAndCsr, type ProvisionOptions } from './provision.js';
+export { StateDir, defaultStateDir, loadDevice, type DeviceFiles, type DeviceIdentity } from './state-dir.js';

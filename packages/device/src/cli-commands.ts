@@ -1,0 +1,128 @@
+import { once } from 'node:events';
+import { X509Certificate } from 'node:crypto';
+import { VirtualActuator, CommandActuator, type Actuator } from './actuators.js';
+import { DeviceAgent } from './agent.js';
+import { verifyConfig } from './checks.js';
+import { LockController } from './controller.js';
+import { provision } from './provision.js';
+import { ReplayCache } from './replay-cache.js';
+import { loadDevice, StateDir, UserError } from './state-dir.js';
+import { PlatformTrust } from './trust.js';
+
+/** What the commands of `latchkey-device` do; cli.ts reads the arguments and calls these. */
+
+export interface ActuatorChoice {
+  actuator?: string;
+  unlockCommand?: string;
+  lockCommand?: string;
+}
+
+export function actuatorFrom({ actuator = 'virtual', unlockCommand, lockCommand }: ActuatorChoice): Actuator {
+  if (actuator === 'virtual') return new VirtualActuator();
+  if (actuator !== 'command') throw new UserError(`--actuator must be virtual or command (got ${actuator})`);
+  if (!unlockCommand || !lockCommand) throw new UserError('--actuator command needs --unlock-command "…" and --lock-command "…", e.g. "gpioset gpiochip0 17=1" and "gpioset gpiochip0 17=0"');
+  try {
+    return new CommandActuator({ unlockCommand, lockCommand });
+  } catch (error) {
+    throw new UserError(`A command could not be read: ${(error as Error).message}`);
+  }
+}
+
+export async function provisionCommand(state: StateDir, apiUrl: string, code: string): Promise<void> {
+  const identity = await provision({ apiUrl, code, state });
+  console.log(`Provisioned device ${identity.deviceId} for lock ${identity.lockId}.`);
+  console.log(`Broker: ${identity.mqttUrl}. Key and certificate are in ${state.dir}.`);
+  console.log(`Next: latchkey-device run${state.dir === new StateDir().dir ? '' : ` --dir ${state.dir}`}`);
+}
+
+export interface RunChoice extends ActuatorChoice {
+  firmware: string;
+  httpPort?: number;
+  httpHost?: string;
+  advertise?: string[];
+}
+
+export async function runCommand(state: StateDir, choice: RunChoice): Promise<void> {
+  const agent = await DeviceAgent.start({
+    state,
+    actuator: actuatorFrom(choice),
+    firmware: choice.firmware,
+    httpPort: choice.httpPort,
+    httpHost: choice.httpHost,
+    directAccessEndpoints: choice.advertise?.length ? choice.advertise : undefined,
+  });
+  console.log(`Device ${agent.deviceId} running with the ${agent.controller.actuator.kind} actuator; config ${agent.controller.config ? `version ${agent.controller.config.version}` : 'not received yet'}.`);
+  const [signal] = (await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')])) as [string];
+  console.log(`${signal ?? 'Signal'}: locking and disconnecting`);
+  await agent.stop();
+}
+
+/**
+ * Decides one signed operation on this device. When `run` is serving a local endpoint, the operation
+ * goes to it, so one process moves the lock and remembers what it obeyed; otherwise it is decided here
+ * from the stored config, and an unlock waits until the lock has closed again. Returns the exit code.
+ */
+export async function executeCommand(state: StateDir, jws: string, choice: ActuatorChoice): Promise<number> {
+  const running = await runningAgent(state);
+  if (running) {
+    const answer = await fetch(`http://127.0.0.1:${running.httpPort}/execute`, { method: 'POST', body: jws.trim(), headers: { 'content-type': 'text/plain' } });
+    if (answer.status === 204) return done('DONE');
+    const body = (await answer.json().catch(() => ({}))) as { message?: string };
+    return done('REFUSED', body.message ?? `HTTP ${answer.status}`);
+  }
+  const files = await loadDevice(state);
+  const trust = new PlatformTrust(files.platformCaPem);
+  const replayCache = new ReplayCache();
+  const saved = await state.read('replay');
+  if (saved) replayCache.restore(JSON.parse(saved) as [string, number][], Date.now());
+  const stored = files.configJws ? verifyConfig(files.configJws, { platformCa: trust, lockId: files.identity.lockId }) : null;
+  const controller = new LockController({ lockId: files.identity.lockId, platformCa: trust, actuator: actuatorFrom(choice), replayCache, config: stored?.ok ? stored.config : null });
+  const result = await controller.handle(jws.trim());
+  await state.write('replay', JSON.stringify(replayCache.entries(Date.now())), 0o600);
+  if (result.outcome !== 'DONE') return done('REFUSED', result.reason);
+  done('DONE');
+  if (!controller.state.locked) {
+    console.log(`Unlocked until ${new Date(controller.state.unlockedUntil!).toLocaleTimeString()}; locking again then.`);
+    const timer = setInterval(() => undefined, 60_000);
+    while (!controller.state.locked) await once(controller, 'state');
+    clearInterval(timer);
+  }
+  return 0;
+}
+
+function done(outcome: 'DONE' | 'REFUSED', reason?: string): number {
+  console.log(reason ? `${outcome} ${reason}` : outcome);
+  return outcome === 'DONE' ? 0 : 1;
+}
+
+/** The `run` process serving this state directory's local endpoint, if one is alive. */
+async function runningAgent(state: StateDir): Promise<{ pid: number; httpPort: number } | null> {
+  const text = await state.read('agent');
+  if (!text) return null;
+  const agent = JSON.parse(text) as { pid: number; httpPort: number };
+  try {
+    process.kill(agent.pid, 0);
+    return agent;
+  } catch {
+    return null;
+  }
+}
+
+export async function statusCommand(state: StateDir): Promise<void> {
+  const files = await loadDevice(state);
+  const { identity } = files;
+  const certificate = new X509Certificate(files.certificatePem);
+  const stored = files.configJws ? verifyConfig(files.configJws, { platformCa: new PlatformTrust(files.platformCaPem), lockId: identity.lockId }) : null;
+  const running = await runningAgent(state);
+  const lines = [
+    ['Device', identity.deviceId],
+    ['Lock', identity.lockId],
+    ['API', identity.apiUrl],
+    ['Broker', identity.mqttUrl],
+    ['Certificate', `valid until ${new Date(certificate.validTo).toISOString()}`],
+    ['Config', !stored ? 'none yet' : stored.ok ? `version ${stored.config.version}, ${stored.config.users.length} users, unlock time ${stored.config.unlockTime} s` : `not usable: ${stored.reason}`],
+    ['Agent', running ? `running (pid ${running.pid}, local endpoint on port ${running.httpPort})` : 'not running with a local endpoint'],
+    ['State dir', state.dir],
+  ];
+  for (const [name, value] of lines) console.log(`${`${name}:`.padEnd(13)}${value}`);
+}

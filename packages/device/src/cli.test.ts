@@ -1,0 +1,69 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deviceTopicPrefix, operationErrors } from '@latchkey/contract';
+import { createKeyAndCsr } from './provision.js';
+import { StateDir } from './state-dir.js';
+import { certifyCsr, configUser, createDeviceCa, createTestCa, issueLeaf, signConfig, signOperation, testConfig, unlockClaims, type TestCa, type TestUser } from './test-fixture.js';
+
+/** The `latchkey-device` command as a user runs it (from source, through tsx). */
+function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'cli.ts'), ...args], (error, stdout, stderr) => {
+      resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
+    });
+  });
+}
+
+let dir: string;
+let state: StateDir;
+let platformCa: TestCa;
+let alice: TestUser;
+const lockId = randomUUID();
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'latchkey-cli-'));
+  state = new StateDir(dir);
+  const deviceCa = await createDeviceCa();
+  platformCa = await createTestCa();
+  alice = await issueLeaf(platformCa);
+  const deviceId = randomUUID();
+  const { privateKeyPem, csrPem } = await createKeyAndCsr();
+  await state.write('key', privateKeyPem, 0o600);
+  await state.write('certificate', await certifyCsr(deviceCa, csrPem, deviceId));
+  await state.write('deviceCa', deviceCa.pem);
+  await state.write('platformCa', platformCa.pem);
+  await state.write('identity', JSON.stringify({ deviceId, lockId, mqttUrl: 'mqtts://127.0.0.1:1', topicPrefix: deviceTopicPrefix(deviceId), apiUrl: 'http://localhost/api' }));
+  await state.write('config', signConfig(platformCa, testConfig(lockId, [configUser(alice)], { version: 7, unlockTime: 1 })));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+describe('latchkey-device', () => {
+  it('execute decides from the stored config: DONE (exit 0), then REFUSED with the reason (exit 1) for the same operation', async () => {
+    const jws = signOperation(alice, unlockClaims(alice, lockId));
+    const first = await cli('execute', jws, '--dir', dir);
+    expect(first.stdout.split('\n')[0]).toBe('DONE');
+    expect(first.code).toBe(0);
+    const again = await cli('execute', jws, '--dir', dir);
+    expect(again).toMatchObject({ code: 1, stdout: `REFUSED ${operationErrors.replayed}\n` });
+  });
+
+  it('status shows the device, its certificate and config', async () => {
+    const { code, stdout } = await cli('status', '--dir', dir);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(new RegExp(`Lock: +${lockId}`));
+    expect(stdout).toMatch(/Config: +version 7, 1 users, unlock time 1 s/);
+  });
+
+  it('answers bad input with a message and exit code 2, never a stack trace', async () => {
+    for (const args of [['frob'], ['execute'], ['run', '--actuator', 'command', '--dir', dir], ['status', '--dir', path.join(dir, 'missing')], ['run', '--http-port', '99999']]) {
+      const { code, stderr } = await cli(...args);
+      expect(code, args.join(' ')).toBe(2);
+      expect(stderr).not.toMatch(/\n\s+at /);
+      expect(stderr.length).toBeGreaterThan(10);
+    }
+  });
+});
