@@ -88,6 +88,7 @@ stepSuite('lint', 'npx', ['eslint', '.']);
 stepSuite('knip', 'npx', ['knip', '--no-progress']);
 vitestSuite('contract', 'packages/contract');
 vitestSuite('email', 'packages/email');
+vitestSuite('device', 'packages/device');
 vitestSuite('api', 'apps/api');
 vitestSuite('web', 'apps/web');
 stepSuite('build', 'npm', ['run', 'build', '--silent']);
