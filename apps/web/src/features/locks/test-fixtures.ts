@@ -1,4 +1,4 @@
-import type { Lock, LockLogEntry, LockShare } from '@latchkey/contract';
+import type { DeviceStatus, Lock, LockDeviceSummary, LockLogEntry, LockShare } from '@latchkey/contract';
 import { afterEach } from 'vitest';
 
 export const LOCKS = '/api/platform/application/app-1/lock';
@@ -12,6 +12,27 @@ export const sampleLock = (over: Partial<Lock> = {}): Lock => ({
   state: { locked: true, connected: true, unlockedUntil: null },
   createdAt: 1_700_000_000,
   ...over,
+});
+
+/** A device bound to lock-1, set up and online. */
+export const sampleDevice = (over: Partial<DeviceStatus> = {}): DeviceStatus => ({
+  deviceId: 'dev-1',
+  provisioned: true,
+  connected: true,
+  lastSeen: Math.floor(Date.now() / 1000) - 3,
+  firmware: 'latchkey-device 1.0.0',
+  locked: true,
+  codeExpiresAt: null,
+  ...over,
+});
+
+/** What a lock says of its device (lockSchema.device), from the device's status. */
+export const deviceSummary = ({ deviceId, provisioned, connected, lastSeen, firmware }: DeviceStatus): LockDeviceSummary => ({
+  deviceId,
+  provisioned,
+  connected,
+  lastSeen,
+  firmware,
 });
 
 export const sampleShare = (over: Partial<LockShare> = {}): LockShare => ({

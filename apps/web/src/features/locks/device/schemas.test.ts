@@ -1,0 +1,44 @@
+import { deviceCreatedSchema as contractCreated, deviceErrors, deviceStatusSchema as contractStatus } from '@latchkey/contract';
+import { describe, expect, it } from 'vitest';
+import * as z from 'zod/mini';
+import { contractEn } from '../../../app/i18n/contract-en';
+import { deviceCommands } from './device-commands';
+import { formatAgo, formatCountdown } from './format';
+import { deviceCreatedSchema, deviceStatusSchema } from './schemas';
+
+describe('the portal’s device shapes', () => {
+  it('are the contract’s deviceStatus and deviceCreated, field for field', () => {
+    expect(z.toJSONSchema(deviceStatusSchema)).toEqual(z.toJSONSchema(contractStatus));
+    expect(z.toJSONSchema(deviceCreatedSchema)).toEqual(z.toJSONSchema(contractCreated));
+  });
+
+  it('and the contract’s device errors are the English texts the German table translates', () => {
+    expect(contractEn.deviceErrors).toEqual(deviceErrors);
+  });
+});
+
+describe('device texts', () => {
+  it('say how long ago through Intl, in the reader’s language', () => {
+    const now = Date.UTC(2026, 0, 1, 12);
+    expect(formatAgo(now / 1000 - 3, now, 'en')).toBe('now');
+    expect(formatAgo(now / 1000 - 42, now, 'en')).toBe('42 seconds ago');
+    expect(formatAgo(now / 1000 - 5 * 60, now, 'en')).toBe('5 minutes ago');
+    expect(formatAgo(now / 1000 - 2 * 3600, now, 'de')).toBe('vor 2 Stunden');
+    expect(formatAgo(now / 1000 - 86_400, now, 'en')).toBe('yesterday');
+  });
+
+  it('count down in minutes and seconds', () => {
+    expect(formatCountdown(900)).toBe('15:00');
+    expect(formatCountdown(65.7)).toBe('1:05');
+    expect(formatCountdown(-3)).toBe('0:00');
+  });
+
+  it('put the API base and the code into the provision command as single shell words', () => {
+    expect(deviceCommands('https://portal.example/api', 'AB12-CD34').provision).toBe(
+      'latchkey-device provision --api https://portal.example/api --code AB12-CD34',
+    );
+    expect(deviceCommands('https://portal.example/api', "x'; rm -rf ~ #").provision).toBe(
+      "latchkey-device provision --api https://portal.example/api --code 'x'\\''; rm -rf ~ #'",
+    );
+  });
+});
