@@ -4,7 +4,7 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Aedes } from 'aedes';
-import mqtt, { type MqttClient } from 'mqtt';
+import mqtt from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { deviceTopicPrefix, operationErrors, type DeviceResult, type DeviceStateMessage } from '@latchkey/contract';
 import { VirtualActuator } from './actuators.js';

@@ -3,7 +3,7 @@ import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import { provisioningResponseSchema, type ProvisioningResponse } from '@latchkey/contract';
-import { StateDir, UserError, type DeviceIdentity } from './state-dir.js';
+import { UserError, type DeviceIdentity, type StateDir } from './state-dir.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 
