@@ -143,6 +143,7 @@ describe('GET /metrics', () => {
   it('has the live streams, the database pool, the event loop lag and the process defaults', async () => {
     const text = await scrape();
     expect(valueOf(text, 'latchkey_sse_connections')).toBe(0);
+    expect(valueOf(text, 'latchkey_devices_connected')).toBe(0);
     expect(valueOf(text, 'latchkey_http_connections')).toBeGreaterThanOrEqual(0);
     expect(valueOf(text, 'latchkey_db_pool_connections', { state: 'max' })).toBeGreaterThanOrEqual(1);
     expect(valueOf(text, 'latchkey_db_pool_connections', { state: 'waiting' })).toBeGreaterThanOrEqual(0);

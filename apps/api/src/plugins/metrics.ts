@@ -141,6 +141,15 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
       this.set(options.sseClients());
     },
   });
+  new Gauge({
+    name: 'latchkey_devices_connected',
+    help: 'Lock devices whose presence is online (all instances: the database’s figure)',
+    registers: [registry],
+    async collect() {
+      const n = await countOf(database, 'select count(*)::int as n from lock_devices where connected');
+      if (n !== null) this.set(n);
+    },
+  });
   const deviceRequests = new Gauge({
     name: 'latchkey_device_requests_in_flight',
     help: 'Lock-user device requests (…/device/*) being answered now; devices speak request/response, with no standing connection',

@@ -281,6 +281,20 @@ describe('what a device sends that is not the contract', () => {
   });
 });
 
+describe('a sandbox lock that gets a device', () => {
+  it('is the device’s to open from then on, even for a caller whose sandbox unlock was just accepted', async () => {
+    const other = await createLock(t, sandbox.applicationId);
+    await share(t, other, alice.userId);
+    expect((await execute(t, other, alice.token, signOperation(alice, other, UNLOCK))).statusCode).toBe(204);
+    await provisionDevice(t, sandbox.owner.token, sandbox.applicationId, other);
+    const res = await execute(t, other, alice.token, signOperation(alice, other, UNLOCK));
+    expect(res.statusCode).toBe(503);
+    const lock = (await t.app.inject({ method: 'GET', url: `/api/platform/application/${sandbox.applicationId}/lock/${other}`, headers: bearer(sandbox.owner.token) })).json() as Lock;
+    expect(lock.state).toEqual({ locked: true, connected: false, unlockedUntil: null });
+    expect(lock.device).toMatchObject({ provisioned: true, connected: false, lastSeen: null });
+  });
+});
+
 describe('offline', () => {
   it('the Last Will makes the lock offline (device.offline owed); an operation is then 503 and never published', async () => {
     const seen = lockEvent((lock) => lock.device?.connected === false);
