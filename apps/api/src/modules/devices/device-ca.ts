@@ -110,7 +110,8 @@ export class DeviceCa {
       signingAlgorithm: SIGNING,
       signingKey: this.signingKey,
     });
-    return crl.toString('pem');
+    // OpenSSL (Mosquitto's crlfile) reads only the label X509 CRL.
+    return x509.PemConverter.encode(crl.rawData, 'X509 CRL');
   }
 
   private async withFreshKey(subject: string, now: number, extensions: x509.Extension[]): Promise<TlsMaterial> {

@@ -61,9 +61,12 @@ export class ExternalBus implements DeviceBus {
 
   async subscribe(pattern: string, handler: (topic: string, payload: Buffer) => void): Promise<void> {
     this.handlers.push({ filter: pattern, handler });
-    await new Promise<void>((resolve, reject) => {
+    const granted = new Promise<void>((resolve, reject) => {
       this.client.subscribe(pattern, { qos: 1 }, (err) => (err ? reject(err) : resolve()));
     });
+    // Offline, the client sends the subscription once connected: the service starts without waiting on it.
+    if (this.client.connected) await granted;
+    else granted.catch((err: unknown) => this.log.error({ err, pattern }, 'mqtt subscription refused by the broker'));
   }
 
   /** An external broker refuses an unbound device by the CRL (and its own session limits), not by this call. */
