@@ -84,6 +84,16 @@ describe('verifyOperation applies them from the config', () => {
     return verdict.ok ? 'accepted' : verdict.reason;
   };
 
+  it('a user’s bounds: the start inclusive, the end exclusive, to the millisecond', () => {
+    const start = Date.UTC(2026, 2, 1) / 1000;
+    const end = start + 3600;
+    const users = [configUser(alice, { start, end })];
+    expect(at(start * 1000 - 1, users)).toBe(operationErrors.shareNotStarted);
+    expect(at(start * 1000, users)).toBe('accepted');
+    expect(at(end * 1000 - 1, users)).toBe('accepted');
+    expect(at(end * 1000, users)).toBe(operationErrors.shareEnded);
+  });
+
   it('the lock’s hours in New York', () => {
     expect(at(Date.UTC(2026, 0, 5, 15, 0), undefined, { time: [officeHoursNewYork] })).toBe('accepted');
     expect(at(Date.UTC(2026, 0, 5, 23, 0), undefined, { time: [officeHoursNewYork] })).toBe(operationErrors.lockHours);
