@@ -231,6 +231,28 @@ describe('DeviceAgent without the platform', () => {
     expect(results[1]).toMatchObject({ outcome: 'REFUSED', reason: operationErrors.replayed });
   });
 
+  it('keeps outcomes the platform has not heard across a restart, and reports them when connected', async () => {
+    const device = await provisioned('mqtt://127.0.0.1:1');
+    cleanup.push(() => rm(device.dir, { recursive: true }));
+    await device.state.write('config', signConfig(platformCa, testConfig(device.lockId, [configUser(alice)])));
+    const offline = await startAgent(device.state, { httpPort: 0, httpHost: '127.0.0.1' });
+    expect((await fetch(`http://127.0.0.1:${offline.httpPort}/execute`, { method: 'POST', body: signOperation(alice, unlockClaims(alice, device.lockId)) })).status).toBe(204);
+    await offline.stop();
+
+    const broker = await startBroker();
+    cleanup.unshift(() => broker.close());
+    const identity = JSON.parse((await device.state.read('identity'))!) as Record<string, string>;
+    await device.state.write('identity', JSON.stringify({ ...identity, mqttUrl: `mqtt://127.0.0.1:${broker.port}` }));
+    const results: DeviceResult[] = [];
+    broker.aedes.on('publish', (packet) => {
+      if (packet.topic === `${device.prefix}/result`) results.push(JSON.parse(packet.payload.toString()) as DeviceResult);
+    });
+    await startAgent(device.state);
+    await expect.poll(() => results.length).toBe(1);
+    expect(results[0]).toMatchObject({ requestId: expect.stringMatching(/^local-/), outcome: 'DONE' });
+    await expect.poll(() => device.state.read('results')).toBeNull();
+  });
+
   it('keeps the operations it obeyed across a restart, so one cannot be used twice', async () => {
     const device = await provisioned('mqtt://127.0.0.1:1');
     cleanup.push(() => rm(device.dir, { recursive: true }));

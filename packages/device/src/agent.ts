@@ -14,6 +14,7 @@ import type { Actuator } from './actuators.js';
 import { verifyConfig } from './checks.js';
 import { LockController, type HandleResult } from './controller.js';
 import { startLocalHttp } from './local-http.js';
+import { MAX_PENDING_RESULTS, readPendingResults, writePendingResults } from './pending-results.js';
 import { createKeyAndCsr } from './provision.js';
 import { certificateProblem, needsRenewal } from './renewal.js';
 import { ReplayCache } from './replay-cache.js';
@@ -41,8 +42,6 @@ export interface AgentOptions {
   keepaliveS?: number;
 }
 
-/** Local outcomes kept for the platform while offline; past this the oldest are dropped. */
-const MAX_PENDING_RESULTS = 200;
 const RENEWAL_CHECK_MS = 6 * 3_600_000;
 
 /**
@@ -71,8 +70,10 @@ export class DeviceAgent {
     private readonly options: AgentOptions,
     private files: DeviceFiles,
     controller: LockController,
+    pending: DeviceResult[],
   ) {
     this.controller = controller;
+    this.pending.push(...pending);
     this.log = options.log ?? consoleLogger;
     this.endpoints = options.directAccessEndpoints;
     const prefix = files.identity.topicPrefix;
@@ -100,7 +101,7 @@ export class DeviceAgent {
       if (verdict.ok) controller.setConfig(verdict.config);
       else log.warn(`The stored config is not usable (${verdict.reason}); waiting for the platform's`);
     }
-    const agent = new DeviceAgent(options, files, controller);
+    const agent = new DeviceAgent(options, files, controller, await readPendingResults(options.state));
     if (options.httpPort !== undefined) await agent.serveLocally(options.httpPort, options.httpHost);
     agent.renewTimer = setInterval(() => void agent.renewIfDue(), RENEWAL_CHECK_MS);
     return agent;
@@ -161,9 +162,12 @@ export class DeviceAgent {
       await this.client.publishAsync(this.topic('presence'), 'online', { qos: 1, retain: true });
       await this.client.subscribeAsync([this.topic('config'), this.topic('op'), this.topic('certificate')], { qos: 1 });
       await this.publishState();
-      while (this.pending.length > 0 && this.client.connected) {
-        await this.client.publishAsync(this.topic('result'), JSON.stringify(this.pending[0]), { qos: 1 });
-        this.pending.shift();
+      if (this.pending.length > 0) {
+        while (this.pending.length > 0 && this.client.connected) {
+          await this.client.publishAsync(this.topic('result'), JSON.stringify(this.pending[0]), { qos: 1 });
+          this.pending.shift();
+        }
+        await this.savePending();
       }
       await this.renewIfDue();
     } catch (error) {
@@ -220,6 +224,14 @@ export class DeviceAgent {
     }
     if (this.pending.length >= MAX_PENDING_RESULTS) this.pending.shift();
     this.pending.push(message);
+    await this.savePending();
+  }
+
+  private savePending(): Promise<void> {
+    const write = () => writePendingResults(this.options.state, this.pending);
+    const next = this.writes.then(write, write);
+    this.writes = next.catch((error: Error) => this.log.warn(`Could not save the outcomes for the platform: ${error.message}`));
+    return next.catch(() => undefined);
   }
 
   /** Writes the used operations to disk, one write after another; `stop` waits for the last. */

@@ -1,10 +1,12 @@
 import { once } from 'node:events';
-import { X509Certificate } from 'node:crypto';
+import { X509Certificate, randomUUID } from 'node:crypto';
 import { VirtualActuator, CommandActuator, type Actuator } from './actuators.js';
 import { DeviceAgent } from './agent.js';
 import { verifyConfig } from './checks.js';
 import { LockController } from './controller.js';
+import { readPendingResults, writePendingResults } from './pending-results.js';
 import { provision } from './provision.js';
+import { isMalformed } from './refusals.js';
 import { ReplayCache } from './replay-cache.js';
 import { loadDevice, StateDir, UserError } from './state-dir.js';
 import { PlatformTrust } from './trust.js';
@@ -79,6 +81,9 @@ export async function executeCommand(state: StateDir, jws: string, choice: Actua
   const controller = new LockController({ lockId: files.identity.lockId, platformCa: trust, actuator: actuatorFrom(choice), replayCache, config: stored?.ok ? stored.config : null });
   const result = await controller.handle(jws.trim());
   await state.write('replay', JSON.stringify(replayCache.entries(Date.now())), 0o600);
+  // A decision is told to the platform by the agent when it next connects; what was not an operation is not.
+  const report = { requestId: `local-${randomUUID()}`, outcome: result.outcome, state: { locked: result.state.locked }, ...(result.reason ? { reason: result.reason.slice(0, 500) } : {}) };
+  if (result.outcome === 'DONE' || !isMalformed(result.reason!)) await writePendingResults(state, [...(await readPendingResults(state)), report]);
   if (result.outcome !== 'DONE') return done('REFUSED', result.reason);
   done('DONE');
   if (!controller.state.locked) {

@@ -49,6 +49,11 @@ describe('latchkey-device', () => {
     expect(first.code).toBe(0);
     const again = await cli('execute', jws, '--dir', dir);
     expect(again).toMatchObject({ code: 1, stdout: `REFUSED ${operationErrors.replayed}\n` });
+    // Both decisions wait in the state directory for the agent to tell the platform.
+    expect(JSON.parse((await state.read('results'))!)).toMatchObject([
+      { requestId: expect.stringMatching(/^local-/), outcome: 'DONE', state: { locked: false } },
+      { outcome: 'REFUSED', reason: operationErrors.replayed },
+    ]);
   });
 
   it('status shows the device, its certificate and config', async () => {

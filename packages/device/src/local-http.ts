@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MAX_OPERATION_LENGTH, operationErrors } from '@latchkey/contract';
+import { isMalformed } from './refusals.js';
 import type { HandleResult, LockController } from './controller.js';
 
 /**
@@ -9,22 +10,6 @@ import type { HandleResult, LockController } from './controller.js';
  * the platform. 204 when done, 403 `{code, message}` with the reason when refused, 400 when the body is
  * not an operation. Any origin may call it: the signature is the trust, not the caller.
  */
-
-/** As the platform answers: an operation that is not well-formed is 400; every other refusal is the lock's decision, 403. */
-const BAD_REQUEST: readonly string[] = [
-  operationErrors.malformed,
-  operationErrors.headerInvalid,
-  operationErrors.algorithm,
-  operationErrors.type,
-  operationErrors.x5cMissing,
-  operationErrors.x5cInvalid,
-  operationErrors.claimsInvalid,
-  operationErrors.timesMissing,
-  operationErrors.jti,
-  operationErrors.unknownOperation,
-  operationErrors.operationInvalid,
-];
-const statusOf = (reason: string) => (BAD_REQUEST.some((text) => reason === text || reason.startsWith(`${text}:`)) ? 400 : 403);
 
 export interface LocalHttpOptions {
   controller: LockController;
@@ -58,7 +43,7 @@ async function serve(request: IncomingMessage, response: ServerResponse, control
   const jws = await readOperation(request);
   if (jws === null) return answer(response, 400, operationErrors.malformed);
   const result = await controller.handle(jws);
-  const status = result.outcome === 'DONE' ? 204 : statusOf(result.reason!);
+  const status = result.outcome === 'DONE' ? 204 : isMalformed(result.reason!) ? 400 : 403;
   // What was not an operation is not reported; a decision, either way, is.
   if (status !== 400) onOutcome?.(result);
   if (status === 204) {

@@ -1,3 +1,5 @@
+import { operationErrors } from '@latchkey/contract';
+
 /**
  * What only a lock answers; every other refusal is the platform's own text (`operationErrors` in
  * @latchkey/contract), so a user reads the same reason whether the platform or the lock refused.
@@ -12,3 +14,21 @@ export const deviceRefusals = {
   configLock: 'The configuration is for another lock',
   configOlder: 'The configuration is older than the one the lock holds',
 } as const;
+
+/** As the platform answers: an operation that is not well-formed is 400; every other refusal is the lock's decision, 403. */
+const MALFORMED: readonly string[] = [
+  operationErrors.malformed,
+  operationErrors.headerInvalid,
+  operationErrors.algorithm,
+  operationErrors.type,
+  operationErrors.x5cMissing,
+  operationErrors.x5cInvalid,
+  operationErrors.claimsInvalid,
+  operationErrors.timesMissing,
+  operationErrors.jti,
+  operationErrors.unknownOperation,
+  operationErrors.operationInvalid,
+];
+
+/** Whether a refusal says the input was not a well-formed operation (not a decision worth reporting). */
+export const isMalformed = (reason: string) => MALFORMED.some((text) => reason === text || reason.startsWith(`${text}:`));

@@ -7,7 +7,8 @@ import path from 'node:path';
  * Everything a device keeps, in one directory (default `~/.latchkey-device`, mode 0700): who it is,
  * its private key (PKCS#8 PEM, mode 0600, never sent anywhere), its certificate, the CAs it trusts, the
  * last config the platform signed (so it keeps deciding after a restart without the network) and the
- * operations it has obeyed recently (so one cannot be used again through another path). Each file is
+ * operations it has obeyed recently (so one cannot be used again through another path), and the outcomes
+the platform has not been told yet. Each file is
  * written to a temporary name and renamed, so a power cut leaves the old file or the new one.
  */
 
@@ -31,6 +32,7 @@ const FILES = {
   platformCa: 'platform-ca.pem',
   config: 'config.jws',
   replay: 'replay.json',
+  results: 'pending-results.json',
   agent: 'agent.json',
 } as const;
 type FileName = keyof typeof FILES;
