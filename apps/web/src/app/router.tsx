@@ -64,6 +64,15 @@ export const routes: RouteObject[] = [
     HydrateFallback: NothingYet,
     errorElement: <RouteError />,
     children: [
+      // A tile's page needs no portal session: a person a lock is shared with signs in there by email.
+      {
+        path: 't/:tileId',
+        lazy: () =>
+          Promise.all([
+            import('../features/locks/tiles/tile-page').then((m) => ({ Component: m.TilePage })),
+            loadAppPageTexts(),
+          ]).then(([route]) => route),
+      },
       {
         path: paths.home,
         loader: protectedLoader,
@@ -72,10 +81,6 @@ export const routes: RouteObject[] = [
         lazy: protectedLayout,
         children: [
           { index: true, element: <Navigate to={paths.start} replace /> },
-          {
-            path: 't/:tileId',
-            lazy: () => import('../features/locks/tiles/tile-page').then((m) => ({ Component: m.TilePage })),
-          },
           {
             path: 'account',
             lazy: () => import('../features/auth/account-page').then((m) => ({ Component: m.AccountPage })),

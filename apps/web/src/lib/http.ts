@@ -29,6 +29,8 @@ export interface RequestOptions {
   body?: unknown;
   /** false for login/register: no bearer, no refresh. */
   auth?: boolean;
+  /** A bearer token of another kind than the portal's session (a tile's lock-user sign-in): sent as is, never refreshed. */
+  bearer?: string;
   accept?: string;
   /** Send `body` as this type, as is (a string), instead of as JSON: a signed operation is application/jwt. */
   contentType?: string;
@@ -102,8 +104,8 @@ function tokenIsStale(token: string): boolean {
 /** The one place the portal talks to the API: bearer token, refresh on expiry or 401, typed errors. */
 export async function request(path: string, opts: RequestOptions = {}): Promise<Response> {
   const useAuth = opts.auth ?? true;
-  if (!useAuth) {
-    const res = await send(path, opts, null);
+  if (!useAuth || opts.bearer) {
+    const res = await send(path, opts, opts.bearer ?? null);
     if (!res.ok) throw await toApiError(res);
     return res;
   }

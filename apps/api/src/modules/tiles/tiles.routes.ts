@@ -20,7 +20,6 @@ import {
 import { pickLanguage } from '@latchkey/email';
 import { refuseIfExceeded } from '../../plugins/rate-limit.js';
 import { afterReply } from '../account/account-trust.service.js';
-import { PASSWORD_RESET_LIMITS } from '../account/account-trust.routes.js';
 import { initiateTileSignIn, verifyTileSignIn } from './tile-sign-in.js';
 import {
   adminLock,
@@ -39,8 +38,11 @@ import {
 const security = [{ bearer: [] }];
 const E = errorBodySchema;
 const errors = { 400: E, 401: E, 403: E, 404: E, 409: E };
-/** Sign-in links asked for at tiles: per address and per email, as password-reset requests are limited. */
-export const TILE_SIGN_IN_LIMITS = PASSWORD_RESET_LIMITS;
+/**
+ * Sign-in links asked for at tiles, limited as password-reset requests are: per address (many emails from
+ * one place) and per email (one inbox flooded).
+ */
+export const TILE_SIGN_IN_LIMITS = { perAddress: 20, perEmail: 3, windowMs: 3_600_000 } as const;
 
 /**
  * Tiles. Lock users (portal or application-signed tokens): GET /tile/{tileId} and PUT

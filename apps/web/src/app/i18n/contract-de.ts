@@ -261,6 +261,10 @@ export const contractDe: Catalogue<typeof contractEn> = {
     duplicateLock: 'Ein Schloss ist doppelt aufgeführt',
     notAdmin: 'Nur ein Admin eines Schlosses kann Tiles mit ihm verbinden',
     lockNotInSite: 'Jedes Schloss muss im angegebenen Standort sein',
+    signInSent: 'Wenn diese Adresse einen Schlüssel zu einer Tür hinter diesem Code hat, ist ein Anmeldelink unterwegs. Er funktioniert einmal, 15 Minuten lang.',
+    signInLinkInvalid: 'Dieser Anmeldelink ist ungültig. Fordern Sie an der Tür einen neuen an.',
+    signInLinkUsed: 'Dieser Anmeldelink wurde bereits verwendet. Fordern Sie an der Tür einen neuen an.',
+    signInLinkExpired: 'Dieser Anmeldelink ist abgelaufen. Fordern Sie an der Tür einen neuen an.',
   },
   siteErrors: {
     siteNotFound: 'Standort nicht gefunden',

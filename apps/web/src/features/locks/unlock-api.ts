@@ -111,6 +111,15 @@ export interface UnlockDeps {
   locate?: () => Promise<OperationLocation>;
   /** Issue 29: the code dialog, when the key needs a second factor. */
   askCode?: AskKeyCode;
+  /**
+   * Someone other than the portal's signed-in user (a tile's lock-user sign-in): whose key it is in the
+   * store, how their key is certified and how the operation is sent, each with their own token.
+   */
+  as?: {
+    keyOwner: string;
+    certify: (ephemeralKey: string) => Promise<CertificateResponse>;
+    execute: (lockId: string, jws: string) => Promise<void>;
+  };
 }
 
 /**
@@ -120,12 +129,14 @@ export interface UnlockDeps {
  */
 export async function unlockLock(
   lock: Lock,
-  { store = keyStore(), locate = currentLocation, askCode }: UnlockDeps = {},
+  { store = keyStore(), locate = currentLocation, askCode, as }: UnlockDeps = {},
 ): Promise<void> {
-  const owner = currentUserId() ?? 'signed-out';
+  const owner = as?.keyOwner ?? currentUserId() ?? 'signed-out';
+  const certify = as ? (ephemeralKey: string) => as.certify(ephemeralKey) : certifyWithSecondFactor(askCode);
+  const execute = as?.execute ?? executeOperation;
   const location = lock.settings.usageRequirements.location?.enabled ? await locate() : undefined;
   const attempt = async (renew: boolean) => {
-    const key = await getCertifiedKey(owner, store, certifyWithSecondFactor(askCode), { renew });
+    const key = await getCertifiedKey(owner, store, certify, { renew });
     const jws = await signOperation({
       privateKey: key.privateKey,
       certificateChain: key.certificateChain,
@@ -133,7 +144,7 @@ export async function unlockLock(
       lockId: lock.id,
       operation: { type: 'MUTATE_LOCK', locked: false, ...(location && { location }) },
     });
-    await executeOperation(lock.id, jws);
+    await execute(lock.id, jws);
   };
   try {
     await attempt(false);

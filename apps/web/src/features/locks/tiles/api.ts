@@ -1,4 +1,14 @@
-import { lockSchema, lockTileSchema, type Lock, type LockTile } from '@latchkey/contract';
+import {
+  certificateResponseSchema,
+  lockSchema,
+  lockTileSchema,
+  tileSignInResponseSchema,
+  tileSignInSentSchema,
+  type CertificateResponse,
+  type Lock,
+  type LockTile,
+  type TileSignInResponse,
+} from '@latchkey/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import * as z from 'zod/mini';
 import { request } from '../../../lib/http';
@@ -9,7 +19,7 @@ export const tileKeys = {
   list: (appId: string, lockId: string) => ['applications', appId, 'locks', 'tiles', lockId] as const,
   qr: (appId: string, lockId: string, tileId: string) =>
     ['applications', appId, 'locks', 'tiles', lockId, 'qr', tileId] as const,
-  page: (tileId: string) => ['tile', tileId] as const,
+  page: (tileId: string, who: string) => ['tile', tileId, who] as const,
 };
 
 const tilesPath = (appId: string, lockId: string) => `${lockPath(appId, lockId)}/tile`;
@@ -34,10 +44,36 @@ export async function getTileQr(appId: string, lockId: string, tileId: string): 
   return res.text();
 }
 
-/** The tile page: the locks behind a tile that the signed-in user may open. */
-export async function getTileLocks(tileId: string): Promise<Lock[]> {
-  const res = await request(`/tile/${encodeURIComponent(tileId)}/lock`);
+/**
+ * The tile page: the locks behind a tile that the user may open — the portal's signed-in user, or (with
+ * `bearer`) the person a tile's emailed link signed in.
+ */
+export async function getTileLocks(tileId: string, bearer?: string): Promise<Lock[]> {
+  const res = await request(`/tile/${encodeURIComponent(tileId)}/lock`, { bearer });
   return z.array(lockSchema).parse(await res.json());
+}
+
+/** Asks for a sign-in link by email; the answer says the same whether or not one is sent. */
+export async function requestTileSignIn(tileId: string, email: string): Promise<string> {
+  const res = await request(`/tile/${encodeURIComponent(tileId)}/sign-in`, { method: 'POST', body: { email }, auth: false });
+  return tileSignInSentSchema.parse(await res.json()).message;
+}
+
+/** Spends the emailed link's secret for a lock-user token. */
+export async function verifyTileSignIn(token: string): Promise<TileSignInResponse> {
+  const res = await request('/tile/sign-in/verify', { method: 'POST', body: { token }, auth: false });
+  return tileSignInResponseSchema.parse(await res.json());
+}
+
+/** A lock-user's key certified with their own token (application users need no emailed code). */
+export async function certifyAsTileUser(bearer: string, ephemeralKey: string): Promise<CertificateResponse> {
+  const res = await request('/auth/certificate', { method: 'POST', body: { ephemeralKey }, bearer });
+  return certificateResponseSchema.parse(await res.json());
+}
+
+/** A signed operation sent with the lock-user's token. */
+export async function executeAsTileUser(bearer: string, lockId: string, jws: string): Promise<void> {
+  await request(`/device/${encodeURIComponent(lockId)}/execute`, { method: 'POST', body: jws, contentType: 'application/jwt', bearer });
 }
 
 export function useLockTiles(appId: string, lockId: string) {
@@ -53,8 +89,14 @@ export function useTileQr(appId: string, lockId: string, tileId: string | null) 
   });
 }
 
-export function useTileLocks(tileId: string) {
-  return useQuery({ queryKey: tileKeys.page(tileId), queryFn: () => getTileLocks(tileId), retry: false });
+/** `bearer`: the tile sign-in's token; without it, the portal's session. */
+export function useTileLocks(tileId: string, who: { bearer?: string; userId: string } | null) {
+  return useQuery({
+    queryKey: tileKeys.page(tileId, who?.userId ?? ''),
+    queryFn: () => getTileLocks(tileId, who?.bearer),
+    enabled: who !== null,
+    retry: false,
+  });
 }
 
 export function useCreateTile(appId: string, lockId: string) {

@@ -1,54 +1,203 @@
-import { Alert, Box, Container, Paper, Typography } from '@mui/material';
+import { zodResolver } from '@hookform/resolvers/zod';
+import { TILE_SIGN_IN_TTL_MINUTES, tileSignInSchema, type Lock, type TileSignInResponse } from '@latchkey/contract';
+import { Alert, Box, Button, Container, Paper, Typography } from '@mui/material';
+import { useQueryClient } from '@tanstack/react-query';
+import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
+import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { useParams } from 'react-router';
+import { useParams, useSearchParams } from 'react-router';
+import { LanguageButtons } from '../../../app/layouts/language-buttons';
+import { FormTextField } from '../../../components/ui/form-text-field';
 import { PageLoader } from '../../../components/ui/page-loader';
 import { ApiError, errorMessage } from '../../../lib/http';
+import { getSession, subscribeSession } from '../../../lib/session';
 import { LockStateChip } from '../lock-state';
 import { UnlockButton } from '../lock/unlock-button';
-import { useTileLocks } from './api';
+import type { UnlockDeps } from '../unlock-api';
+import { certifyAsTileUser, executeAsTileUser, requestTileSignIn, useTileLocks, verifyTileSignIn } from './api';
+import { forgetTileSignIn, getTileSignIn, storeTileSignIn } from './tile-session';
 
 /**
- * /t/{tileId}: what a phone opens from a tile's QR code. The signed-in user sees the doors behind the tile
- * that they may open and unlocks one from the browser, with the lock page's own Unlock (its signed
- * operation and whatever checks it asks for). A tile with nothing for them says so.
+ * /t/{tileId}: what a phone opens from a tile's QR code. Whoever may open the doors behind the tile sees
+ * them and unlocks one from the browser, with the lock page's own Unlock (its signed operation and
+ * whatever checks it asks for): the portal's signed-in owner, or a person a lock is shared with, who signs
+ * in here with a one-time link emailed to the address it was shared with (`?signin=` brings it back). A
+ * tile with nothing for them says so.
  */
 export function TilePage() {
   const { t } = useTranslation();
   const { tileId = '' } = useParams();
-  const locks = useTileLocks(tileId);
+  const [params, setParams] = useSearchParams();
+  const queryClient = useQueryClient();
+  const session = useSyncExternalStore(subscribeSession, getSession);
+  const [signIn, setSignIn] = useState<TileSignInResponse | null>(() => getTileSignIn());
+  const [exchanging, setExchanging] = useState(false);
+  const [linkError, setLinkError] = useState<string | null>(null);
 
-  if (locks.isPending) return <PageLoader />;
+  // The emailed link: its secret leaves the address bar at once and is spent once, for a lock-user token.
+  const linkSecret = params.get('signin');
+  const spent = useRef<string | null>(null);
+  useEffect(() => {
+    if (!linkSecret || spent.current === linkSecret) return;
+    spent.current = linkSecret;
+    setParams(
+      (current) => {
+        const next = new URLSearchParams(current);
+        next.delete('signin');
+        return next;
+      },
+      { replace: true },
+    );
+    setExchanging(true);
+    setLinkError(null);
+    verifyTileSignIn(linkSecret)
+      .then((signedIn) => {
+        storeTileSignIn(signedIn);
+        setSignIn(signedIn);
+      })
+      .catch((e: unknown) => setLinkError(errorMessage(e)))
+      .finally(() => setExchanging(false));
+  }, [linkSecret, setParams]);
+
+  const portalSignedIn = Boolean(session.token || session.refreshToken);
+  const who = signIn ? { bearer: signIn.authToken, userId: signIn.userId } : portalSignedIn ? { userId: 'portal' } : null;
+  const locks = useTileLocks(tileId, who);
+
+  const signOut = () => {
+    forgetTileSignIn();
+    setSignIn(null);
+    queryClient.removeQueries({ queryKey: ['tile', tileId] });
+  };
+  // The lock-user token expired or its user is gone: back to the email form.
+  const refused = signIn !== null && locks.error instanceof ApiError && locks.error.status === 401;
+  useEffect(() => {
+    if (refused) signOut();
+  });
+
+  const unlockAs = useMemo<UnlockDeps | undefined>(
+    () =>
+      signIn
+        ? {
+            as: {
+              keyOwner: `tile-user:${signIn.userId}`,
+              certify: (ephemeralKey) => certifyAsTileUser(signIn.authToken, ephemeralKey),
+              execute: (lockId, jws) => executeAsTileUser(signIn.authToken, lockId, jws),
+            },
+          }
+        : undefined,
+    [signIn],
+  );
+
+  if (exchanging || (who !== null && locks.isPending)) return <PageLoader />;
+  const nothingHere = locks.error instanceof ApiError && locks.error.status === 404;
   return (
     <Container component="main" maxWidth="sm" sx={{ py: { xs: 2, sm: 4 } }}>
-      <Typography variant="h1" sx={{ mb: 2 }}>
+      <Typography variant="h1" sx={{ mb: 2, overflowWrap: 'anywhere' }}>
         {t('tiles.pageTitle')}
       </Typography>
-      {locks.isError && (
-        <Alert severity={locks.error instanceof ApiError && locks.error.status === 404 ? 'info' : 'error'}>
-          {locks.error instanceof ApiError && locks.error.status === 404
-            ? t('tiles.nothingHere')
-            : errorMessage(locks.error)}
-        </Alert>
-      )}
-      <Box sx={{ display: 'grid', gap: 2 }}>
-        {locks.data?.map((lock) => (
-          <Paper
-            key={lock.id}
-            variant="outlined"
-            component="section"
-            aria-labelledby={`door-${lock.id}`}
-            sx={{ p: { xs: 2, sm: 3 } }}
-          >
-            <Typography variant="h2" id={`door-${lock.id}`} sx={{ overflowWrap: 'anywhere', mb: 1 }}>
-              {lock.name}
-            </Typography>
-            <Box sx={{ mb: 2 }}>
-              <LockStateChip state={lock.state} />
+      {who === null ? (
+        <>
+          {linkError && (
+            <Alert severity="error" sx={{ mb: 2 }}>
+              {linkError}
+            </Alert>
+          )}
+          <SignInForm tileId={tileId} />
+          <LanguageButtons />
+        </>
+      ) : (
+        <>
+          {locks.isError && !refused && (
+            <Alert severity={nothingHere ? 'info' : 'error'} sx={{ mb: 2 }}>
+              {nothingHere ? t('tiles.nothingHere') : errorMessage(locks.error)}
+            </Alert>
+          )}
+          <Box sx={{ display: 'grid', gap: 2 }}>
+            {locks.data?.map((lock) => (
+              <Door key={lock.id} lock={lock} deps={unlockAs} onSettled={() => void locks.refetch()} />
+            ))}
+          </Box>
+          {signIn && (
+            <Box sx={{ mt: 3, display: 'flex', flexWrap: 'wrap', alignItems: 'center', gap: 1 }}>
+              <Typography variant="body2" color="text.secondary" sx={{ flex: '1 1 12rem' }}>
+                {t('tiles.signedInHint')}
+              </Typography>
+              <Button variant="outlined" onClick={signOut}>
+                {t('tiles.signOut')}
+              </Button>
             </Box>
-            <UnlockButton lock={lock} onSettled={() => void locks.refetch()} />
-          </Paper>
-        ))}
-      </Box>
+          )}
+        </>
+      )}
     </Container>
+  );
+}
+
+function Door({ lock, deps, onSettled }: { lock: Lock; deps?: UnlockDeps; onSettled: () => void }) {
+  return (
+    <Paper variant="outlined" component="section" aria-labelledby={`door-${lock.id}`} sx={{ p: { xs: 2, sm: 3 } }}>
+      <Typography variant="h2" id={`door-${lock.id}`} sx={{ overflowWrap: 'anywhere', mb: 1 }}>
+        {lock.name}
+      </Typography>
+      <Box sx={{ mb: 2 }}>
+        <LockStateChip state={lock.state} />
+      </Box>
+      <UnlockButton lock={lock} deps={deps} onSettled={onSettled} />
+    </Paper>
+  );
+}
+
+/**
+ * Signed out: the address a lock was shared with. The answer is the same whether or not a link is sent
+ * (no one learns which addresses have keys), so the page always says to check the inbox.
+ */
+function SignInForm({ tileId }: { tileId: string }) {
+  const { t } = useTranslation();
+  const [sentTo, setSentTo] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const form = useForm({ resolver: zodResolver(tileSignInSchema), defaultValues: { email: '' }, mode: 'onTouched' });
+
+  const onSubmit = form.handleSubmit(async ({ email }) => {
+    setError(null);
+    try {
+      await requestTileSignIn(tileId, email);
+      setSentTo(email);
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  });
+
+  if (sentTo)
+    return (
+      <Paper variant="outlined" component="section" aria-labelledby="tile-check-email" sx={{ p: { xs: 2, sm: 3 } }}>
+        <Typography variant="h2" id="tile-check-email" sx={{ mb: 1 }}>
+          {t('tiles.checkEmail')}
+        </Typography>
+        <Typography role="status" sx={{ mb: 2, overflowWrap: 'anywhere' }}>
+          {t('tiles.checkEmailText', { email: sentTo, minutes: TILE_SIGN_IN_TTL_MINUTES })}
+        </Typography>
+        <Button variant="outlined" onClick={() => setSentTo(null)}>
+          {t('tiles.otherAddress')}
+        </Button>
+      </Paper>
+    );
+  return (
+    <Paper variant="outlined" component="section" aria-labelledby="tile-sign-in" sx={{ p: { xs: 2, sm: 3 } }}>
+      <Box component="form" noValidate onSubmit={onSubmit}>
+        <Typography variant="h2" id="tile-sign-in" sx={{ mb: 1 }}>
+          {t('tiles.signInTitle')}
+        </Typography>
+        <Typography sx={{ mb: 1 }}>{t('tiles.signInIntro')}</Typography>
+        <FormTextField control={form.control} name="email" label={t('tiles.email')} type="email" autoComplete="email" required />
+        {error && (
+          <Alert severity="error" sx={{ mt: 1 }}>
+            {error}
+          </Alert>
+        )}
+        <Button type="submit" variant="contained" size="large" fullWidth disabled={form.formState.isSubmitting} sx={{ mt: 2 }}>
+          {form.formState.isSubmitting ? t('tiles.sending') : t('tiles.sendLink')}
+        </Button>
+      </Box>
+    </Paper>
   );
 }
