@@ -149,6 +149,7 @@ export class DeviceAgent {
     const base = this.options.reconnectMs ?? 1000;
     const delay = Math.min(base * 2 ** this.reconnectAttempts, this.options.maxReconnectMs ?? 60_000) * (0.5 + Math.random() / 2);
     this.reconnectAttempts++;
+    this.log.warn(`Not connected to ${this.files.identity.mqttUrl}; trying again in ${(delay / 1000).toFixed(1)} s`);
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = null;
       if (!this.stopping && !this.client.connected) this.client.reconnect();

@@ -119,3 +119,21 @@ export async function certifyCsr(ca: TestCa, csrPem: string, deviceId: string, d
   });
   return certificate.toString('pem');
 }
+
+/** A broker's TLS certificate and key from the device CA, for `host` (an IP address). */
+export async function brokerCertificate(ca: TestCa, host = '127.0.0.1'): Promise<{ keyPem: string; certificatePem: string }> {
+  const keys = (await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const certificate = await x509.X509CertificateGenerator.create({
+    serialNumber: serial(),
+    subject: `CN=${host}`,
+    issuer: ca.subject,
+    notBefore: new Date(Date.now() - 60_000),
+    notAfter: new Date(Date.now() + DAY_MS),
+    publicKey: keys.publicKey,
+    signingKey: ca.signingKey,
+    signingAlgorithm: ED25519,
+    extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'ip', value: host }])],
+  });
+  const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
+  return { keyPem: x509.PemConverter.encode(pkcs8, 'PRIVATE KEY'), certificatePem: certificate.toString('pem') };
+}
