@@ -109,12 +109,17 @@ describe('the embedded broker', () => {
       ...deviceTls(device),
       will: { topic: deviceTopic(device.deviceId, 'presence'), payload: Buffer.from('offline'), qos: 1, retain: true },
     });
+    await t.app.deviceBus.publish(deviceTopic(device.deviceId, 'config'), 'config-jws', { retain: true });
     const cut = closed(client);
     const res = await t.app.inject({ method: 'DELETE', url: `/api/platform/application/${applicationId}/lock/${device.lockId}/device`, headers: bearer(owner.token) });
     expect(res.statusCode).toBe(204);
     await cut;
     expect(await eventually(() => arrived(deviceTopic(device.deviceId, 'presence'), 'offline'))).toBe(true);
     expect(await refusal(connectMqtt(port, deviceTls(device)))).toMatch(/not authorized/i);
+    // Its retained config (the lock's users) is gone from the broker.
+    const retained: string[] = [];
+    await t.app.deviceBus.subscribe(deviceTopic(device.deviceId, 'config'), (_topic, payload) => retained.push(payload.toString()));
+    expect(retained).toEqual([]);
   });
 
   it('drops an oversized message and closes its sender; the broker keeps serving the others', async () => {

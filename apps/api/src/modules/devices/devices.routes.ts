@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { deviceCreatedSchema, deviceParamsSchema, deviceStatusSchema, errorBodySchema, provisioningRequestSchema, provisioningResponseSchema } from '@latchkey/contract';
-import { createDevice, deleteDevice, deviceCrl, getDeviceStatus, provisionDevice } from './devices.service.js';
+import { createDevice, deleteDevice, deviceCrl, forgetDevice, getDeviceStatus, provisionDevice } from './devices.service.js';
 
 const tags = ['devices'];
 const security = [{ bearer: [] }];
@@ -24,7 +24,7 @@ export async function devicesRoutes(instance: FastifyInstance) {
     { ...owner, schema: { tags, security, summary: 'A provisioning code for a new device; replaces the lock’s device', params: deviceParamsSchema, response: { 201: deviceCreatedSchema, 401: E, 404: E } } },
     async (request, reply) => {
       const { created, replaced } = await createDevice(app.db, request.params.applicationId, request.params.lockId, request.user);
-      if (replaced) app.deviceBus.disconnect(replaced);
+      if (replaced) forgetDevice(app, replaced);
       return reply.code(201).send(created);
     },
   );
@@ -39,7 +39,7 @@ export async function devicesRoutes(instance: FastifyInstance) {
     one,
     { ...owner, schema: { tags, security, summary: 'Unbinds the device: its certificate is revoked and its connection cut', params: deviceParamsSchema, response: { 204: z.null(), 401: E, 404: E } } },
     async (request, reply) => {
-      app.deviceBus.disconnect(await deleteDevice(app.db, request.params.applicationId, request.params.lockId, request.user));
+      forgetDevice(app, await deleteDevice(app.db, request.params.applicationId, request.params.lockId, request.user));
       return reply.code(204).send(null);
     },
   );

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
 import { and, eq, gt, lte, or, sql } from 'drizzle-orm';
-import { deviceErrors, deviceTopicPrefix, PROVISIONING_CODE_TTL_S, type DeviceCreated, type DeviceStatus, type ProvisioningResponse } from '@latchkey/contract';
+import { deviceErrors, deviceTopic, deviceTopicPrefix, PROVISIONING_CODE_TTL_S, type DeviceCreated, type DeviceStatus, type ProvisioningResponse } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { lockDevices, revokedDeviceCertificates } from '../../db/schema.js';
 import { badRequest, notFound } from '../../errors.js';
@@ -111,6 +112,18 @@ export async function deleteDevice(db: Db, applicationId: string, lockId: string
     await recordChange(tx, { applicationId, actor: by, kind: 'lock', subject: lock.name, changes: diff({ device: old.id }, { device: null }) });
     return old.id;
   });
+}
+
+/**
+ * After an unbind or a replacement: the device's connection is cut at once, and its retained state and
+ * config (the lock's users and their keys) are removed from the broker (an empty retained message).
+ */
+export function forgetDevice(app: FastifyInstance, deviceId: string): void {
+  app.deviceBus.disconnect(deviceId);
+  // Not awaited: an external broker out of reach must not hold up the owner's answer.
+  for (const topic of ['config', 'state'] as const) {
+    app.deviceBus.publish(deviceTopic(deviceId, topic), '', { retain: true }).catch((err: unknown) => app.log.warn({ err, deviceId }, 'retained device message not cleared'));
+  }
 }
 
 /**

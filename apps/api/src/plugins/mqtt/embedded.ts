@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import { Aedes, type AedesPublishPacket, type Client, type Connection } from 'aedes';
@@ -41,6 +41,7 @@ export class EmbeddedBus implements DeviceBus {
   /** Raised by every disconnect(): a connect whose database check began before it is refused. */
   private readonly cuts = new Map<string, number>();
   private tlsServer: tls.Server | null = null;
+  private readonly sockets = new Set<Socket>();
   private readonly webSockets = new WebSocketServer({ noServer: true, maxPayload: MAX_DEVICE_PACKET_BYTES });
   private closed = false;
 
@@ -95,6 +96,11 @@ export class EmbeddedBus implements DeviceBus {
       this.accept(socket, identityOf(socket)),
     );
     server.on('tlsClientError', (err) => this.log.debug({ err }, 'mqtt tls handshake refused'));
+    // Closing ends connections still in their handshake too, which the broker does not know of yet.
+    server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
     this.tlsServer = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -130,7 +136,11 @@ export class EmbeddedBus implements DeviceBus {
     await new Promise<void>((resolve) => this.broker.close(() => resolve()));
     for (const client of this.webSockets.clients) client.terminate();
     this.webSockets.close();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (server) {
+      const done = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of this.sockets) socket.destroy();
+      await done;
+    }
   }
 
   private accept(conn: Duplex, identity: Identity | null): void {
