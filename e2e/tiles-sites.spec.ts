@@ -6,11 +6,11 @@ import { keyCode, mailMatch } from './outbox-mail';
 import { createAppViaApi, expectAccessible, expectNotice, login, registerViaApi, screenshot, uniqueEmail } from './support';
 
 /**
- * Issue 30 as an owner walks it: a tile on the lock page and its QR code, a site on the Locks page, the
- * tile's URL opened on a phone that unlocks from the browser. Lock shares go to the application's users,
- * who sign in with tokens the application's own backend signs, not to portal accounts: the portal's
- * session holds a portal token only, so on the tile's page a signed-in account sees the doors of the
- * applications it owns, and a shared user finds the door through the application's app (GET /tile/{id}).
+ * Tiles and sites as an owner walks them: a tile on the lock page and its QR code, a site on the Locks
+ * page, the tile's URL opened on a phone that unlocks from the browser. Lock shares go to the
+ * application's users, not to portal accounts: on the tile's page a signed-in portal account sees the
+ * doors of the applications it owns, an application's app finds the door with GET /tile/{id}, and a person
+ * a lock is shared with signs in on the tile's page with a link emailed to the address it was shared with.
  */
 
 /** The application backend's Ed25519 key: the public JWK to register, and a signer for user tokens. */
@@ -155,4 +155,73 @@ test('a tile’s QR code on the lock page, a site on the Locks page; on a phone,
   await page.goto(`/t/${tileId}`);
   await expect(page.getByText('This code opens no door you have access to.')).toBeVisible();
   await expect(page.getByRole('button', { name: 'Unlock' })).toHaveCount(0);
+});
+
+test('prints a tile’s QR code, opens /t/{tileId} at a phone’s width as a shared user and unlocks; axe clean', async ({ browser, request }) => {
+  test.setTimeout(180_000);
+  const owner = await ownerWithApplication(request);
+  // The owner shares the lock with an email address nobody has used yet (a pending user) and makes a tile.
+  const sharedUser = uniqueEmail('shared.user');
+  await ok(request.post(`${owner.app}/lock/${owner.lock.id}/user`, { headers: owner.headers, data: { email: sharedUser, role: 'USER' } }));
+  const tile = (await (await ok(request.post(`${owner.app}/lock/${owner.lock.id}/tile`, { headers: owner.headers }))).json()) as { tileId: string; url: string };
+  expect(tile.url).toBe(`${baseURL}/t/${tile.tileId}`);
+  const qr = await ok(request.get(`${owner.app}/lock/${owner.lock.id}/tile/${tile.tileId}/qr`, { headers: owner.headers }));
+  expect(qr.headers()['content-type']).toContain('image/svg+xml');
+
+  // A phone that never signed in to anything scans the code.
+  const phone = await browser.newContext({ viewport: { width: 375, height: 740 }, isMobile: true, hasTouch: true });
+  const door = await phone.newPage();
+  await door.goto(tile.url);
+  await expect(door.getByRole('heading', { name: 'At the door', level: 1 })).toBeVisible();
+  const signIn = door.getByRole('region', { name: 'Sign in to open the door' });
+  const email = signIn.getByRole('textbox', { name: 'Email address' });
+  await expect(email).toBeVisible();
+  await settled(door);
+  await expectAccessible(door, 'the tile page signed out at 375 px');
+  await expectNoWiderThanViewport(door, 'the tile page signed out at 375 px');
+  await door.setViewportSize({ width: 320, height: 640 });
+  await expectNoWiderThanViewport(door, 'the tile page signed out at 320 px');
+  await door.setViewportSize({ width: 375, height: 740 });
+
+  // A bad address is refused on the spot; the shared one (in any case) gets the link.
+  await email.fill('not-an-email');
+  await signIn.getByRole('button', { name: 'Email me a sign-in link' }).click();
+  await expect(signIn.getByText('Invalid email address')).toBeVisible();
+  await email.fill(sharedUser.toUpperCase());
+  await signIn.getByRole('button', { name: 'Email me a sign-in link' }).click();
+  await expect(door.getByRole('heading', { name: 'Check your email' })).toBeVisible();
+  await expectAccessible(door, 'the tile page: check your email');
+  await expectNoWiderThanViewport(door, 'the tile page: check your email at 375 px');
+  await screenshot(door, 'tile-check-email');
+
+  // The emailed link, opened on the phone: signed in, the link gone from the address bar, the door listed.
+  const link = (await mailMatch(sharedUser, new RegExp(`${baseURL}/t/${tile.tileId}\\?signin=[A-Za-z0-9_-]+`))).match[0];
+  await door.goto(link);
+  const frontDoor = door.getByRole('region', { name: owner.lock.name });
+  await expect(frontDoor.getByText('Locked', { exact: true })).toBeVisible();
+  expect(new URL(door.url()).search).toBe('');
+  expect(await door.evaluate(() => sessionStorage.getItem('latchkey.tileSignIn'))).toContain('authToken');
+  expect(await door.evaluate(() => localStorage.getItem('token'))).toBeNull();
+  await settled(door);
+  await expectAccessible(door, 'the tile page signed in as a shared user');
+  await expectNoWiderThanViewport(door, 'the tile page signed in at 375 px');
+  await door.setViewportSize({ width: 320, height: 640 });
+  await expectNoWiderThanViewport(door, 'the tile page signed in at 320 px');
+  await door.setViewportSize({ width: 375, height: 740 });
+
+  // Unlock: a new key in the browser, certified with the lock-user token (no code: not a password account).
+  await frontDoor.getByRole('button', { name: 'Unlock' }).click();
+  await expect(frontDoor.getByText(/^Unlocked · locks in \d+ s$/)).toBeVisible();
+  await expect(door.getByRole('dialog')).toHaveCount(0);
+  await expectAccessible(door, 'the tile page unlocked by a shared user');
+  await screenshot(door, 'tile-shared-user');
+  const log = (await (await ok(request.get(`${owner.app}/lock/${owner.lock.id}/log`, { headers: owner.headers }))).json()) as unknown;
+  expect(JSON.stringify(log)).toContain(sharedUser);
+
+  // The link worked once; Sign out forgets the token.
+  expect((await request.post('/api/tile/sign-in/verify', { data: { token: new URL(link).searchParams.get('signin') } })).status()).toBe(400);
+  await door.getByRole('button', { name: 'Sign out' }).click();
+  await expect(door.getByRole('textbox', { name: 'Email address' })).toBeVisible();
+  expect(await door.evaluate(() => sessionStorage.getItem('latchkey.tileSignIn'))).toBeNull();
+  await phone.close();
 });
