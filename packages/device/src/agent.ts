@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { networkInterfaces } from 'node:os';
 import type { Server } from 'node:http';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import {
   MAX_DEVICE_MESSAGE_BYTES,
-  MAX_DIRECT_ACCESS_ENDPOINTS,
-  deviceCertificateMessageSchema,
   deviceOperationMessageSchema,
   type DeviceResult,
   type DeviceStateMessage,
@@ -13,10 +10,9 @@ import {
 import type { Actuator } from './actuators.js';
 import { verifyConfig } from './checks.js';
 import { LockController, type HandleResult } from './controller.js';
-import { startLocalHttp } from './local-http.js';
+import { localEndpoints, startLocalHttp } from './local-http.js';
 import { MAX_PENDING_RESULTS, readPendingResults, writePendingResults } from './pending-results.js';
-import { createKeyAndCsr } from './provision.js';
-import { certificateProblem, needsRenewal } from './renewal.js';
+import { acceptCertificate, needsRenewal, requestRenewal } from './renewal.js';
 import { ReplayCache } from './replay-cache.js';
 import { loadDevice, type DeviceFiles, type StateDir } from './state-dir.js';
 import { PlatformTrust } from './trust.js';
@@ -54,6 +50,8 @@ const RENEWAL_CHECK_MS = 6 * 3_600_000;
 export class DeviceAgent {
   readonly controller: LockController;
   readonly client: MqttClient;
+  /** The port of the local endpoint, when it is served. */
+  httpPort: number | null = null;
   private readonly topic: (name: string) => string;
   private readonly pending: DeviceResult[] = [];
   private readonly log: Logger;
@@ -110,9 +108,6 @@ export class DeviceAgent {
   get deviceId(): string {
     return this.files.identity.deviceId;
   }
-
-  /** The port of the local endpoint, when it is served. */
-  httpPort: number | null = null;
 
   /** Locks the door, says `offline` and disconnects. */
   async stop(): Promise<void> {
@@ -258,30 +253,18 @@ export class DeviceAgent {
   }
 
   /** With less than the renewal margin left, sends a CSR for a new key; the key is used once its certificate arrives. */
+  /** With less than the renewal margin left, sends a CSR for a new key, at most once an hour. */
   private async renewIfDue(): Promise<void> {
     if (!this.client.connected || !needsRenewal(this.files.certificatePem, Date.now())) return;
     if (Date.now() - this.renewalAsked < 3_600_000) return;
     this.renewalAsked = Date.now();
-    const { privateKeyPem, csrPem } = await createKeyAndCsr(this.deviceId);
-    await this.options.state.write('pendingKey', privateKeyPem, 0o600);
-    await this.client.publishAsync(this.topic('renew'), csrPem, { qos: 1 });
+    await this.client.publishAsync(this.topic('renew'), await requestRenewal(this.options.state, this.deviceId), { qos: 1 });
     this.log.info('The certificate expires soon: asked the platform for a new one');
   }
 
   private async takeCertificate(text: string): Promise<void> {
-    let certificate: string;
-    try {
-      certificate = deviceCertificateMessageSchema.parse(JSON.parse(text)).certificate;
-    } catch {
-      return this.log.warn('Ignored a malformed message on …/certificate: it must be {certificate}');
-    }
-    const pendingKey = await this.options.state.read('pendingKey');
-    const context = { deviceCaPem: this.files.deviceCaPem, deviceId: this.deviceId, nowMs: Date.now() };
-    const forPending = pendingKey !== null && certificateProblem(certificate, { ...context, keyPem: pendingKey }) === null;
-    const problem = forPending ? null : certificateProblem(certificate, { ...context, keyPem: this.files.keyPem });
+    const problem = await acceptCertificate(this.options.state, this.files, text);
     if (problem) return this.log.warn(`Ignored a certificate: ${problem}`);
-    await this.options.state.write('certificate', certificate);
-    if (forPending) await this.options.state.promotePendingKey();
     this.files = await loadDevice(this.options.state);
     this.renewalAsked = 0;
     this.log.info('Stored the renewed certificate; reconnecting with it');
@@ -298,15 +281,6 @@ export class DeviceAgent {
     Object.assign(options, { key, cert });
     if (options.wsOptions) Object.assign(options.wsOptions, { key, cert });
   }
-}
-
-/** One URL per non-internal IPv4 address of this machine, as the local endpoint is reached on the LAN. */
-function localEndpoints(port: number): string[] {
-  return Object.values(networkInterfaces())
-    .flat()
-    .filter((address) => address && address.family === 'IPv4' && !address.internal)
-    .slice(0, MAX_DIRECT_ACCESS_ENDPOINTS)
-    .map((address) => `http://${address!.address}:${port}/execute`);
 }
 
 const consoleLogger: Logger = {

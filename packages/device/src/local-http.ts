@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MAX_OPERATION_LENGTH, operationErrors } from '@latchkey/contract';
+import { networkInterfaces } from 'node:os';
+import { MAX_DIRECT_ACCESS_ENDPOINTS, MAX_OPERATION_LENGTH, operationErrors } from '@latchkey/contract';
 import { isMalformed } from './refusals.js';
 import type { HandleResult, LockController } from './controller.js';
 
@@ -75,4 +76,13 @@ async function readOperation(request: IncomingMessage): Promise<string | null> {
 function answer(response: ServerResponse, code: number, message: string) {
   response.writeHead(code, { 'content-type': 'application/json' });
   response.end(JSON.stringify({ code, message }));
+}
+
+/** One URL per non-internal IPv4 address of this machine, as the local endpoint is reached on the LAN. */
+export function localEndpoints(port: number): string[] {
+  return Object.values(networkInterfaces())
+    .flat()
+    .filter((address) => address && address.family === 'IPv4' && !address.internal)
+    .slice(0, MAX_DIRECT_ACCESS_ENDPOINTS)
+    .map((address) => `http://${address!.address}:${port}/execute`);
 }

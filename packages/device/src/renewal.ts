@@ -1,5 +1,7 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { DEVICE_RENEW_BEFORE_DAYS } from '@latchkey/contract';
+import { DEVICE_RENEW_BEFORE_DAYS, deviceCertificateMessageSchema } from '@latchkey/contract';
+import { createKeyAndCsr } from './provision.js';
+import type { DeviceFiles, StateDir } from './state-dir.js';
 
 const DAY_MS = 86_400_000;
 
@@ -30,5 +32,33 @@ export function certificateProblem(certificatePem: string, { deviceCaPem, device
   if (nowMs < Date.parse(certificate.validFrom) || nowMs > Date.parse(certificate.validTo)) return 'not valid now';
   if (!/^CN=([^\n]+)$/m.test(certificate.subject) || /^CN=([^\n]+)$/m.exec(certificate.subject)?.[1] !== deviceId) return `not for ${deviceId}`;
   if (!certificate.checkPrivateKey(createPrivateKey(keyPem))) return 'not for the key this device holds';
+  return null;
+}
+
+/** A new key, kept aside until its certificate arrives, and the CSR (PEM) to publish on `…/renew`. */
+export async function requestRenewal(state: StateDir, deviceId: string): Promise<string> {
+  const { privateKeyPem, csrPem } = await createKeyAndCsr(deviceId);
+  await state.write('pendingKey', privateKeyPem, 0o600);
+  return csrPem;
+}
+
+/**
+ * Takes a `…/certificate` message: the certificate replaces the one in use when it is for the key made
+ * for the renewal (which then becomes the device's key) or for the key in use. Returns why not, or null.
+ */
+export async function acceptCertificate(state: StateDir, files: DeviceFiles, text: string): Promise<string | null> {
+  let certificate: string;
+  try {
+    certificate = deviceCertificateMessageSchema.parse(JSON.parse(text)).certificate;
+  } catch {
+    return 'the message must be {certificate}';
+  }
+  const pendingKey = await state.read('pendingKey');
+  const context = { deviceCaPem: files.deviceCaPem, deviceId: files.identity.deviceId, nowMs: Date.now() };
+  const forPending = pendingKey !== null && certificateProblem(certificate, { ...context, keyPem: pendingKey }) === null;
+  const problem = forPending ? null : certificateProblem(certificate, { ...context, keyPem: files.keyPem });
+  if (problem) return problem;
+  await state.write('certificate', certificate);
+  if (forPending) await state.promotePendingKey();
   return null;
 }
