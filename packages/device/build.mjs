@@ -1,11 +1,12 @@
 // Bundles the command (dist/cli.js, executable) and the library (dist/index.js) for Node 22+. The
 // workspace's own packages (@latchkey/contract and the zod it uses) are bundled in, so the published
 // package needs only what package.json lists: mqtt, @peculiar/x509 and reflect-metadata stay external.
-import { chmod } from 'node:fs/promises';
+import { chmod, rm } from 'node:fs/promises';
 import { build } from 'esbuild';
 
 const EXTERNAL = ['mqtt', '@peculiar/x509', 'reflect-metadata'];
 
+await rm('dist', { recursive: true, force: true });
 await build({
   entryPoints: ['src/cli.ts', 'src/index.ts'],
   outdir: 'dist',
