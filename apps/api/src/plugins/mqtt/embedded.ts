@@ -183,6 +183,8 @@ export class EmbeddedBus implements DeviceBus {
     if (!set) this.clients.set(deviceId, (set = new Set()));
     set.add(client);
     this.byClientId.set(client.id, client);
+    // A connection that ends before the broker registers it gets no clientDisconnect.
+    client.conn.once('close', () => this.forget(client));
     return true;
   }
 
