@@ -162,6 +162,14 @@ describe('DeviceAgent on a real broker', () => {
     expect(agent.controller.config?.version).toBe(3);
   });
 
+  it('announces its local endpoint in its state', async () => {
+    const device = await provisioned(`mqtt://127.0.0.1:${broker.port}`);
+    const platform = await observe(broker.port, device.prefix);
+    cleanup.push(() => platform.client.endAsync(), () => rm(device.dir, { recursive: true }));
+    await startAgent(device.state, { httpPort: 0, httpHost: '127.0.0.1', directAccessEndpoints: ['http://192.168.1.20:8080/execute'] });
+    expect(JSON.parse(await platform.next('state'))).toMatchObject({ directAccessEndpoints: ['http://192.168.1.20:8080/execute'] });
+  });
+
   it('renews its certificate: a CSR on …/renew, the new certificate stored with its new key, and back online', async () => {
     const device = await provisioned(`mqtt://127.0.0.1:${broker.port}`, 10);
     const platform = await observe(broker.port, device.prefix);

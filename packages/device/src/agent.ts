@@ -247,7 +247,7 @@ export class DeviceAgent {
     });
     this.http = server;
     this.httpPort = bound;
-    this.endpoints ??= localEndpoints(bound);
+    this.endpoints ??= localEndpoints(bound, host);
     await this.options.state.write('agent', JSON.stringify({ pid: process.pid, httpPort: bound }));
     this.log.info(`Local endpoint: POST http://${host ?? '0.0.0.0'}:${bound}/execute`);
   }

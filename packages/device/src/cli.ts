@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { MAX_DIRECT_ACCESS_ENDPOINTS, MAX_FIRMWARE_LENGTH } from '@latchkey/contract';
 import packageJson from '../package.json' with { type: 'json' };
 import { executeCommand, provisionCommand, runCommand, statusCommand } from './cli-commands.js';
 import { StateDir, UserError } from './state-dir.js';
@@ -61,6 +62,9 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case 'run':
       extra(0);
+      if (values.firmware !== undefined && (values.firmware.length === 0 || values.firmware.length > MAX_FIRMWARE_LENGTH))
+        throw new UserError(`--firmware must be 1 to ${MAX_FIRMWARE_LENGTH} characters`);
+      checkAdvertised(values.advertise ?? []);
       await runCommand(state, { ...actuator, firmware: values.firmware ?? `latchkey-device ${packageJson.version}`, httpPort: port(values['http-port']), httpHost: values['http-host'], advertise: values.advertise });
       return 0;
     case 'execute':
@@ -81,6 +85,14 @@ function port(text: string | undefined): number | undefined {
   const value = Number(text);
   if (!/^\d+$/.test(text) || value > 65_535) throw new UserError(`--http-port must be a port number from 0 to 65535 (got ${text})`);
   return value;
+}
+
+/** The announced endpoints: at most four http(s) URLs, as the platform takes them. */
+function checkAdvertised(urls: string[]): void {
+  if (urls.length > MAX_DIRECT_ACCESS_ENDPOINTS) throw new UserError(`At most ${MAX_DIRECT_ACCESS_ENDPOINTS} --advertise URLs`);
+  for (const url of urls) {
+    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) throw new UserError(`--advertise must be an http:// or https:// URL such as http://192.168.1.20:8080/execute (got ${url})`);
+  }
 }
 
 function print(text: string): number {

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { isIPv4, type AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { MAX_DIRECT_ACCESS_ENDPOINTS, MAX_OPERATION_LENGTH, operationErrors } from '@latchkey/contract';
 import { isMalformed } from './refusals.js';
@@ -78,8 +78,13 @@ function answer(response: ServerResponse, code: number, message: string) {
   response.end(JSON.stringify({ code, message }));
 }
 
-/** One URL per non-internal IPv4 address of this machine, as the local endpoint is reached on the LAN. */
-export function localEndpoints(port: number): string[] {
+/**
+ * The URLs a phone on the LAN reaches the local endpoint at: the address it listens on, or, listening on
+ * every address, one per non-internal IPv4 address of this machine. A loopback-only endpoint is announced
+ * nowhere.
+ */
+export function localEndpoints(port: number, host = '0.0.0.0'): string[] {
+  if (host !== '0.0.0.0' && host !== '::') return isIPv4(host) && !host.startsWith('127.') ? [`http://${host}:${port}/execute`] : [];
   return Object.values(networkInterfaces())
     .flat()
     .filter((address) => address && address.family === 'IPv4' && !address.internal)
