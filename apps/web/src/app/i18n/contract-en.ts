@@ -1,6 +1,7 @@
 import {
   accountErrors,
   apiErrors,
+  deviceErrors,
   passkeyErrors,
   authErrorFor,
   discoveryErrors,
@@ -38,16 +39,7 @@ export const contractEn = {
   passkeyErrors,
   tileErrors,
   siteErrors,
-  // The contract's deviceErrors, word for word (i18n-parity.test.ts compares them): importing them would
-  // bring the module that builds the device's payloads with zod's full build into every page's chunk.
-  deviceErrors: {
-    offline: 'The lock is offline',
-    noAnswer: 'The lock did not answer',
-    noDevice: 'This lock has no device',
-    codeInvalid: 'This provisioning code is unknown, used or expired: make a new one on the lock’s page',
-    csrInvalid: 'The certificate request is not a PKCS#10 PEM signed by its own ECDSA P-256 or Ed25519 key',
-    csrSubject: 'The certificate request must name no subject, or CN=<deviceId>',
-  },
+  deviceErrors,
   authErrors: {
     offline: authErrorFor(0),
     wrongCredentials: authErrorFor(401),

@@ -1,4 +1,4 @@
-import type { ZodType } from 'zod';
+import type { ZodMiniType } from 'zod/mini';
 import { DEVICE_TOPIC_ROOT, MAX_DEVICE_MESSAGE_BYTES, devicePresenceSchema, isUuid } from '@latchkey/contract';
 
 /**
@@ -39,7 +39,7 @@ export function readPresence(payload: Buffer): Parsed<'online' | 'offline'> {
 }
 
 /** A JSON payload checked against the contract's schema for it. */
-export function readJson<T>(payload: Buffer, schema: ZodType<T>): Parsed<T> {
+export function readJson<T>(payload: Buffer, schema: ZodMiniType<T>): Parsed<T> {
   if (tooLarge(payload)) return { ok: false, problem: 'oversized' };
   let value: unknown;
   try {

@@ -1,8 +1,7 @@
-import type { DeviceCreated, DeviceStatus, Lock } from '@latchkey/contract';
+import { deviceCreatedSchema, deviceStatusSchema, type DeviceCreated, type DeviceStatus, type Lock } from '@latchkey/contract';
 import { useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { ApiError, request } from '../../../lib/http';
 import { lockKeys, lockPath } from '../api';
-import { deviceCreatedSchema, deviceStatusSchema } from './schemas';
 
 /** A lock's device sits beside its shares and log, under the application's key. */
 export const deviceKeys = {

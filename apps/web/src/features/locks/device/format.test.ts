@@ -1,21 +1,6 @@
-import { deviceCreatedSchema as contractCreated, deviceErrors, deviceStatusSchema as contractStatus } from '@latchkey/contract';
 import { describe, expect, it } from 'vitest';
-import * as z from 'zod/mini';
-import { contractEn } from '../../../app/i18n/contract-en';
 import { deviceCommands } from './device-commands';
 import { formatAgo, formatCountdown } from './format';
-import { deviceCreatedSchema, deviceStatusSchema } from './schemas';
-
-describe('the portal’s device shapes', () => {
-  it('are the contract’s deviceStatus and deviceCreated, field for field', () => {
-    expect(z.toJSONSchema(deviceStatusSchema)).toEqual(z.toJSONSchema(contractStatus));
-    expect(z.toJSONSchema(deviceCreatedSchema)).toEqual(z.toJSONSchema(contractCreated));
-  });
-
-  it('and the contract’s device errors are the English texts the German table translates', () => {
-    expect(contractEn.deviceErrors).toEqual(deviceErrors);
-  });
-});
 
 describe('device texts', () => {
   it('say how long ago through Intl, in the reader’s language', () => {

@@ -1,0 +1,38 @@
+/**
+ * Locks that connect (shared/design/device-protocol.md): limits, topics and the API's device texts. No
+ * schemas here, so the portal's string table can import the texts without building any (the schemas are
+ * in devices.ts for the owner's routes and device-messages.ts for the device's own calls and messages).
+ */
+
+/** A provisioning code is single-use and expires this long after it was made. */
+export const PROVISIONING_CODE_TTL_S = 15 * 60;
+/** How long a device certificate is valid; a device renews it over MQTT before then. */
+export const DEVICE_CERTIFICATE_DAYS = 90;
+/** A device renews when less than this is left of its certificate. */
+export const DEVICE_RENEW_BEFORE_DAYS = 30;
+/** Default wait for a device's result (`DEVICE_TIMEOUT_SECONDS`). */
+export const DEVICE_TIMEOUT_DEFAULT_S = 5;
+/** A device remembers an operation's jti (or signature) this long and refuses it again. */
+export const DEVICE_REPLAY_WINDOW_S = 120;
+/** The largest MQTT payload a device or the platform accepts on a device topic. */
+export const MAX_DEVICE_MESSAGE_BYTES = 64 * 1024;
+export const MAX_CSR_LENGTH = 8 * 1024;
+export const MAX_FIRMWARE_LENGTH = 100;
+export const MAX_DIRECT_ACCESS_ENDPOINTS = 4;
+export const DEVICE_TOPIC_ROOT = 'latchkey/d';
+
+/** The topics of one device, under `latchkey/d/<deviceId>`. */
+export const DEVICE_TOPICS = ['presence', 'state', 'config', 'op', 'result', 'renew', 'certificate'] as const;
+export type DeviceTopic = (typeof DEVICE_TOPICS)[number];
+export const deviceTopicPrefix = (deviceId: string) => `${DEVICE_TOPIC_ROOT}/${deviceId}`;
+export const deviceTopic = (deviceId: string, topic: DeviceTopic) => `${DEVICE_TOPIC_ROOT}/${deviceId}/${topic}`;
+
+/** What the API answers about devices; a device's own refusal reason is passed through as it came. */
+export const deviceErrors = {
+  offline: 'The lock is offline',
+  noAnswer: 'The lock did not answer',
+  noDevice: 'This lock has no device',
+  codeInvalid: 'This provisioning code is unknown, used or expired: make a new one on the lock’s page',
+  csrInvalid: 'The certificate request is not a PKCS#10 PEM signed by its own ECDSA P-256 or Ed25519 key',
+  csrSubject: 'The certificate request must name no subject, or CN=<deviceId>',
+} as const;
