@@ -39,6 +39,8 @@ export default defineConfig({
       PUBLIC_URL: baseURL,
       DATA_DIR: `e2e/.tmp/${PORT}/data`,
       LOG_LEVEL: 'warn',
+      // Any free port for the device broker's TLS listener: devices are told the bound one at provisioning.
+      MQTT_PORT: '0',
       LOGIN_RATE_LIMIT_MAX: '1000',
       ANONYMOUS_RATE_LIMIT_MAX: '5000',
       ACCESS_TOKEN_TTL_SECONDS: '900',

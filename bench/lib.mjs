@@ -51,6 +51,7 @@ export async function startService(env = {}) {
       PUBLIC_URL: url,
       DATA_DIR: dataDir,
       LOG_LEVEL: 'silent',
+      MQTT_PORT: '0',
       RATE_LIMIT_MAX: '100000000',
       ANONYMOUS_RATE_LIMIT_MAX: '100000000',
       LOGIN_RATE_LIMIT_MAX: '100000000',

@@ -28,7 +28,7 @@ export async function startService(env: Record<string, string>): Promise<Service
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ['dist/main.js'], {
     cwd: apiDir,
-    env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: url, LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: url, LOG_LEVEL: 'info', MQTT_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];

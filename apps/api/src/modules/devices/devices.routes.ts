@@ -17,7 +17,13 @@ const pem = (label: string, base64: string) => `-----BEGIN ${label}-----\n${base
 export async function devicesRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<ZodTypeProvider>();
   const owner = { onRequest: [app.authenticate, app.requireOwner] };
-  const endpoints = { mqttUrl: app.config.mqtt.publicUrl, platformCaPem: pem('CERTIFICATE', app.platformCa.certificateBase64) };
+  const platformCaPem = pem('CERTIFICATE', app.platformCa.certificateBase64);
+  // MQTT_PORT=0 (any free port) names no port a device can use: it is given the port the broker is bound to.
+  const mqttUrl = () => {
+    const url = new URL(app.config.mqtt.publicUrl);
+    if (url.port === '0' && app.mqtt.port) url.port = String(app.mqtt.port);
+    return url.toString();
+  };
 
   app.post(
     one,
@@ -55,7 +61,7 @@ export async function devicesRoutes(instance: FastifyInstance) {
         response: { 200: provisioningResponseSchema, 400: E, 429: E },
       },
     },
-    async (request) => provisionDevice(app.db, app.deviceCa, request.body, endpoints),
+    async (request) => provisionDevice(app.db, app.deviceCa, request.body, { mqttUrl: mqttUrl(), platformCaPem }),
   );
 
   app.get(
