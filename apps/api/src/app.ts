@@ -17,7 +17,6 @@ import { createDatabase, type Database, type Db } from './db/client.js';
 import { AccessCache } from './lib/access-cache.js';
 import { Passwords } from './lib/passwords.js';
 import { SecretBox } from './lib/secret-box.js';
-import { useSecretBox } from './lib/server-secrets.js';
 import { TokenService } from './lib/tokens.js';
 import { Outbound } from './lib/outbound.js';
 import { Issuers } from './lib/issuer-discovery.js';
@@ -173,8 +172,8 @@ async function createInfrastructure(app: FastifyInstance, config: Config, option
   app.decorate('config', config);
   app.decorate('database', database);
   app.decorate('db', database.db);
-  // Before anything reads a key or secret from the database: they are sealed with this box.
-  useSecretBox(database.db, new SecretBox(config.secretsEncryptionKey));
+  // The secrets platform-ca and the webhooks keep in the database are sealed with this box.
+  const secretBox = new SecretBox(config.secretsEncryptionKey);
   if (!config.secretsEncryptionKey) app.log.warn(SECRETS_UNENCRYPTED_WARNING);
   const outbound = new Outbound({ allowHosts: config.outbound.allowHosts, hints: config.outbound.hints });
   app.decorate('outbound', outbound);
@@ -193,14 +192,14 @@ async function createInfrastructure(app: FastifyInstance, config: Config, option
   const liveEvents = new LiveEvents(database, { lock: (id) => findLock(database.db, id), activity: (id) => getActivity(database.db, id) }, app.log);
   await liveEvents.start();
   app.decorate('liveEvents', liveEvents);
-  app.decorate('platformCa', await PlatformCa.load(database.db));
+  app.decorate('platformCa', await PlatformCa.load(database.db, secretBox));
   // The device CA and broker (app.deviceCa, app.deviceBus, app.mqtt); its TLS port opens only in app.mqtt.listen().
   await registerDeviceBroker(app);
   // Device presence, state, results and configs on that bus; app.deviceRelay for the operations routes.
   await registerDeviceRuntime(app);
   app.decorate('storage', await createLogoStorage(config, database.db));
   app.decorate('mailer', createMailer(config, app.log));
-  const webhookDispatcher = new WebhookDispatcher(database, config.webhooks, app.log, outbound);
+  const webhookDispatcher = new WebhookDispatcher(database, config.webhooks, app.log, outbound, secretBox);
   app.decorate('webhooks', webhookDispatcher);
   app.addHook('onClose', async () => {
     app.storage.close?.();

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { serverSecrets } from '../db/schema.js';
-import { SecretBox } from './secret-box.js';
+import type { SecretBox } from './secret-box.js';
 
 /**
  * A secret every instance must share, kept in the database: the first instance to ask creates it, and a
@@ -19,22 +19,3 @@ export async function loadOrCreateSharedSecret(db: Db, box: SecretBox, name: str
   return box.open(stored.value);
 }
 
-// Transitional: platform-ca.ts and the webhooks module (outside this change) still find the box by
-// database; app.ts sets it. Everything else is handed its box. Delete once they are too.
-const boxes = new WeakMap<Db, SecretBox>();
-const plain = new SecretBox(undefined);
-
-/** @deprecated Hand the box to its user instead (loadOrCreateSharedSecret). */
-export function useSecretBox(db: Db, box: SecretBox): void {
-  boxes.set(db, box);
-}
-
-/** @deprecated Hand the box to its user instead. */
-export function secretBoxOf(db: Db): SecretBox {
-  return boxes.get(db) ?? plain;
-}
-
-/** @deprecated loadOrCreateSharedSecret with the caller's box. */
-export function loadOrCreateSecret(db: Db, name: string, create: () => Promise<string> | string): Promise<string> {
-  return loadOrCreateSharedSecret(db, secretBoxOf(db), name, create);
-}

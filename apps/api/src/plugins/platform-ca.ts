@@ -4,7 +4,8 @@ import { X509Certificate, createPrivateKey, createPublicKey, randomBytes, webcry
 import * as x509 from '@peculiar/x509';
 import { CERTIFICATE_LIFETIME_DAYS, isUuid } from '@latchkey/contract';
 import type { Db } from '../db/client.js';
-import { loadOrCreateSecret } from '../lib/server-secrets.js';
+import type { SecretBox } from '../lib/secret-box.js';
+import { loadOrCreateSharedSecret } from '../lib/server-secrets.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 
@@ -55,8 +56,8 @@ export class PlatformCa {
     this.publicKeyX = ed25519X(this.caCertificate.publicKey);
   }
 
-  static async load(db: Db): Promise<PlatformCa> {
-    const stored = JSON.parse(await loadOrCreateSecret(db, SECRET_NAME, createCa)) as StoredCa;
+  static async load(db: Db, box: SecretBox): Promise<PlatformCa> {
+    const stored = JSON.parse(await loadOrCreateSharedSecret(db, box, SECRET_NAME, createCa)) as StoredCa;
     const der = Buffer.from(stored.certificate, 'base64');
     const signingKey = await webcrypto.subtle.importKey('pkcs8', Buffer.from(stored.privateKey, 'base64'), ED25519, false, ['sign']);
     return new PlatformCa(signingKey as CryptoKey, new x509.X509Certificate(der), der);

@@ -4,6 +4,7 @@ import { operationErrors } from '@latchkey/contract';
 import { createDatabase } from '../../db/client.js';
 import { usedOperationIds } from '../../db/schema.js';
 import { PlatformCa } from '../../plugins/platform-ca.js';
+import { SecretBox } from '../../lib/secret-box.js';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { appUserToken, certify, createLock, createSandbox, execute, lockRow, logOf, share, signJws, signOperation, type KeyHolder, type Sandbox } from '../../../test/fixtures/operations.js';
 
@@ -34,7 +35,7 @@ beforeAll(async () => {
   // Another CA, as a second deployment would have: it signs a leaf for alice's very key and id.
   const elsewhere = await createDatabase({});
   await elsewhere.migrate();
-  foreignChain = await (await PlatformCa.load(elsewhere.db)).issue(alice.userId, alice.publicKey);
+  foreignChain = await (await PlatformCa.load(elsewhere.db, new SecretBox(undefined))).issue(alice.userId, alice.publicKey);
   await elsewhere.close();
   expiredChain = await t.app.platformCa.issue(alice.userId, alice.publicKey, Date.now() - 31 * 86_400_000);
 });

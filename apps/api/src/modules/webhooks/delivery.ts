@@ -8,7 +8,7 @@ import type { Database } from '../../db/client.js';
 import { webhookDeliveries, webhooks } from '../../db/schema.js';
 import type { Outbound } from '../../lib/outbound.js';
 import { eventTimestampOf } from '../../lib/webhook-outbox.js';
-import { secretBoxOf } from '../../lib/server-secrets.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 
 export const DELIVERY_QUEUE = 'webhook-delivery';
 /**
@@ -97,6 +97,8 @@ export class WebhookDispatcher {
     private readonly config: Config['webhooks'],
     private readonly log: FastifyBaseLogger,
     private readonly outbound: Outbound,
+    /** Opens the endpoints' signing secrets (sealed with SECRETS_ENCRYPTION_KEY). */
+    private readonly secretBox: SecretBox,
     private readonly relayIntervalMs = 1000,
   ) {}
 
@@ -303,7 +305,7 @@ export class WebhookDispatcher {
     if (!row || row.delivery.status === 'succeeded') return;
     const body = JSON.stringify(row.delivery.payload);
     const timestamp = Math.floor(Date.now() / 1000);
-    const secret = secretBoxOf(db).open(row.secret);
+    const secret = this.secretBox.open(row.secret);
     let responseStatus: number | null = null;
     let error: string | null = null;
     try {

@@ -12,6 +12,7 @@ import {
   webhookSchema,
   webhookWithSecretSchema,
 } from '@latchkey/contract';
+import { SecretBox } from '../../lib/secret-box.js';
 import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, resendDelivery, rotateSecret } from './webhooks.service.js';
 
 const tags = ['webhooks'];
@@ -24,6 +25,8 @@ const one = `${base}/:webhookId`;
 export async function webhooksRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<ZodTypeProvider>();
   const owner = { onRequest: [app.authenticate, app.requireOwner] };
+  // Endpoints' signing secrets are stored sealed with SECRETS_ENCRYPTION_KEY.
+  const secretBox = new SecretBox(app.config.secretsEncryptionKey);
 
   app.get(base, { ...owner, schema: { tags, security, params: applicationIdParamsSchema, response: { 200: z.array(webhookSchema), 401: E, 404: E } } }, async (request) =>
     listWebhooks(app.db, request.params.applicationId),
@@ -32,7 +35,7 @@ export async function webhooksRoutes(instance: FastifyInstance) {
   app.post(
     base,
     { ...owner, schema: { tags, security, params: applicationIdParamsSchema, body: createWebhookSchema, response: { 201: webhookWithSecretSchema, 400: E, 401: E, 404: E, 409: E, 422: E } } },
-    async (request, reply) => reply.code(201).send(await createWebhook(app.db, app.outbound, request.params.applicationId, request.body, request.user)),
+    async (request, reply) => reply.code(201).send(await createWebhook(app.db, secretBox, app.outbound, request.params.applicationId, request.body, request.user)),
   );
 
   app.delete(one, { ...owner, schema: { tags, security, params: webhookIdParamsSchema, response: { 204: z.null(), 401: E, 404: E } } }, async (request, reply) => {
@@ -43,7 +46,7 @@ export async function webhooksRoutes(instance: FastifyInstance) {
   app.post(
     `${one}/rotate`,
     { ...owner, schema: { tags, security, params: webhookIdParamsSchema, response: { 200: webhookWithSecretSchema, 401: E, 404: E } } },
-    async (request) => rotateSecret(app.db, request.params.applicationId, request.params.webhookId, request.user),
+    async (request) => rotateSecret(app.db, secretBox, request.params.applicationId, request.params.webhookId, request.user),
   );
 
   // The documented array, newest first; older pages through the `Link: <…?cursor=…>; rel="next"` header.

@@ -17,7 +17,7 @@ import type { Db } from '../../db/client.js';
 import { webhookDeliveries, webhooks } from '../../db/schema.js';
 import { conflict, notFound } from '../../errors.js';
 import type { Outbound } from '../../lib/outbound.js';
-import { secretBoxOf } from '../../lib/server-secrets.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 import { recordChange, type ChangeActor } from '../history/history.service.js';
 import { cursorTimeOf, decodeCursor, encodeCursor } from '../../lib/keyset-cursor.js';
 
@@ -45,7 +45,7 @@ async function getRow(db: Db, applicationId: string, webhookId: string): Promise
  * Registers an endpoint. Its URL must be one the outbound guard would call (https, public addresses;
  * checked now, and again at every delivery); the answer carries the secret, the only time it is shown.
  */
-export async function createWebhook(db: Db, outbound: Outbound, applicationId: string, input: CreateWebhook, by: ChangeActor): Promise<WebhookWithSecret> {
+export async function createWebhook(db: Db, box: SecretBox, outbound: Outbound, applicationId: string, input: CreateWebhook, by: ChangeActor): Promise<WebhookWithSecret> {
   const url = (await outbound.checkOutboundUrl(input.url)).toString();
   const events = [...new Set(input.events)];
   const secret = newSecret();
@@ -57,7 +57,7 @@ export async function createWebhook(db: Db, outbound: Outbound, applicationId: s
     const existing = await tx.select({ url: webhooks.url }).from(webhooks).where(eq(webhooks.applicationId, applicationId));
     if (existing.some((w) => w.url === url)) throw conflict(webhookErrors.urlExists);
     if (existing.length >= MAX_WEBHOOKS_PER_APPLICATION) throw conflict(webhookErrors.tooMany);
-    const [row] = await tx.insert(webhooks).values({ applicationId, url, events, secret: secretBoxOf(db).seal(secret) }).returning();
+    const [row] = await tx.insert(webhooks).values({ applicationId, url, events, secret: box.seal(secret) }).returning();
     await recordChange(tx, {
       applicationId,
       actor: by,
@@ -74,11 +74,11 @@ export async function createWebhook(db: Db, outbound: Outbound, applicationId: s
 }
 
 /** A new secret at once: deliveries from now on are signed with it, and only it. */
-export async function rotateSecret(db: Db, applicationId: string, webhookId: string, by: ChangeActor): Promise<WebhookWithSecret> {
+export async function rotateSecret(db: Db, box: SecretBox, applicationId: string, webhookId: string, by: ChangeActor): Promise<WebhookWithSecret> {
   const secret = newSecret();
   return db.transaction(async (tx) => {
     const row = await getRow(tx, applicationId, webhookId);
-    await tx.update(webhooks).set({ secret: secretBoxOf(db).seal(secret), updatedAt: sql`now()` }).where(eq(webhooks.id, row.id));
+    await tx.update(webhooks).set({ secret: box.seal(secret), updatedAt: sql`now()` }).where(eq(webhooks.id, row.id));
     await recordChange(tx, { applicationId, actor: by, kind: 'webhook', subject: row.url, changes: [{ field: 'secret', before: REDACTED, after: REDACTED }] });
     return { ...toWebhook(row), secret };
   });
