@@ -93,9 +93,9 @@ vitestSuite('api', 'apps/api');
 vitestSuite('web', 'apps/web');
 stepSuite('build', 'npm', ['run', 'build', '--silent']);
 stepSuite('bundle-size', 'node', ['bench/bundle-size.mjs', '--check']);
-// deploy/prometheus: the alert rules and the scrape config as Prometheus reads them (issue 31; Debian's prometheus package).
+// deploy/prometheus: the alert rules and the scrape config as Prometheus reads them (Debian's prometheus package).
 stepSuite('promtool', 'sh', ['-c', 'promtool check rules deploy/prometheus/alerts.yml && promtool check config deploy/prometheus/prometheus.yml']);
-// Real processes of the built service on PostgreSQL, s3rver and Redis (issue 6); needs TEST_DATABASE_URL.
+// Real processes of the built service on PostgreSQL, s3rver and Redis; needs TEST_DATABASE_URL.
 if (process.env.TEST_DATABASE_URL) vitestSuite('scale-out', 'apps/api', ['--config', 'vitest.scale.config.ts']);
 else if (!only.length || only.includes('scale-out')) notRun.push('scale-out, faults and rolling restart (no TEST_DATABASE_URL)');
 // Without TEST_DATABASE_URL the api suite runs on PGlite only (apps/api/vitest.config.ts), and PostgreSQL-only cases are skipped.

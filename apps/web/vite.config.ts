@@ -7,7 +7,7 @@ import { defineConfig, type Plugin } from 'vite';
 /**
  * Brotli and gzip copies of every text asset, written once at build time: the API serves them
  * (@fastify/static `preCompressed`) to browsers that accept them, so a cold /login downloads ~200 KB, not
- * the ~600 KB of raw JavaScript (issue 20: that, not the code, held the mobile score at 74), without
+ * the ~600 KB of raw JavaScript (that, not the code, held the mobile Lighthouse score at 74), without
  * compressing anything per request.
  */
 function precompress(): Plugin {

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 
 /**
- * The only reader of process.env (house style 8). Every variable here is in the README's table and in
+ * The only reader of process.env (lint enforces it). Every variable here is in the README's table and in
  * .env.example; defaults make `npm start` work on a fresh machine with nothing set.
  */
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');

@@ -3,7 +3,7 @@ import type { Config } from './config.js';
 import { registerAdminRoutes, serveAdminSocket } from './backup.js';
 
 /**
- * Starts and stops (house style 4). SIGTERM (a rolling restart): the load balancer's next readiness probe
+ * Starts and stops; nothing else. SIGTERM (a rolling restart): the load balancer's next readiness probe
  * fails, the port stops taking connections, requests in flight finish (their kept-alive sockets are told
  * to close), live-update streams end at once with a reconnect hint, the webhook workers stop fetching and
  * leave what is queued to the other instances; then the database closes. 15 s at most.

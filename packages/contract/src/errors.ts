@@ -14,7 +14,7 @@ export const errorBodySchema = z.object({
 export type ErrorBody = z.infer<typeof errorBodySchema>;
 export type ErrorHint = NonNullable<ErrorBody['hint']>;
 
-/** Spec §8: login and registration failures, by HTTP status (0 = no response at all). */
+/** Login and registration failures, by HTTP status (0 = no response at all). */
 export interface AuthErrorEntry {
   title: string;
   message: string;

@@ -49,7 +49,7 @@ export type TimeRule = z.infer<typeof timeRuleSchema>;
 
 export const locationAccuracySchema = z.enum(LOCATION_ACCURACIES);
 export type LocationAccuracy = z.infer<typeof locationAccuracySchema>;
-/** Spec §9's tiers: the worst accuracy (metres) a reported position may have under each tier. */
+/** The location accuracy tiers: the worst accuracy (metres) a reported position may have under each tier. */
 export const LOCATION_ACCURACY_LIMIT_M: Record<LocationAccuracy, number> = GEOFENCE_ACCURACY_M;
 
 export const latitudeSchema = z.number({ error: messages.required }).check(z.gte(-90, lockMessages.latitudeRange), z.lte(90, lockMessages.latitudeRange));

@@ -16,7 +16,7 @@ export const portalConfigSchema = z.object({
 });
 export type PortalConfig = z.infer<typeof portalConfigSchema>;
 
-/** Spec §4: logoUrl = upload URL with the upload host swapped for the CDN host and the query dropped. */
+/** logoUrl = upload URL with the upload host swapped for the CDN host and the query dropped. */
 export function deriveLogoUrl(uploadUrl: string, config: Pick<PortalConfig, 'uploadBaseUrl' | 'cdnBaseUrl'>): string {
   const withoutQuery = uploadUrl.split('?')[0] ?? uploadUrl;
   if (!withoutQuery.startsWith(config.uploadBaseUrl)) throw new Error('Upload URL is not under the upload base');

@@ -3,7 +3,7 @@ import { LOGO_CONTENT_TYPES, LOGO_MAX_BYTES, MAX_TEXT_LENGTH, MAX_URL_LENGTH, PA
 import { messages } from './messages.js';
 import { checkText, text, type TextKind } from './text.js';
 
-/** Spec §5: letters, digits, ._%+- before @, a domain, a suffix of 2+ letters. */
+/** An email address: letters, digits, ._%+- before @, a domain, a suffix of 2+ letters. */
 export const EMAIL_PATTERN = /^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$/;
 export const HEX_COLOUR_PATTERN = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 

@@ -52,14 +52,14 @@ export const sessions = pgTable(
     userAgent: text('user_agent'),
     /** Set at sign-in and at every refresh: when the session was last used, to a refresh's precision. */
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
-    /** Signed in with a passkey: counts as the second factor when a new key is certified (issue 29). */
+    /** Signed in with a passkey: counts as the second factor when a new key is certified */
     secondFactor: boolean('second_factor').notNull().default(false),
   },
   (t) => [index('sessions_user_id_idx').on(t.userId)],
 );
 
 /**
- * One-time proofs sent by email (issue 29): password-reset links and email-verification links (`token_hash`,
+ * One-time proofs sent by email: password-reset links and email-verification links (`token_hash`,
  * the SHA-256 of the secret in the link) and six-digit codes for certifying a new key (`sealed_code`,
  * AES-GCM under a server secret: the check needs the code itself to verify its signature). Used once
  * (`used_at`), until `expires_at`; a code takes at most five wrong tries (`attempts`).
@@ -84,7 +84,7 @@ export const accountTokens = pgTable(
   (t) => [uniqueIndex('account_tokens_token_hash_key').on(t.tokenHash), index('account_tokens_user_purpose_idx').on(t.userId, t.purpose)],
 );
 
-/** Passkeys (WebAuthn credentials) a portal user signs in with (issue 29). */
+/** Passkeys (WebAuthn credentials) a portal user signs in with */
 export const passkeys = pgTable(
   'passkeys',
   {
@@ -113,7 +113,7 @@ export const webauthnChallenges = pgTable('webauthn_challenges', {
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
 });
 
-/** Keys a portal user proved with a second factor (issue 29): certifying them again needs no new code. */
+/** Keys a portal user proved with a second factor: certifying them again needs no new code. */
 export const certifiedKeys = pgTable(
   'certified_keys',
   {
@@ -217,7 +217,7 @@ export const applicationCorsDomains = pgTable(
 );
 
 /**
- * The users an application's own backend signs tokens for (issue 7). Two ways in:
+ * The users an application's own backend signs tokens for. Two ways in:
  * - first sign-in with an application-signed token: an `active` row keyed by (application, sub);
  * - an owner adds someone by email: a `pending` row with `sub` null until a token with that email arrives,
  *   which claims the row (sub set, status active, the original "Added" date kept).
@@ -449,7 +449,7 @@ export const applicationChanges = pgTable(
      * The application.updated event this change owes (its `data`), on one entry of the change, while a
      * webhook was subscribed when it was made; null otherwise and once the relay has turned it into
      * deliveries (modules/webhooks/delivery.ts). The change's own row is its outbox entry: the update
-     * writes no second row (issue 19's budget, docs/performance.md).
+     * writes no second row (history may add at most 10 % to an update: docs/performance.md).
      */
     announce: jsonb('announce'),
   },
@@ -509,7 +509,7 @@ export const webhookDeliveries = pgTable(
   ],
 );
 
-/** Sites (issue 30): an application's locks grouped by building. A lock is in at most one site (site_locks). */
+/** Sites: an application's locks grouped by building. A lock is in at most one site (site_locks). */
 export const sites = pgTable(
   'sites',
   {
@@ -539,7 +539,7 @@ export const siteLocks = pgTable(
 );
 
 /**
- * Tiles (issue 30): the code at a door (an NFC sticker, a printed QR code) a phone reads to find its locks.
+ * Tiles: the code at a door (an NFC sticker, a printed QR code) a phone reads to find its locks.
  * The id is the tile's own UUID; a tile belongs to the application whose lock it was first linked to.
  */
 export const tiles = pgTable(

@@ -26,7 +26,7 @@ export interface LiveEventReaders {
 }
 
 /**
- * Live updates of the sandbox for the portal (issue 17). One LISTEN per instance; each notice is turned
+ * Live updates of the sandbox for the portal. One LISTEN per instance; each notice is turned
  * into an event once — reading the changed row only if someone on this instance follows that
  * application — and handed to every subscriber. Every instance gets every notice (Postgres delivers
  * NOTIFY to all listeners; PGlite in-process), so a change made anywhere reaches clients everywhere.

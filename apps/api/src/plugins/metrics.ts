@@ -6,7 +6,7 @@ import type { Database } from '../db/client.js';
 import { AppError } from '../errors.js';
 
 /**
- * Prometheus metrics (issue 31): one registry per app (tests build several apps in one process), the
+ * Prometheus metrics: one registry per app (tests build several apps in one process), the
  * figures fed by hooks here and by small call sites (`app.metrics.webhookDeliveries.inc(…)`).
  *
  * Labels never carry user input: the route is the pattern Fastify matched (`/api/device/:lockId/execute`,

@@ -35,7 +35,7 @@ interface StoredCa {
 }
 
 /**
- * The platform CA (issue 17): an Ed25519 key and self-signed certificate, created by the first instance
+ * The platform CA: an Ed25519 key and self-signed certificate, created by the first instance
  * to start and kept in the database (lib/server-secrets.ts), so every instance issues and accepts the
  * same chain. It certifies the Ed25519 keys lock users sign their operations with.
  */

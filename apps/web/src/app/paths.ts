@@ -6,7 +6,7 @@ export const RESUME_PARAM = 'resume';
 /** Query parameter of the Outbox that selects the email shown, so a link can open one. */
 export const OUTBOX_EMAIL_PARAM = 'email';
 
-/** Every route of spec §2 in one place; components link through these, never with string literals. */
+/** Every route of the portal in one place; components link through these, never with string literals. */
 export const paths = {
   splash: '/splash',
   login: '/login',
@@ -34,7 +34,7 @@ export const paths = {
   history: (appId: string) => `/${encodeURIComponent(appId)}/history`,
   webhooks: (appId: string) => `/${encodeURIComponent(appId)}/webhooks`,
   /** The overview with the Authentication card's token tester open (Getting Started links here). */
-  /** A tile's page: what a phone opens from the tile's QR code (issue 30). */
+  /** A tile's page: what a phone opens from the tile's QR code. */
   tile: (tileId: string) => `/t/${encodeURIComponent(tileId)}`,
   tokenTester: (appId: string) => `/${encodeURIComponent(appId)}/overview?${TOKEN_TESTER_PARAM}=open`,
 } as const;
@@ -42,7 +42,7 @@ export const paths = {
 export const PLATFORMS = ['ios', 'android', 'javascript'] as const;
 export type Platform = (typeof PLATFORMS)[number];
 /**
- * Getting Started's tabs: running an unlock from the developer's backend — first (issue 28: the path to a
+ * Getting Started's tabs: running an unlock from the developer's backend — first (the path to a
  * first unlock, in view on a phone and where a first visit lands) — then connecting a real lock (a
  * device), and one per app platform.
  */

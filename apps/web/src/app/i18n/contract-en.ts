@@ -19,7 +19,7 @@ import {
 } from '@latchkey/contract';
 
 /**
- * The contract's texts (validation messages, API errors, spec §8 failures) as the portal shows them, in
+ * The contract's texts (validation messages, API errors, login and registration failures) as the portal shows them, in
  * English: the contract's own values. lib/server-text.ts finds a text a schema or the server produced here
  * and shows the current language's version (contract-de.ts).
  */

@@ -12,7 +12,7 @@ interface Pending extends Actions {
 }
 
 /**
- * The second factor for this browser's new key (issue 29): `askCode` opens the dialog and resolves with the
+ * The second factor for this browser's new key: `askCode` opens the dialog and resolves with the
  * certificate once a code was accepted, or null on Cancel. Render `dialog` somewhere on the page.
  */
 export function useKeyCodeDialog(): { askCode: AskKeyCode; dialog: React.ReactNode } {

@@ -26,14 +26,14 @@ function rememberedTab(): GettingStartedTab | null {
 
 /**
  * /getting-started: the tab last looked at, and on a first visit the one that unlocks a lock from the
- * developer's backend (issue 28), not a platform's.
+ * developer's backend, not a platform's.
  */
 export function GettingStartedIndex() {
   return <Navigate to={rememberedTab() ?? 'backend'} replace />;
 }
 
 /**
- * Spec §2 Getting started: a tab per platform (its own URL) with the spec's sentence, then the steps
+ * Getting started: a tab per platform (its own URL) with the spec's sentence, then the steps
  * filled with this application's values. The application comes from the shell, which loaded it.
  */
 export function GettingStartedPage() {

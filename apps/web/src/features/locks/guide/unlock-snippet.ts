@@ -27,7 +27,7 @@ export const SETUP_LINE_COUNT = 3;
 export { shellWord };
 
 /**
- * The shell lines that make a folder for the example (issue 28: not the reader's project), install jose
+ * The shell lines that make a folder for the example (not the reader's project), install jose
  * there, fetch the script from this portal and run it with this application's values.
  */
 export function unlockCommand(v: UnlockSnippetValues): string {
