@@ -58,6 +58,7 @@ import { operationsRoutes } from './modules/operations/operations.routes.js';
 import { devicesSdkRoutes } from './modules/devices-sdk/devices-sdk.routes.js';
 import { registerDeviceBroker } from './modules/devices/device-broker.js';
 import { registerDeviceRuntime } from './modules/devices/runtime/device-runtime.js';
+import { registerVirtualDevices } from './modules/devices/virtual/virtual-devices.js';
 import { devicesRoutes } from './modules/devices/devices.routes.js';
 import { tilesRoutes } from './modules/tiles/tiles.routes.js';
 import { sitesRoutes } from './modules/sites/sites.routes.js';
@@ -197,6 +198,8 @@ async function createInfrastructure(app: FastifyInstance, config: Config, option
   await registerDeviceBroker(app);
   // Device presence, state, results and configs on that bus; app.deviceRelay for the operations routes.
   await registerDeviceRuntime(app);
+  // Locks without a provisioned device: the same controller in-process (app.virtualDevices).
+  registerVirtualDevices(app);
   app.decorate('storage', await createLogoStorage(config, database.db));
   app.decorate('mailer', createMailer(config, app.log));
   const webhookDispatcher = new WebhookDispatcher(database, config.webhooks, app.log, outbound, secretBox);

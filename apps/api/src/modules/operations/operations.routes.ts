@@ -34,7 +34,13 @@ const errors = { 400: errorBodySchema, 401: errorBodySchema, 403: errorBodySchem
 export async function operationsRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<ZodTypeProvider>();
   // Locks with a device are decided by it: the device runtime relays their operations, when it runs.
-  const operations = createOperationContext(app.db, new OperationVerifier(app.platformCa), app.hasDecorator('deviceRelay') ? app.deviceRelay : null);
+  // Locks without one are virtual devices in this process, when they run (modules/devices/virtual).
+  const operations = createOperationContext(
+    app.db,
+    new OperationVerifier(app.platformCa),
+    app.hasDecorator('deviceRelay') ? app.deviceRelay : null,
+    app.hasDecorator('virtualDevices') ? app.virtualDevices : null,
+  );
   const lockUser = { onRequest: app.authenticateLockUser };
 
   // This plugin's own parsers (Fastify scopes them to it): the body reaches the handler as text.

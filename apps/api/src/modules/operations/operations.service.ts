@@ -16,8 +16,9 @@ import { checkShareTerms, checkUsageRequirements } from './rules.js';
  * POST /device/{lockId}/execute — where an unlock is checked. In order: the lock must be in the caller's
  * application (else 404, and nothing is logged: a stranger learns nothing and cannot write to its log);
  * the signed operation must verify (operation-token.ts); the caller's share and the lock's rules must
- * admit it (rules.ts); its id must not have been used (the database's primary key, so across
- * instances). Every refusal after the first check is logged as rejected with its reason, and changes
+ * admit it (rules.ts); then the lock's own device checks it again and acts (a real one through the
+ * relay; a sandbox lock's virtual device in this process); its id must not have been used (the database's
+ * primary key, so across instances). Every refusal after the first check is logged as rejected with its reason, and changes
  * nothing else; an accepted operation and its log entry commit together.
  *
  * The caller's standing on a lock is kept per instance once an operation was accepted with it, so a
@@ -46,6 +47,16 @@ export interface DeviceRelay {
   relay(access: DeviceLockAccess, verified: VerifiedOperation, jws: string, actor: ActivityActor): Promise<void>;
 }
 export type DeviceLockAccess = LockAccess & { device: NonNullable<LockAccess['device']> };
+
+/**
+ * A lock without a provisioned device is a virtual device in this process (modules/devices/virtual),
+ * running the same controller as a real lock: an operation the platform admitted is handed to it, and is
+ * applied only if the device did it. Resolves once it did; throws an OperationRefusal (logged and answered
+ * by `refuse`) when it refused. `userId` is the signer the platform verified.
+ */
+export interface VirtualDeviceCheck {
+  admit(access: LockAccess, userId: string, verified: VerifiedOperation, jws: string): Promise<void>;
+}
 /** What a relay needs to spend an operation, refuse it, or carry out what the device did. */
 export { OperationRefusal, logTypeOf, type VerifiedOperation } from './operation-token.js';
 export { applyOperation, spendOperationId } from './operation-writes.js';
@@ -55,17 +66,24 @@ export interface OperationContext {
   verifier: OperationVerifier;
   /** null: every lock is a sandbox lock, decided and changed here. */
   relay: DeviceRelay | null;
+  /** null: a sandbox lock's operations are applied once the platform admitted them, with no device of its own. */
+  virtual: VirtualDeviceCheck | null;
   /** Standings that let an operation through, by user and lock. */
   standings: LRUCache<string, LockAccess>;
   unlocks: MutateLockBatcher;
 }
 
-export function createOperationContext(db: Db, verifier: OperationVerifier, relay: DeviceRelay | null = null): OperationContext {
-  return { db, verifier, relay, standings: new LRUCache<string, LockAccess>({ max: 20_000, ttl: 60_000 }), unlocks: new MutateLockBatcher(db) };
+export function createOperationContext(
+  db: Db,
+  verifier: OperationVerifier,
+  relay: DeviceRelay | null = null,
+  virtual: VirtualDeviceCheck | null = null,
+): OperationContext {
+  return { db, verifier, relay, virtual, standings: new LRUCache<string, LockAccess>({ max: 20_000, ttl: 60_000 }), unlocks: new MutateLockBatcher(db) };
 }
 
 export async function executeOperation(
-  { db, verifier, relay, standings, unlocks }: OperationContext,
+  { db, verifier, relay, virtual, standings, unlocks }: OperationContext,
   user: LockUser,
   lockId: string,
   jws: string,
@@ -77,6 +95,14 @@ export async function executeOperation(
   const key = `${user.id}|${lockId}`;
   const cached = standings.get(key);
   let verified: VerifiedOperation | null = null;
+  // A sandbox lock's virtual device sees the operation once, after the platform admitted it: its answer
+  // is its own decision (a refusal is final, whatever standing the platform read), and what it did stands.
+  let deviceAsked = false;
+  const askDevice = async (access: LockAccess, admitted: VerifiedOperation) => {
+    if (deviceAsked || !virtual || access.device) return;
+    deviceAsked = true;
+    await virtual.admit(access, user.id, admitted, jws);
+  };
   if (cached) {
     try {
       verified = verifier.verify(jws, lockId, user.id);
@@ -85,6 +111,12 @@ export async function executeOperation(
       verified = null;
     }
     if (verified?.operation.type === 'MUTATE_LOCK') {
+      try {
+        await askDevice(cached, verified);
+      } catch (error) {
+        if (error instanceof OperationRefusal) return refuse(db, cached, actor, error, charge);
+        throw error;
+      }
       const outcome = await unlocks.submit(user, cached, verified, actor);
       if (outcome === 'done') return;
       if (outcome === 'replayed') return refuse(db, cached, actor, new OperationRefusal(409, operationErrors.replayed, logTypeOf(verified.operation)), charge);
@@ -102,6 +134,7 @@ export async function executeOperation(
       checkAccess(access, verified, now, from);
       purgeUsedOperationIds(db, now);
       if (access.device && relay) return await relay.relay(access as DeviceLockAccess, verified, jws, actor);
+      await askDevice(access, verified);
       if (verified.operation.type !== 'MUTATE_LOCK') return await applyOperation(db, access, verified, actor);
       const outcome = await unlocks.submit(user, access, verified, actor);
       if (outcome === 'replayed') throw new OperationRefusal(409, operationErrors.replayed, logTypeOf(verified.operation));

@@ -19,6 +19,10 @@ import type { DeviceBus } from '../../../plugins/mqtt/bus.js';
  */
 
 const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows;
+
+/** A lock's config without its lockId and version. */
+export type DeviceConfigContent = Omit<DeviceConfig, 'lockId' | 'version'>;
+
 const seconds = (value: string | Date | null) => (value === null ? null : Math.floor(new Date(value).getTime() / 1000));
 
 /** How long "this lock has no provisioned device" is believed before the database is asked again. */
@@ -92,7 +96,7 @@ export class ConfigPublisher {
       this.noDevice.set(lockId, true);
       return;
     }
-    const content = await this.contentOf(lockId);
+    const content = await lockConfigContent(this.db, lockId);
     if (!content) return;
     const hash = createHash('sha256').update(device.id).update(JSON.stringify(content)).digest('base64url');
     if (!force && this.published.get(lockId) === hash) return;
@@ -105,40 +109,44 @@ export class ConfigPublisher {
     this.published.set(lockId, hash);
     this.log.debug({ lockId, deviceId: device.id, version: config.version }, 'device config published');
   }
+}
 
-  /** What the config says besides its version; null when the lock is gone. */
-  private async contentOf(lockId: string): Promise<Omit<DeviceConfig, 'lockId' | 'version'> | null> {
-    const [lock] = rowsOf<{ application_id: string; unlock_time: number; usage_requirements: UsageRequirements }>(
-      await this.db.execute(sql`select application_id, unlock_time, usage_requirements from locks where id = ${lockId}`),
-    );
-    if (!lock) return null;
-    const [shares, owners] = await Promise.all([
-      this.db.execute(sql`
-        select s.user_id, s.role, s.starts_at, s.ends_at, s.time_window from lock_shares s join application_users u on u.id = s.user_id
-        where s.lock_id = ${lockId} and u.status = 'active' and (s.ends_at is null or s.ends_at > now())
-        order by s.user_id`),
-      this.db.execute(sql`
-        select o.user_id, (select k.key_x from certified_keys k where k.user_id = o.user_id order by k.created_at desc limit 1) as key_x
-        from application_owners o where o.application_id = ${lock.application_id} order by o.user_id`),
-    ]);
-    const users: DeviceConfigUser[] = [
-      ...rowsOf<{ user_id: string; key_x: string | null }>(owners).map((o) => ({
-        userId: o.user_id,
-        publicKey: o.key_x ? Buffer.from(o.key_x, 'base64url').toString('base64') : '',
-        role: 'ADMIN' as const,
-        start: null,
-        end: null,
-      })),
-      ...rowsOf<{ user_id: string; role: 'USER' | 'ADMIN'; starts_at: string | null; ends_at: string | null; time_window: TimeRule | null }>(shares).map((s) => ({
-        userId: s.user_id,
-        // An application user's key is certified without being kept: the device trusts the chain in each operation.
-        publicKey: '',
-        role: s.role,
-        start: seconds(s.starts_at),
-        end: seconds(s.ends_at),
-        timeWindow: s.time_window ?? null,
-      })),
-    ];
-    return { unlockTime: lock.unlock_time, usageRequirements: lock.usage_requirements ?? {}, users };
-  }
+/**
+ * What a lock's config says besides its version (its unlock time, usage requirements and users); null
+ * when the lock is gone. The one builder of a lock's config: published to a real device, and given to the
+ * lock's virtual device in-process (modules/devices/virtual).
+ */
+export async function lockConfigContent(db: Db, lockId: string): Promise<DeviceConfigContent | null> {
+  const [lock] = rowsOf<{ application_id: string; unlock_time: number; usage_requirements: UsageRequirements }>(
+    await db.execute(sql`select application_id, unlock_time, usage_requirements from locks where id = ${lockId}`),
+  );
+  if (!lock) return null;
+  const [shares, owners] = await Promise.all([
+    db.execute(sql`
+      select s.user_id, s.role, s.starts_at, s.ends_at, s.time_window from lock_shares s join application_users u on u.id = s.user_id
+      where s.lock_id = ${lockId} and u.status = 'active' and (s.ends_at is null or s.ends_at > now())
+      order by s.user_id`),
+    db.execute(sql`
+      select o.user_id, (select k.key_x from certified_keys k where k.user_id = o.user_id order by k.created_at desc limit 1) as key_x
+      from application_owners o where o.application_id = ${lock.application_id} order by o.user_id`),
+  ]);
+  const users: DeviceConfigUser[] = [
+    ...rowsOf<{ user_id: string; key_x: string | null }>(owners).map((o) => ({
+      userId: o.user_id,
+      publicKey: o.key_x ? Buffer.from(o.key_x, 'base64url').toString('base64') : '',
+      role: 'ADMIN' as const,
+      start: null,
+      end: null,
+    })),
+    ...rowsOf<{ user_id: string; role: 'USER' | 'ADMIN'; starts_at: string | null; ends_at: string | null; time_window: TimeRule | null }>(shares).map((s) => ({
+      userId: s.user_id,
+      // An application user's key is certified without being kept: the device trusts the chain in each operation.
+      publicKey: '',
+      role: s.role,
+      start: seconds(s.starts_at),
+      end: seconds(s.ends_at),
+      timeWindow: s.time_window ?? null,
+    })),
+  ];
+  return { unlockTime: lock.unlock_time, usageRequirements: lock.usage_requirements ?? {}, users };
 }
