@@ -1,12 +1,13 @@
 import { faLinkSlash, faPlug, faRotate } from '@fortawesome/free-solid-svg-icons';
 import type { DeviceCreated, Lock } from '@latchkey/contract';
-import { Alert, Box, Button, Paper, Typography } from '@mui/material';
+import { Alert, Box, Button, Typography } from '@mui/material';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
 import { Icon } from '../../../components/ui/icon';
 import { PageLoader } from '../../../components/ui/page-loader';
 import { RetryAlert } from '../../../components/ui/retry-alert';
+import { SectionCard } from '../../../components/ui/section-card';
 import { useOperation } from '../../../components/ui/use-operation';
 import { formatTimeSeconds } from '../../../lib/dates';
 import { useCreateDevice, useDeviceStatus, useUnbindDevice } from './api';
@@ -43,13 +44,11 @@ export function DeviceCard({ appId, lock }: { appId: string; lock: Lock }) {
   const codeWaits = device && !device.provisioned && device.codeExpiresAt !== null && device.codeExpiresAt > now;
 
   return (
-    <Paper variant="outlined" component="section" aria-labelledby="device-heading" sx={{ p: { xs: 2, sm: 3 } }}>
-      <Box sx={{ display: 'flex', flexWrap: 'wrap', alignItems: 'center', justifyContent: 'space-between', gap: 1 }}>
-        <Typography variant="h2" id="device-heading">
-          {t('device.title')}
-        </Typography>
-        {device !== undefined && <DeviceChip device={device} />}
-      </Box>
+    <SectionCard
+      headingId="device-heading"
+      title={t('device.title')}
+      action={device !== undefined && <DeviceChip device={device} />}
+    >
       {status.isPending && !device && <PageLoader />}
       {status.isError && (
         <RetryAlert
@@ -127,6 +126,6 @@ export function DeviceCard({ appId, lock }: { appId: string; lock: Lock }) {
         }}
       />
       {dialogs}
-    </Paper>
+    </SectionCard>
   );
 }

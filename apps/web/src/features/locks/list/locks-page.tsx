@@ -23,6 +23,7 @@ import { paths } from '../../../app/paths';
 import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
 import { Icon } from '../../../components/ui/icon';
 import { PageLoader } from '../../../components/ui/page-loader';
+import { HeadingRow } from '../../../components/ui/section-card';
 import { useOperation } from '../../../components/ui/use-operation';
 import { fieldMessage } from '../../../lib/field-errors';
 import { useCreateLock, useDeleteLock, useLocks, useUpdateLock } from '../api';
@@ -59,16 +60,7 @@ export function LocksPage() {
   return (
     <Box sx={{ display: 'grid', gridTemplateColumns: 'minmax(0, 1fr)', gap: { xs: 2, md: 3 } }}>
       <Paper variant="outlined" sx={{ p: { xs: 2, sm: 3 } }}>
-        <Box
-          sx={{
-            display: 'flex',
-            flexWrap: 'wrap',
-            alignItems: 'center',
-            justifyContent: 'space-between',
-            gap: 2,
-            mb: 1,
-          }}
-        >
+        <HeadingRow gap={2} mb={1}>
           <Typography variant="h1">{t('locks.title')}</Typography>
           <Button
             variant="contained"
@@ -77,7 +69,7 @@ export function LocksPage() {
           >
             {t('locks.addLock')}
           </Button>
-        </Box>
+        </HeadingRow>
         <Typography color="text.secondary" sx={{ mb: 1 }}>
           {t('locks.intro')}
         </Typography>

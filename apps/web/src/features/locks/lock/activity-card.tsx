@@ -3,7 +3,6 @@ import {
   Box,
   Button,
   Chip,
-  Paper,
   Table,
   TableBody,
   TableCell,
@@ -16,6 +15,7 @@ import {
 import { useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router';
 import { PageLoader } from '../../../components/ui/page-loader';
+import { SectionCard } from '../../../components/ui/section-card';
 import { stackedOnPhone } from '../../../components/ui/stacked-table';
 import { useLockLog, type LogRange } from '../log-api';
 import { describeSubject, formatLogTime } from './format';
@@ -69,15 +69,7 @@ export function ActivityCard({ appId, lockId }: { appId: string; lockId: string 
     );
 
   return (
-    <Paper
-      variant="outlined"
-      component="section"
-      aria-labelledby="activity-heading"
-      sx={{ p: { xs: 2, sm: 3 } }}
-    >
-      <Typography variant="h2" id="activity-heading" sx={{ mb: 2 }}>
-        {t('activity.title')}
-      </Typography>
+    <SectionCard headingId="activity-heading" title={t('activity.title')} headerGap={2}>
       <Box
         role="group"
         aria-label={t('activity.filter')}
@@ -170,6 +162,6 @@ export function ActivityCard({ appId, lockId }: { appId: string; lockId: string 
           {t('activity.loadMore')}
         </Button>
       )}
-    </Paper>
+    </SectionCard>
   );
 }

@@ -1,10 +1,11 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { LOCATION_ACCURACIES, LOCATION_ACCURACY_LIMIT_M, type Lock } from '@latchkey/contract';
-import { Box, Button, FormControlLabel, MenuItem, Paper, Switch, Typography } from '@mui/material';
+import { Box, Button, FormControlLabel, MenuItem, Switch, Typography } from '@mui/material';
 import { memo, useCallback, useEffect } from 'react';
 import { Controller, useForm, useFormState, useWatch, type Control, type Resolver } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { FormTextField } from '../../../components/ui/form-text-field';
+import { SectionCard } from '../../../components/ui/section-card';
 import { useOperation } from '../../../components/ui/use-operation';
 import { showFieldErrors } from '../../../lib/field-errors';
 import { useUpdateLock } from '../api';
@@ -51,15 +52,7 @@ export function SettingsCard({ appId, lock }: { appId: string; lock: Lock }) {
   const onReset = useCallback(() => reset(settingsValues(lock)), [reset, lock]);
 
   return (
-    <Paper
-      variant="outlined"
-      component="section"
-      aria-labelledby="settings-heading"
-      sx={{ p: { xs: 2, sm: 3 } }}
-    >
-      <Typography variant="h2" id="settings-heading" sx={{ mb: 2 }}>
-        {t('lockSettings.title')}
-      </Typography>
+    <SectionCard headingId="settings-heading" title={t('lockSettings.title')} headerGap={2}>
       <form
         noValidate
         onSubmit={(e) =>
@@ -81,7 +74,7 @@ export function SettingsCard({ appId, lock }: { appId: string; lock: Lock }) {
         <SettingsActions control={form.control} onReset={onReset} />
       </form>
       {dialogs}
-    </Paper>
+    </SectionCard>
   );
 }
 

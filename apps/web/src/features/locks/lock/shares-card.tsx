@@ -1,11 +1,9 @@
 import { faShareNodes, faUserMinus } from '@fortawesome/free-solid-svg-icons';
 import type { LockShare } from '@latchkey/contract';
 import {
-  Box,
   Button,
   Chip,
   IconButton,
-  Paper,
   Table,
   TableBody,
   TableCell,
@@ -19,6 +17,7 @@ import { useTranslation } from 'react-i18next';
 import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
 import { Icon } from '../../../components/ui/icon';
 import { PageLoader } from '../../../components/ui/page-loader';
+import { SectionCard } from '../../../components/ui/section-card';
 import { stackedOnPhone } from '../../../components/ui/stacked-table';
 import { showSaved } from '../../../components/ui/saved-notice';
 import { useOperation } from '../../../components/ui/use-operation';
@@ -38,28 +37,15 @@ export function SharesCard({ appId, lockId }: { appId: string; lockId: string })
   const who = (share: LockShare) => share.email ?? share.displayName ?? share.userId;
 
   return (
-    <Paper
-      variant="outlined"
-      component="section"
-      aria-labelledby="shares-heading"
-      sx={{ p: { xs: 2, sm: 3 } }}
-    >
-      <Box
-        sx={{
-          display: 'flex',
-          flexWrap: 'wrap',
-          alignItems: 'center',
-          justifyContent: 'space-between',
-          gap: 1,
-        }}
-      >
-        <Typography variant="h2" id="shares-heading">
-          {t('shares.title')}
-        </Typography>
+    <SectionCard
+      headingId="shares-heading"
+      title={t('shares.title')}
+      action={
         <Button variant="outlined" startIcon={<Icon icon={faShareNodes} />} onClick={() => setAdding(true)}>
           {t('shares.addShare')}
         </Button>
-      </Box>
+      }
+    >
       {shares.isPending && <PageLoader />}
       {shares.isError && (
         <RetryAlert error={shares.error} text={(message) => t('shares.loadFailed', { message })} sx={{ mt: 2 }} />
@@ -136,6 +122,6 @@ export function SharesCard({ appId, lockId }: { appId: string; lockId: string })
         }}
       />
       {dialogs}
-    </Paper>
+    </SectionCard>
   );
 }

@@ -1,10 +1,11 @@
 import { faPen, faPlus, faTrash } from '@fortawesome/free-solid-svg-icons';
 import type { Lock, OwnerSite } from '@latchkey/contract';
-import { Alert, Box, Button, IconButton, Paper, TextField, Typography } from '@mui/material';
+import { Alert, Box, Button, IconButton, TextField, Typography } from '@mui/material';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
 import { Icon } from '../../../components/ui/icon';
+import { SectionCard } from '../../../components/ui/section-card';
 import { useOperation } from '../../../components/ui/use-operation';
 import { errorMessage } from '../../../lib/http';
 import { LockNameDialog } from '../list/lock-name-dialog';
@@ -27,32 +28,15 @@ export function SitesCard({ appId, locks }: { appId: string; locks: Lock[] }) {
   const inPlace = () => true;
 
   return (
-    <Paper
-      variant="outlined"
-      component="section"
-      aria-labelledby="sites-heading"
-      sx={{ p: { xs: 2, sm: 3 } }}
-    >
-      <Box
-        sx={{
-          display: 'flex',
-          flexWrap: 'wrap',
-          alignItems: 'center',
-          justifyContent: 'space-between',
-          gap: 1,
-        }}
-      >
-        <Typography variant="h2" id="sites-heading">
-          {t('sites.title')}
-        </Typography>
-        <Button
-          variant="outlined"
-          startIcon={<Icon icon={faPlus} />}
-          onClick={() => setDialog({ kind: 'add' })}
-        >
+    <SectionCard
+      headingId="sites-heading"
+      title={t('sites.title')}
+      action={
+        <Button variant="outlined" startIcon={<Icon icon={faPlus} />} onClick={() => setDialog({ kind: 'add' })}>
           {t('sites.add')}
         </Button>
-      </Box>
+      }
+    >
       <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }}>
         {t('sites.intro')}
       </Typography>
@@ -167,6 +151,6 @@ export function SitesCard({ appId, locks }: { appId: string; locks: Lock[] }) {
         }}
       />
       {dialogs}
-    </Paper>
+    </SectionCard>
   );
 }

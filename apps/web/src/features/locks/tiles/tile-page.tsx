@@ -1,6 +1,6 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { TILE_SIGN_IN_TTL_MINUTES, tileSignInSchema, type Lock, type TileSignInResponse } from '@latchkey/contract';
-import { Alert, Box, Button, Container, Paper, Typography } from '@mui/material';
+import { Alert, Box, Button, Container, Typography } from '@mui/material';
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import { useForm } from 'react-hook-form';
@@ -9,6 +9,7 @@ import { useParams, useSearchParams } from 'react-router';
 import { LanguageButtons } from '../../../app/layouts/language-buttons';
 import { FormTextField } from '../../../components/ui/form-text-field';
 import { PageLoader } from '../../../components/ui/page-loader';
+import { SectionCard } from '../../../components/ui/section-card';
 import { ApiError, errorMessage } from '../../../lib/http';
 import { getSession, subscribeSession } from '../../../lib/session';
 import { LockStateChip } from '../lock-state';
@@ -135,15 +136,12 @@ export function TilePage() {
 
 function Door({ lock, deps, onSettled }: { lock: Lock; deps?: UnlockDeps; onSettled: () => void }) {
   return (
-    <Paper variant="outlined" component="section" aria-labelledby={`door-${lock.id}`} sx={{ p: { xs: 2, sm: 3 } }}>
-      <Typography variant="h2" id={`door-${lock.id}`} sx={{ overflowWrap: 'anywhere', mb: 1 }}>
-        {lock.name}
-      </Typography>
+    <SectionCard headingId={`door-${lock.id}`} title={lock.name} headerGap={1}>
       <Box sx={{ mb: 2 }}>
         <LockStateChip state={lock.state} />
       </Box>
       <UnlockButton lock={lock} deps={deps} onSettled={onSettled} />
-    </Paper>
+    </SectionCard>
   );
 }
 
@@ -169,24 +167,18 @@ function SignInForm({ tileId }: { tileId: string }) {
 
   if (sentTo)
     return (
-      <Paper variant="outlined" component="section" aria-labelledby="tile-check-email" sx={{ p: { xs: 2, sm: 3 } }}>
-        <Typography variant="h2" id="tile-check-email" sx={{ mb: 1 }}>
-          {t('tiles.checkEmail')}
-        </Typography>
+      <SectionCard headingId="tile-check-email" title={t('tiles.checkEmail')} headerGap={1}>
         <Typography role="status" sx={{ mb: 2, overflowWrap: 'anywhere' }}>
           {t('tiles.checkEmailText', { email: sentTo, minutes: TILE_SIGN_IN_TTL_MINUTES })}
         </Typography>
         <Button variant="outlined" onClick={() => setSentTo(null)}>
           {t('tiles.otherAddress')}
         </Button>
-      </Paper>
+      </SectionCard>
     );
   return (
-    <Paper variant="outlined" component="section" aria-labelledby="tile-sign-in" sx={{ p: { xs: 2, sm: 3 } }}>
+    <SectionCard headingId="tile-sign-in" title={t('tiles.signInTitle')} headerGap={1}>
       <Box component="form" noValidate onSubmit={onSubmit}>
-        <Typography variant="h2" id="tile-sign-in" sx={{ mb: 1 }}>
-          {t('tiles.signInTitle')}
-        </Typography>
         <Typography sx={{ mb: 1 }}>{t('tiles.signInIntro')}</Typography>
         <FormTextField control={form.control} name="email" label={t('tiles.email')} type="email" autoComplete="email" required />
         {error && (
@@ -198,6 +190,6 @@ function SignInForm({ tileId }: { tileId: string }) {
           {form.formState.isSubmitting ? t('tiles.sending') : t('tiles.sendLink')}
         </Button>
       </Box>
-    </Paper>
+    </SectionCard>
   );
 }

@@ -12,13 +12,13 @@ import {
   Link,
   List,
   ListItem,
-  Paper,
   Typography,
 } from '@mui/material';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
 import { Icon } from '../../../components/ui/icon';
+import { SectionCard } from '../../../components/ui/section-card';
 import { useOperation } from '../../../components/ui/use-operation';
 import { errorMessage } from '../../../lib/http';
 import { useCreateTile, useDeleteTile, useLockTiles, useTileQr } from './api';
@@ -81,24 +81,10 @@ export function TilesCard({ appId, lockId }: { appId: string; lockId: string }) 
   const short = (tile: LockTile) => tile.tileId.slice(0, 8);
 
   return (
-    <Paper
-      variant="outlined"
-      component="section"
-      aria-labelledby="tiles-heading"
-      sx={{ p: { xs: 2, sm: 3 } }}
-    >
-      <Box
-        sx={{
-          display: 'flex',
-          flexWrap: 'wrap',
-          alignItems: 'center',
-          justifyContent: 'space-between',
-          gap: 1,
-        }}
-      >
-        <Typography variant="h2" id="tiles-heading">
-          {t('tiles.title')}
-        </Typography>
+    <SectionCard
+      headingId="tiles-heading"
+      title={t('tiles.title')}
+      action={
         <Button
           variant="outlined"
           startIcon={<Icon icon={faPlus} />}
@@ -109,7 +95,8 @@ export function TilesCard({ appId, lockId }: { appId: string; lockId: string }) 
         >
           {t('tiles.add')}
         </Button>
-      </Box>
+      }
+    >
       <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }}>
         {t('tiles.intro')}
       </Typography>
@@ -170,6 +157,6 @@ export function TilesCard({ appId, lockId }: { appId: string; lockId: string }) 
         }}
       />
       {dialogs}
-    </Paper>
+    </SectionCard>
   );
 }
