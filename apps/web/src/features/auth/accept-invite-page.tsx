@@ -1,6 +1,6 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { choosePasswordFormSchema, type AuthErrorEntry } from '@latchkey/contract';
-import { Alert, Box, Button, Typography } from '@mui/material';
+import { Alert, Button, Typography } from '@mui/material';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
@@ -8,6 +8,7 @@ import { useLocation, useNavigate, useSearchParams } from 'react-router';
 import { paths } from '../../app/paths';
 import { clearSession } from '../../lib/session';
 import { acceptInvitation, InvitationLinkSpent } from './api';
+import { AuthPageFrame } from './auth-page-frame';
 import { AuthTextField } from './auth-text-field';
 import { AuthErrorDialog } from './auth-error-dialog';
 import { authErrorOf } from './auth-error';
@@ -42,10 +43,7 @@ export function AcceptInvitePage() {
   });
 
   return (
-    <Box component="form" noValidate onSubmit={onSubmit} aria-labelledby="invite-title">
-      <Typography id="invite-title" variant="h2" component="h2" sx={{ fontSize: '1.125rem', mb: 1 }}>
-        {t('auth.inviteTitle')}
-      </Typography>
+    <AuthPageFrame titleId="invite-title" title={t('auth.inviteTitle')} onSubmit={onSubmit}>
       {!email || !code ? (
         <Alert severity="warning">{t('auth.inviteMissing')}</Alert>
       ) : (
@@ -73,6 +71,6 @@ export function AcceptInvitePage() {
         </>
       )}
       <AuthErrorDialog error={error} onDismiss={() => setError(null)} />
-    </Box>
+    </AuthPageFrame>
   );
 }

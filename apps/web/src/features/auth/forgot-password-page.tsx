@@ -1,14 +1,15 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { addRecoveryTexts } from './recovery-texts';
 import { forgotPasswordFormSchema } from '@latchkey/contract';
-import { Alert, Box, Button, Link, Typography } from '@mui/material';
+import { Alert, Button, Typography } from '@mui/material';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { Link as RouterLink, useSearchParams } from 'react-router';
+import { useSearchParams } from 'react-router';
 import { paths } from '../../app/paths';
 import { errorMessage } from '../../lib/http';
 import { requestPasswordReset } from '../../lib/trust-api';
+import { AuthPageFrame } from './auth-page-frame';
 import { AuthTextField } from './auth-text-field';
 
 addRecoveryTexts();
@@ -35,10 +36,12 @@ export function ForgotPasswordPage() {
   });
 
   return (
-    <Box component="form" noValidate onSubmit={onSubmit} aria-labelledby="forgot-title">
-      <Typography id="forgot-title" variant="h2" component="h2" sx={{ fontSize: '1.125rem', mb: 1 }}>
-        {t('recovery.forgotTitle')}
-      </Typography>
+    <AuthPageFrame
+      titleId="forgot-title"
+      title={t('recovery.forgotTitle')}
+      onSubmit={onSubmit}
+      link={{ to: paths.login, label: t('recovery.backToLogin') }}
+    >
       {sentTo ? (
         <Alert severity="success" role="status">
           {t('recovery.forgotSent', { email: sentTo })}
@@ -57,11 +60,6 @@ export function ForgotPasswordPage() {
           </Button>
         </>
       )}
-      <Typography sx={{ mt: 2, textAlign: 'center' }}>
-        <Link component={RouterLink} to={paths.login}>
-          {t('recovery.backToLogin')}
-        </Link>
-      </Typography>
-    </Box>
+    </AuthPageFrame>
   );
 }

@@ -1,14 +1,15 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { registerFormSchema, type AuthErrorEntry } from '@latchkey/contract';
-import { Box, Button, Checkbox, FormControlLabel, FormHelperText, Link, Typography } from '@mui/material';
+import { Box, Button, Checkbox, FormControlLabel, FormHelperText, Link } from '@mui/material';
 import { useState } from 'react';
 import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { Link as RouterLink, useNavigate } from 'react-router';
+import { useNavigate } from 'react-router';
 import { paths } from '../../app/paths';
 import { visuallyHidden } from '../../components/ui/visually-hidden';
 import { usePortalConfig } from '../../lib/config';
 import { completeSignIn, register } from './api';
+import { AuthPageFrame } from './auth-page-frame';
 import { AuthTextField } from './auth-text-field';
 import { AuthErrorDialog } from './auth-error-dialog';
 import { authErrorOf } from './auth-error';
@@ -37,10 +38,12 @@ export function RegisterPage() {
   });
 
   return (
-    <Box component="form" noValidate onSubmit={onSubmit} aria-labelledby="register-title">
-      <Typography id="register-title" variant="h2" component="h2" sx={{ fontSize: '1.125rem', mb: 1 }}>
-        {t('auth.registerTitle')}
-      </Typography>
+    <AuthPageFrame
+      titleId="register-title"
+      title={t('auth.registerTitle')}
+      onSubmit={onSubmit}
+      link={{ lead: t('auth.haveAccount'), to: paths.login, label: t('auth.login') }}
+    >
       <AuthTextField control={form.control} name="email" label={t('auth.email')} type="email" autoComplete="email" required />
       <AuthTextField control={form.control} name="displayName" label={t('auth.displayName')} autoComplete="name" required />
       <AuthTextField
@@ -93,13 +96,7 @@ export function RegisterPage() {
       <Button type="submit" variant="contained" fullWidth size="large" disabled={isSubmitting} sx={{ mt: 2 }}>
         {t('auth.register')}
       </Button>
-      <Typography sx={{ mt: 2, textAlign: 'center' }}>
-        {t('auth.haveAccount')}{' '}
-        <Link component={RouterLink} to={paths.login}>
-          {t('auth.login')}
-        </Link>
-      </Typography>
       <AuthErrorDialog error={error} onDismiss={() => setError(null)} />
-    </Box>
+    </AuthPageFrame>
   );
 }

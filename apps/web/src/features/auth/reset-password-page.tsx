@@ -1,7 +1,7 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { addRecoveryTexts } from './recovery-texts';
 import { accountErrors, resetPasswordFormSchema } from '@latchkey/contract';
-import { Alert, Box, Button, Link, Typography } from '@mui/material';
+import { Alert, Button, Typography } from '@mui/material';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
@@ -10,6 +10,7 @@ import { paths } from '../../app/paths';
 import { ApiError, errorMessage } from '../../lib/http';
 import { resetPassword } from '../../lib/trust-api';
 import { completeSignIn } from './api';
+import { AuthPageFrame } from './auth-page-frame';
 import { AuthTextField } from './auth-text-field';
 
 addRecoveryTexts();
@@ -42,10 +43,12 @@ export function ResetPasswordPage() {
 
   const incomplete = !userId || !token;
   return (
-    <Box component="form" noValidate onSubmit={onSubmit} aria-labelledby="reset-title">
-      <Typography id="reset-title" variant="h2" component="h2" sx={{ fontSize: '1.125rem', mb: 1 }}>
-        {t('recovery.resetTitle')}
-      </Typography>
+    <AuthPageFrame
+      titleId="reset-title"
+      title={t('recovery.resetTitle')}
+      onSubmit={onSubmit}
+      link={{ to: paths.login, label: t('recovery.backToLogin') }}
+    >
       {incomplete || error?.spent ? (
         <Alert
           severity="warning"
@@ -79,11 +82,6 @@ export function ResetPasswordPage() {
           </Button>
         </>
       )}
-      <Typography sx={{ mt: 2, textAlign: 'center' }}>
-        <Link component={RouterLink} to={paths.login}>
-          {t('recovery.backToLogin')}
-        </Link>
-      </Typography>
-    </Box>
+    </AuthPageFrame>
   );
 }

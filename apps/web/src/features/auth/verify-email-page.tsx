@@ -1,12 +1,13 @@
-import { Alert, Box, CircularProgress, Link, Typography } from '@mui/material';
+import { Alert, CircularProgress } from '@mui/material';
 import { addRecoveryTexts } from './recovery-texts';
 import { useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Link as RouterLink, useSearchParams } from 'react-router';
+import { useSearchParams } from 'react-router';
 import { paths } from '../../app/paths';
 import { errorMessage } from '../../lib/http';
 import { getSession } from '../../lib/session';
 import { verifyEmail } from '../../lib/trust-api';
+import { AuthPageFrame } from './auth-page-frame';
 
 addRecoveryTexts();
 
@@ -31,10 +32,11 @@ export function VerifyEmailPage() {
   const signedIn = getSession().token !== null;
   const next = signedIn ? paths.start : paths.login;
   return (
-    <Box aria-labelledby="verify-title">
-      <Typography id="verify-title" variant="h2" component="h2" sx={{ fontSize: '1.125rem', mb: 1 }}>
-        {t('recovery.verifyTitle')}
-      </Typography>
+    <AuthPageFrame
+      titleId="verify-title"
+      title={t('recovery.verifyTitle')}
+      link={{ to: next, label: signedIn ? t('recovery.verifyContinue') : t('recovery.backToLogin') }}
+    >
       {!state.done ? (
         <CircularProgress aria-label={t('recovery.verifying')} />
       ) : state.error ? (
@@ -44,11 +46,6 @@ export function VerifyEmailPage() {
           {t('recovery.verifyDone')}
         </Alert>
       )}
-      <Typography sx={{ mt: 2, textAlign: 'center' }}>
-        <Link component={RouterLink} to={next}>
-          {signedIn ? t('recovery.verifyContinue') : t('recovery.backToLogin')}
-        </Link>
-      </Typography>
-    </Box>
+    </AuthPageFrame>
   );
 }
