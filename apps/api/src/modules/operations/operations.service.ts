@@ -95,13 +95,21 @@ export async function executeOperation(
   const key = `${user.id}|${lockId}`;
   const cached = standings.get(key);
   let verified: VerifiedOperation | null = null;
-  // A sandbox lock's virtual device sees the operation once, after the platform admitted it: its answer
-  // is its own decision (a refusal is final, whatever standing the platform read), and what it did stands.
+  // A sandbox lock's virtual device sees the operation once, after the platform admitted it, and what it
+  // did stands. Its refusal on a cached standing waits for the platform's fresh read: the platform's own
+  // refusal comes first, and the device's is answered only if the platform admits the operation again.
   let deviceAsked = false;
+  let deviceRefusal: OperationRefusal | null = null;
   const askDevice = async (access: LockAccess, admitted: VerifiedOperation) => {
+    if (deviceRefusal) throw deviceRefusal;
     if (deviceAsked || !virtual || access.device) return;
     deviceAsked = true;
-    await virtual.admit(access, user.id, admitted, jws);
+    try {
+      await virtual.admit(access, user.id, admitted, jws);
+    } catch (error) {
+      if (error instanceof OperationRefusal) deviceRefusal = error;
+      throw error;
+    }
   };
   if (cached) {
     try {
@@ -110,13 +118,7 @@ export async function executeOperation(
     } catch {
       verified = null;
     }
-    if (verified?.operation.type === 'MUTATE_LOCK') {
-      try {
-        await askDevice(cached, verified);
-      } catch (error) {
-        if (error instanceof OperationRefusal) return refuse(db, cached, actor, error, charge);
-        throw error;
-      }
+    if (verified?.operation.type === 'MUTATE_LOCK' && (await askDevice(cached, verified).then(() => true, refusedOnly))) {
       const outcome = await unlocks.submit(user, cached, verified, actor);
       if (outcome === 'done') return;
       if (outcome === 'replayed') return refuse(db, cached, actor, new OperationRefusal(409, operationErrors.replayed, logTypeOf(verified.operation)), charge);
@@ -145,6 +147,12 @@ export async function executeOperation(
     }
   }
   throw new AppError(503, apiErrors.serviceUnavailable);
+}
+
+/** false for an OperationRefusal (answered later, after a fresh read); anything else is rethrown. */
+function refusedOnly(error: unknown): false {
+  if (error instanceof OperationRefusal) return false;
+  throw error;
 }
 
 /**

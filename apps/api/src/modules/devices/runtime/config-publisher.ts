@@ -124,12 +124,14 @@ export async function lockConfigContent(db: Db, lockId: string): Promise<DeviceC
   const [shares, owners] = await Promise.all([
     db.execute(sql`
       select s.user_id, s.role, s.starts_at, s.ends_at, s.time_window from lock_shares s join application_users u on u.id = s.user_id
-      where s.lock_id = ${lockId} and u.status = 'active' and (s.ends_at is null or s.ends_at > now())
+      where s.lock_id = ${lockId} and (s.ends_at is null or s.ends_at > now())
       order by s.user_id`),
     db.execute(sql`
       select o.user_id, (select k.key_x from certified_keys k where k.user_id = o.user_id order by k.created_at desc limit 1) as key_x
       from application_owners o where o.application_id = ${lock.application_id} order by o.user_id`),
   ]);
+  // Every share's user, pending ones too: one invited by email who signed in at a tile holds a key and may
+  // use the lock before their application's backend claims them, as the platform admits them.
   const users: DeviceConfigUser[] = [
     ...rowsOf<{ user_id: string; key_x: string | null }>(owners).map((o) => ({
       userId: o.user_id,
