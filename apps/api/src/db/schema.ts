@@ -630,3 +630,16 @@ export const tileSignInTokens = pgTable(
   },
   (t) => [uniqueIndex('tile_sign_in_tokens_token_hash_key').on(t.tokenHash), index('tile_sign_in_tokens_user_idx').on(t.applicationUserId)],
 );
+
+/**
+ * Messages of the instances' embedded brokers too large for a NOTIFY (plugins/mqtt/bridge.ts): stored here,
+ * their id notified on `latchkey_mqtt`, read by the other instances, and removed after a minute.
+ */
+export const mqttBridgeMessages = pgTable('mqtt_bridge_messages', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  topic: text('topic').notNull(),
+  retain: boolean('retain').notNull(),
+  /** The payload in base64. */
+  payload: text('payload').notNull(),
+  createdAt: createdAt(),
+});
