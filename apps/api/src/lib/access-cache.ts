@@ -62,6 +62,8 @@ export class AccessCache {
   private database: Pick<Database, 'listen' | 'notify'> | null = null;
   private stopped = false;
   private resubscribing = false;
+  /** Told the application ids each committed change names (null: every application: a bulk change). */
+  private readonly applicationListeners = new Set<(applicationIds: string[] | null) => void>();
 
   private readonly syncTimeoutMs: number;
   private readonly heartbeatMs: number;
@@ -181,6 +183,19 @@ export class AccessCache {
     }
     if (payload === '*') this.clear();
     else this.invalidate(payload.split(','));
+    if (this.applicationListeners.size === 0) return;
+    const applicationIds = payload === '*' ? null : payload.split(',').filter((tag) => tag.startsWith('a:')).map((tag) => tag.slice(2));
+    if (applicationIds?.length === 0) return;
+    for (const listener of this.applicationListeners) listener(applicationIds);
+  }
+
+  /**
+   * Calls `listener` after every committed change to an application or its owners, with the ids the change
+   * named (null after a bulk change); answers the function that stops it.
+   */
+  onApplicationChange(listener: (applicationIds: string[] | null) => void): () => void {
+    this.applicationListeners.add(listener);
+    return () => this.applicationListeners.delete(listener);
   }
 
   /** The feed did not bring our own notice back: stop answering and subscribe afresh. */

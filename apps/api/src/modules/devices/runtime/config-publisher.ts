@@ -53,6 +53,22 @@ export class ConfigPublisher {
     this.schedule(lockId, false);
   }
 
+  /**
+   * An application or its owners changed (owners are every lock's admins in a config): the configs of its
+   * locks that have a device are built again, and sent where they differ. null: every application.
+   */
+  async applicationChanged(applicationIds: string[] | null): Promise<void> {
+    const rows = rowsOf<{ lock_id: string }>(
+      await this.db.execute(
+      applicationIds
+        ? sql`select d.lock_id from lock_devices d join locks l on l.id = d.lock_id
+              where d.provisioned_at is not null and l.application_id in (${sql.join(applicationIds.map((id) => sql`${id}::uuid`), sql`, `)})`
+        : sql`select lock_id from lock_devices where provisioned_at is not null`,
+      ),
+    );
+    for (const { lock_id } of rows) this.schedule(lock_id, false);
+  }
+
   /** The lock's device came online, or was never sent a config: look now, even if nothing seems changed. */
   deviceOnline(lockId: string, force: boolean): void {
     this.noDevice.delete(lockId);

@@ -12,10 +12,10 @@ import {
   type Lock,
   type SdkLock,
 } from '@latchkey/contract';
-import { lockDevices, lockShares, webhookDeliveries, webhooks } from '../../../db/schema.js';
+import { applicationOwners, lockDevices, lockShares, webhookDeliveries, webhooks } from '../../../db/schema.js';
 import { createTestApp, type TestApp } from '../../../../test/helpers.js';
 import { connectMqtt, deviceTls, provisionDevice, type ProvisionedDevice } from '../../../../test/fixtures/devices.js';
-import { bearer } from '../../../../test/fixtures/platform-users.js';
+import { bearer, createOwner } from '../../../../test/fixtures/platform-users.js';
 import {
   activityCount,
   appUserToken,
@@ -261,6 +261,21 @@ describe('config', () => {
     const changed = readConfig(await inbox.next(topic('config')));
     expect(changed.version).toBeGreaterThan(shared.version);
     expect(changed.unlockTime).toBe(12);
+  });
+});
+
+describe('config after an owner change', () => {
+  it('names a new owner as ADMIN, and drops one removed: the lock decides alone from it when the cloud is away', async () => {
+    await t.app.deviceRuntime.settled();
+    const colleague = await createOwner(t);
+    await t.database.db.insert(applicationOwners).values({ applicationId: sandbox.applicationId, userId: colleague.userId });
+    const added = readConfig(await inbox.next(topic('config')));
+    expect(added.users).toContainEqual(expect.objectContaining({ userId: colleague.userId, role: 'ADMIN', start: null, end: null }));
+
+    await t.database.db.delete(applicationOwners).where(and(eq(applicationOwners.applicationId, sandbox.applicationId), eq(applicationOwners.userId, colleague.userId)));
+    const removed = readConfig(await inbox.next(topic('config')));
+    expect(removed.version).toBeGreaterThan(added.version);
+    expect(removed.users.map((u) => u.userId)).not.toContain(colleague.userId);
   });
 });
 

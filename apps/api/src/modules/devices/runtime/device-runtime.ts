@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { DEVICE_TOPIC_ROOT, deviceResultSchema, deviceStateMessageSchema } from '@latchkey/contract';
 import type { Db } from '../../../db/client.js';
 import type { DeviceBus } from '../../../plugins/mqtt/bus.js';
+import type { AccessCache } from '../../../lib/access-cache.js';
 import type { LiveEvents } from '../../../plugins/live-events.js';
 import type { PlatformCa } from '../../../plugins/platform-ca.js';
 import type { DeviceRelay } from '../../operations/operations.service.js';
@@ -24,6 +25,8 @@ export interface DeviceRuntimeOptions {
   bus: DeviceBus;
   ca: PlatformCa;
   liveEvents: Pick<LiveEvents, 'onNotice'>;
+  /** Changes to applications and their owners (the owners are admins in every config). */
+  accessCache: Pick<AccessCache, 'onApplicationChange'>;
   timeoutMs: number;
   log: FastifyBaseLogger;
 }
@@ -49,7 +52,14 @@ export class DeviceRuntime {
   async start(): Promise<void> {
     const { bus, db, liveEvents } = this.options;
     if (bus.kind === 'embedded') await markAllOffline(db);
-    this.stopNotices = liveEvents.onNotice((payload) => this.configs.onNotice(payload));
+    const stopLockNotices = liveEvents.onNotice((payload) => this.configs.onNotice(payload));
+    const stopApplicationNotices = this.options.accessCache.onApplicationChange((ids) =>
+      void this.configs.applicationChanged(ids).catch((error: unknown) => this.options.log.warn({ err: error }, 'device configs after an application change')),
+    );
+    this.stopNotices = () => {
+      stopLockNotices();
+      stopApplicationNotices();
+    };
     await bus.subscribe(`${DEVICE_TOPIC_ROOT}/+/presence`, (topic, payload) => this.receive(topic, payload));
     await bus.subscribe(`${DEVICE_TOPIC_ROOT}/+/state`, (topic, payload) => this.receive(topic, payload));
     await bus.subscribe(`${DEVICE_TOPIC_ROOT}/+/result`, (topic, payload) => this.receive(topic, payload));
@@ -116,6 +126,7 @@ export async function registerDeviceRuntime(app: FastifyInstance): Promise<void>
     bus: app.deviceBus,
     ca: app.platformCa,
     liveEvents: app.liveEvents,
+    accessCache: app.accessCache,
     timeoutMs: app.config.mqtt.deviceTimeoutMs,
     log: app.log.child({ module: 'devices' }),
   });
