@@ -13,7 +13,10 @@ export interface DeviceBus {
    * retained ones included. Messages a device publishes outside its own prefix never arrive here.
    */
   subscribe(pattern: string, handler: (topic: string, payload: Buffer) => void): Promise<void>;
-  /** Ends a device's connection at once (embedded broker; with an external one the CRL does it). */
+  /**
+   * Ends a device's connection at once, on whichever instance's embedded broker holds it (with an external
+   * broker the CRL does it, at the device's next connect).
+   */
   disconnect(deviceId: string): void;
   close(): Promise<void>;
 }

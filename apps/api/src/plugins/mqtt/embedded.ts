@@ -8,6 +8,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { DEVICE_TOPIC_ROOT } from '@latchkey/contract';
 import { mayPublish, mayReceive, maySubscribe, MAX_DEVICE_PACKET_BYTES } from './acl.js';
 import { normaliseSerial, type DeviceAuthority } from './authority.js';
+import type { BridgedBroker, BridgedMessage, BrokerBridge } from './bridge.js';
 import type { DeviceBus } from './bus.js';
 import { FrameGuard } from './frame-guard.js';
 
@@ -31,7 +32,7 @@ const HANDSHAKE_TIMEOUT_MS = 10_000;
  * TLS) and is the one its lock_devices row holds now (checked here, in the database, on every connect), and
  * it may use only its own topics (acl.ts).
  */
-export class EmbeddedBus implements DeviceBus {
+export class EmbeddedBus implements DeviceBus, BridgedBroker {
   readonly kind = 'embedded';
   private readonly identities = new WeakMap<Connection, Identity>();
   /** The connections of each device admitted so far. */
@@ -44,6 +45,12 @@ export class EmbeddedBus implements DeviceBus {
   private readonly sockets = new Set<Socket>();
   private readonly webSockets = new WebSocketServer({ noServer: true, maxPayload: MAX_DEVICE_PACKET_BYTES });
   private closed = false;
+  /**
+   * The other instances' brokers (bridge.ts), with several instances on one PostgreSQL database. What
+   * this broker takes from a device (a publish with a client) or from the service (publish()) is sent to
+   * them; what they send is published here without a client (inject()), so it never goes back.
+   */
+  private peers: BrokerBridge | null = null;
 
   private broker!: Aedes;
 
@@ -63,12 +70,49 @@ export class EmbeddedBus implements DeviceBus {
     bus.broker = broker;
     broker.on('clientDisconnect', (client) => bus.forget(client));
     broker.on('clientError', (client, err) => log.debug({ err, clientId: client.id }, 'mqtt client error'));
+    // A device's message (its Last Will included) once the broker has taken it.
+    broker.on('publish', (packet, client) => {
+      if (!client || !bus.peers || !packet.topic.startsWith(`${DEVICE_TOPIC_ROOT}/`)) return;
+      bus.peers.forward(messageOf(packet)).catch((err: unknown) => log.warn({ err, topic: packet.topic }, 'mqtt bridge: a device message not sent to the other instances'));
+    });
     return bus;
   }
 
-  publish(topic: string, payload: string | Buffer, options: { retain?: boolean } = {}): Promise<void> {
-    const packet = { cmd: 'publish' as const, topic, payload, qos: 1 as const, dup: false, retain: options.retain ?? false };
+  /** Joins this broker to the other instances' (several instances on one PostgreSQL database). */
+  bridge(peers: BrokerBridge): void {
+    this.peers = peers;
+  }
+
+  /** Resolves once this broker has taken the message and, when bridged, the other instances have been sent it. */
+  async publish(topic: string, payload: string | Buffer, options: { retain?: boolean } = {}): Promise<void> {
+    const message = { topic, payload: Buffer.isBuffer(payload) ? payload : Buffer.from(payload), retain: options.retain ?? false };
+    await Promise.all([this.publishHere(message), this.peers?.forward(message)]);
+  }
+
+  /** Another instance's message: published to this broker's subscribers and devices, and not forwarded again. */
+  inject(message: BridgedMessage): Promise<void> {
+    return this.publishHere(message);
+  }
+
+  /** The retained messages under the prefixes of the devices connected here now (a rejoining instance asks). */
+  async *retainedOfConnected(): AsyncIterable<BridgedMessage> {
+    const connected = new Set(this.clients.keys());
+    if (connected.size === 0) return;
+    const root = `${DEVICE_TOPIC_ROOT}/`;
+    for await (const packet of this.retainedStream(`${root}#`)) {
+      const deviceId = packet.topic.slice(root.length).split('/')[0]!;
+      if (connected.has(deviceId)) yield messageOf(packet);
+    }
+  }
+
+  private publishHere({ topic, payload, retain }: BridgedMessage): Promise<void> {
+    const packet = { cmd: 'publish' as const, topic, payload, qos: 1 as const, dup: false, retain };
     return new Promise((resolve, reject) => this.broker.publish(packet, (err) => (err ? reject(err) : resolve())));
+  }
+
+  private retainedStream(pattern: string): AsyncIterable<AedesPublishPacket> {
+    const persistence = (this.broker as unknown as { persistence: { createRetainedStream(pattern: string): AsyncIterable<AedesPublishPacket> } }).persistence;
+    return persistence.createRetainedStream(pattern);
   }
 
   async subscribe(pattern: string, handler: (topic: string, payload: Buffer) => void): Promise<void> {
@@ -78,13 +122,26 @@ export class EmbeddedBus implements DeviceBus {
     };
     await new Promise<void>((resolve) => this.broker.subscribe(pattern, deliver, resolve));
     // In-process subscriptions see only new messages: the retained ones are read from the store.
-    const persistence = (this.broker as unknown as { persistence: { createRetainedStream(pattern: string): AsyncIterable<AedesPublishPacket> } }).persistence;
-    for await (const packet of persistence.createRetainedStream(pattern)) this.call(handler, packet);
+    for await (const packet of this.retainedStream(pattern)) this.call(handler, packet);
   }
 
+  /** Ends the device's connections here and, when bridged, on every other instance. */
   disconnect(deviceId: string): void {
+    this.cutLocal(deviceId, { will: true });
+    this.peers?.cut(deviceId).catch((err: unknown) => this.log.warn({ err, deviceId }, 'mqtt bridge: the cut-off not sent to the other instances'));
+  }
+
+  /**
+   * Ends this broker's connections of a device, and refuses a connect of it whose database check is under
+   * way. Without its Last Will when another instance admitted the device since: its `offline` would come
+   * after the new connection's `online`.
+   */
+  cutLocal(deviceId: string, { will }: { will: boolean }): void {
     this.cuts.set(deviceId, (this.cuts.get(deviceId) ?? 0) + 1);
-    for (const client of this.clients.get(deviceId) ?? []) client.close();
+    for (const client of this.clients.get(deviceId) ?? []) {
+      if (!will) (client as unknown as { will: unknown }).will = null;
+      client.close();
+    }
     this.clients.delete(deviceId);
   }
 
@@ -185,6 +242,7 @@ export class EmbeddedBus implements DeviceBus {
     this.byClientId.set(client.id, client);
     // A connection that ends before the broker registers it gets no clientDisconnect.
     client.conn.once('close', () => this.forget(client));
+    this.peers?.held(deviceId).catch((err: unknown) => this.log.warn({ err, deviceId }, 'mqtt bridge: a connect not announced to the other instances'));
     return true;
   }
 
@@ -225,6 +283,12 @@ export class EmbeddedBus implements DeviceBus {
     }
   }
 }
+
+const messageOf = (packet: AedesPublishPacket): BridgedMessage => ({
+  topic: packet.topic,
+  payload: Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload),
+  retain: packet.retain,
+});
 
 /** The CN and serial of a verified client certificate; null without one. */
 function identityOf(socket: tls.TLSSocket): Identity | null {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { DeviceAuthority } from './authority.js';
+import { BrokerBridge } from './bridge.js';
 import type { DeviceBus } from './bus.js';
 import { EmbeddedBus } from './embedded.js';
 import { ExternalBus } from './external.js';
@@ -29,12 +30,20 @@ declare module 'fastify' {
 /**
  * The device broker: the embedded Aedes broker, or a client of MQTT_URL, decorated as `app.deviceBus`, and
  * closed with the app. The embedded broker also takes MQTT over WebSocket on the HTTP server's upgrades.
+ * On PostgreSQL, where several instances may share the database, the embedded brokers of all of them are
+ * joined through it (bridge.ts); PGlite serves one instance, whose broker stands alone.
  */
 export async function registerMqtt(app: FastifyInstance, authority: DeviceAuthority): Promise<void> {
   const { config } = app;
   const log = app.log.child({ module: 'mqtt' });
   const bus: EmbeddedBus | ExternalBus = config.mqtt.url ? await ExternalBus.create(config.mqtt.url, authority, log) : await EmbeddedBus.create(authority, log);
   app.decorate<DeviceBus>('deviceBus', bus);
+  let bridge: BrokerBridge | null = null;
+  if (bus instanceof EmbeddedBus && app.database.kind === 'postgres') {
+    bridge = new BrokerBridge(app.database, bus, log);
+    bus.bridge(bridge);
+    await bridge.start();
+  }
   if (bus instanceof EmbeddedBus) {
     const hosts = [new URL(config.publicUrl).hostname, new URL(config.mqtt.publicUrl).hostname, 'localhost', '127.0.0.1', '::1'].map(stripBrackets);
     app.decorate('mqtt', {
@@ -52,6 +61,9 @@ export async function registerMqtt(app: FastifyInstance, authority: DeviceAuthor
     app.decorate('mqtt', { listen: async () => null, port: null });
   }
   app.addHook('onClose', async () => {
+    // The bridge first: onClose hooks run last-registered first, so the database may be closed already. The
+    // devices this broker drops reconnect to another instance, which reports them online again.
+    await bridge?.stop();
     await bus.close();
   });
 }
