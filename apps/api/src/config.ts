@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { DEVICE_TIMEOUT_DEFAULT_S } from '@latchkey/contract';
 
 /**
  * The only reader of process.env (lint enforces it). Every variable here is in the README's table and in
@@ -82,7 +83,7 @@ const envSchema = z.object({
   /** The broker URL devices are given at provisioning; defaults to MQTT_URL, else mqtts://<PUBLIC_URL host>:MQTT_PORT. */
   MQTT_PUBLIC_URL: z.url().optional(),
   /** How long an operation on a device-backed lock waits for the device's result before answering 504. */
-  DEVICE_TIMEOUT_SECONDS: z.coerce.number().positive().max(60).default(5),
+  DEVICE_TIMEOUT_SECONDS: z.coerce.number().positive().max(60).default(DEVICE_TIMEOUT_DEFAULT_S),
   METRICS_TOKEN: z.string().min(16).optional(),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   OTEL_SERVICE_NAME: z.string().default('latchkey-api'),

@@ -15,7 +15,6 @@ export const provisioningRequestSchema = z.object({
   code: z.string({ error: messages.required }).check(z.minLength(1, messages.required), z.maxLength(100, deviceErrors.codeInvalid), checkText()),
   csr: z.string({ error: messages.required }).check(z.minLength(1, messages.required), z.maxLength(MAX_CSR_LENGTH, deviceErrors.csrInvalid)),
 });
-export type ProvisioningRequest = z.infer<typeof provisioningRequestSchema>;
 
 export const provisioningResponseSchema = z.object({
   deviceId: z.string(),

@@ -72,11 +72,9 @@ export const lockSiteSchema = z.object({ siteId: z.nullable(uuidText(tileErrors.
 
 /** POST /tile/{tileId}/sign-in: the address a lock was shared with. */
 export const tileSignInSchema = z.object({ email: emailSchema });
-export type TileSignIn = z.infer<typeof tileSignInSchema>;
 
 /** Its answer, the same whether or not a link was sent. */
 export const tileSignInSentSchema = z.object({ message: z.string() });
-export type TileSignInSent = z.infer<typeof tileSignInSentSchema>;
 
 /** POST /tile/sign-in/verify: the secret of the emailed link (`?signin=`). */
 export const tileSignInVerifySchema = z.object({
@@ -84,7 +82,6 @@ export const tileSignInVerifySchema = z.object({
     .string({ error: tileErrors.signInLinkInvalid })
     .check(z.minLength(1, messages.required), z.maxLength(200, tileErrors.signInLinkInvalid), z.regex(/^[A-Za-z0-9_-]+$/, tileErrors.signInLinkInvalid)),
 });
-export type TileSignInVerify = z.infer<typeof tileSignInVerifySchema>;
 
 /** A lock-user token for the application user: the lock-user routes take it as a bearer token. */
 export const tileSignInResponseSchema = z.object({
