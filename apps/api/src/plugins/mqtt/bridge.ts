@@ -4,9 +4,9 @@ import { DEVICE_TOPIC_ROOT } from '@latchkey/contract';
 import type { Database } from '../../db/client.js';
 
 /** The channel the instances' embedded brokers talk on. */
-export const MQTT_BRIDGE_CHANNEL = 'latchkey_mqtt';
+const MQTT_BRIDGE_CHANNEL = 'latchkey_mqtt';
 /** NOTIFY refuses payloads of 8000 bytes or more: a message whose notice would be longer goes through the table. */
-export const MAX_NOTICE_BYTES = 7900;
+const MAX_NOTICE_BYTES = 7900;
 /** Rows of the table are read by the peers within milliseconds; they are removed after this long. */
 const KEEP_ROWS_S = 60;
 const PRUNE_EVERY_MS = 30_000;
