@@ -29,6 +29,11 @@ export interface DeviceRuntimeOptions {
   accessCache: Pick<AccessCache, 'onApplicationChange'>;
   timeoutMs: number;
   log: FastifyBaseLogger;
+  /**
+   * The embedded broker of the only instance there can be (PGlite): at start no device is connected
+   * anywhere. With PostgreSQL, other instances' brokers may hold devices (plugins/mqtt/bridge.ts).
+   */
+  standaloneBroker: boolean;
 }
 
 /**
@@ -51,7 +56,7 @@ export class DeviceRuntime {
 
   async start(): Promise<void> {
     const { bus, db, liveEvents } = this.options;
-    if (bus.kind === 'embedded') await markAllOffline(db);
+    if (this.options.standaloneBroker) await markAllOffline(db);
     const stopLockNotices = liveEvents.onNotice((payload) => this.configs.onNotice(payload));
     const stopApplicationNotices = this.options.accessCache.onApplicationChange((ids) =>
       void this.configs.applicationChanged(ids).catch((error: unknown) => this.options.log.warn({ err: error }, 'device configs after an application change')),
@@ -127,6 +132,7 @@ export async function registerDeviceRuntime(app: FastifyInstance): Promise<void>
     ca: app.platformCa,
     liveEvents: app.liveEvents,
     accessCache: app.accessCache,
+    standaloneBroker: app.deviceBus.kind === 'embedded' && app.database.kind === 'pglite',
     timeoutMs: app.config.mqtt.deviceTimeoutMs,
     log: app.log.child({ module: 'devices' }),
   });
