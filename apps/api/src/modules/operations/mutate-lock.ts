@@ -31,7 +31,7 @@ interface Item {
   ends_at: string | null;
   time_window: unknown;
   requirements: unknown;
-  /** The lock's permitted addresses the caller was checked against (issue 30). */
+  /** The lock's permitted addresses the caller was checked against. */
   permitted: string[];
   duration: number | null;
   locked: boolean;

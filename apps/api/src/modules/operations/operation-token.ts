@@ -153,7 +153,7 @@ export class OperationVerifier {
     if (cached) return cached;
     const leaf = this.ca.readLeaf(Buffer.from(leafText!, 'base64'));
     if (!leaf) throw refuse(403, operationErrors.foreignChain);
-    // /auth/certificate no longer certifies small-order keys (issue 26); one certified before is refused here.
+    // /auth/certificate no longer certifies small-order keys; one certified before is refused here.
     if (ed25519KeyProblem(Buffer.from(ed25519X(leaf.publicKey), 'base64url'))) throw refuse(403, operationErrors.certificateKeyWeak);
     this.leaves.set(leafText!, leaf);
     return leaf;

@@ -72,7 +72,7 @@ async function change(tx: Tx, { lock, terms: signerTerms }: LockAccess, signerId
       if (!target) throw refuse(404, lockErrors.userNotFound);
       const { start, end } = operation;
       if (start != null && end != null && end <= start) throw refuse(400, lockMessages.endBeforeStart);
-      // Never beyond the signer's own share (issue 26): no later end, and their hours when they have some.
+      // Never beyond the signer's own share: no later end, and their hours when they have some.
       const grantProblem = checkGrant(signerTerms, target.id === signerId, end == null ? null : end * 1000);
       if (grantProblem) throw refuse(403, grantProblem);
       const terms = {
@@ -102,7 +102,7 @@ async function change(tx: Tx, { lock, terms: signerTerms }: LockAccess, signerId
       return `${target.email ?? target.id} (${terms.role})`;
     }
     case 'BATCH_ADD_USER': {
-      // Each user as its own ADD_USER, in this one transaction: a refusal of any rolls back all (issue 30).
+      // Each user as its own ADD_USER, in this one transaction: a refusal of any rolls back all.
       const subjects: (string | null)[] = [];
       for (const user of operation.users) subjects.push(await change(tx, { lock, role: 'ADMIN', terms: signerTerms }, signerId, { type: 'ADD_USER', ...user }, history));
       return subjects.filter(Boolean).join(', ');

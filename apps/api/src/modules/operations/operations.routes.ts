@@ -53,7 +53,7 @@ export async function operationsRoutes(instance: FastifyInstance) {
     listDeviceLocks(app.db, request.lockUser),
   );
 
-  // With `Accept: application/vnd.doordeck.api-v3+json` (the headless SDK), the SDKs' shape (issue 30).
+  // With `Accept: application/vnd.doordeck.api-v3+json` (the headless SDK), the SDKs' shape.
   app.get(
     '/device/:lockId',
     { ...lockUser, schema: { tags, security, params: deviceLockParamsSchema, response: { 200: z.union([sdkLockSchema, deviceLockSchema]), 401: errorBodySchema, 404: errorBodySchema } } },
@@ -63,7 +63,7 @@ export async function operationsRoutes(instance: FastifyInstance) {
 
   app.get(
     '/device/:lockId/log',
-    // With `Accept: …api-v2+json` or later (the headless SDK): the SDKs' audit list, newest first (issue 30).
+    // With `Accept: …api-v2+json` or later (the headless SDK): the SDKs' audit list, newest first.
     { ...lockUser, schema: { tags, security, params: deviceLockParamsSchema, querystring: lockLogQuerySchema, response: { 200: z.union([lockLogPageSchema, z.array(sdkAuditEntrySchema)]), ...errors } } },
     async (request) => {
       const access = await getLockAccess(app.db, request.lockUser, request.params.lockId);

@@ -13,7 +13,7 @@ import {
  * The rules an operation must meet, as pure functions of the rule, the request and the time: share
  * bounds and time windows (days and hours in an IANA zone, spanning midnight when the end is before the
  * start), and the lock's location rule (haversine distance within the radius, accuracy within the
- * tier of spec §9). Each check answers null when met, or the reason it was not.
+ * tier's limit, LOCATION_ACCURACY_LIMIT_M). Each check answers null when met, or the reason it was not.
  */
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
@@ -93,7 +93,7 @@ export function checkShareTerms(terms: ShareTerms, atMs: number): string | null 
 }
 
 /**
- * What an admin's ADD_USER may give (issue 26): nothing beyond the admin's own share. The share it writes
+ * What an admin's ADD_USER may give: nothing beyond the admin's own share. The share it writes
  * (the admin's own included) must end no later than the admin's does — an admin whose access ends in an
  * hour cannot make it, or anyone's, permanent — and it carries the admin's time window when they have
  * one (operation-writes.ts). Owners have open terms, so no bound. Roles cannot widen: only an ADMIN gets
