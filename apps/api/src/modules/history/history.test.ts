@@ -125,6 +125,8 @@ const cases = (): Record<string, Case[]> => ({
   'DELETE /api/platform/application/:applicationId/lock/:lockId/user/:userId': [
     { run: () => call('DELETE', `${base()}/lock/${lockId}/user/${appUserId}`), kind: 'share', field: 'role', before: 'ADMIN', after: null },
   ],
+  'POST /api/platform/application/:applicationId/lock/:lockId/device': [{ run: () => call('POST', `${base()}/lock/${lockId}/device`), kind: 'lock', field: 'device', before: null }],
+  'DELETE /api/platform/application/:applicationId/lock/:lockId/device': [{ run: () => call('DELETE', `${base()}/lock/${lockId}/device`), kind: 'lock', field: 'device', after: null }],
   'DELETE /api/platform/application/:applicationId/lock/:lockId': [{ run: () => call('DELETE', `${base()}/lock/${extraLock}`), kind: 'lock', field: 'name', before: 'Garage', after: null }],
   'POST /api/platform/application/:applicationId/lock/:lockId/tile': [
     {
