@@ -37,11 +37,15 @@ export async function waitFor(url, timeoutMs = 60_000, status = 200) {
   }
 }
 
-/** The built service as a real process; generous rate limits so the benchmark measures the work, not the limiter. */
-export async function startService(env = {}) {
+/**
+ * The built service as a real process; generous rate limits so the benchmark measures the work, not the limiter.
+ * `dataDir`: a data directory the caller keeps (it is not removed on stop), e.g. to start the service on it twice.
+ * → { url, pid, dataDir, stop }.
+ */
+export async function startService(env = {}, { dataDir: given } = {}) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-bench-'));
+  const dataDir = given ?? fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-bench-'));
   const child = spawn(process.execPath, ['apps/api/dist/main.js'], {
     cwd: root,
     env: {
@@ -62,10 +66,14 @@ export async function startService(env = {}) {
   await waitFor(`${url}/api/ready`);
   return {
     url,
+    pid: child.pid,
+    dataDir,
     stop: async () => {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.on('exit', r));
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await new Promise((r) => child.on('exit', r));
+      }
+      if (!given) fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

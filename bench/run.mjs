@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { meetsBudget, runLighthouse, seedFinishedOwner } from './lighthouse.mjs';
+import { benchDevices } from './devices.mjs';
 import { benchSignedUnlock } from './signed-unlock.mjs';
 import { runSandboxBenches } from './sandbox.mjs';
 import { ROUNDS, api, load, median, paired, root, scratchDatabase, seedOwner, sequentialLatency, startBareFastify, startService } from './lib.mjs';
@@ -14,7 +15,7 @@ import { ROUNDS, api, load, median, paired, root, scratchDatabase, seedOwner, se
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const pgAdminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
 // BENCH_PARTS=reads,login measures only those parts (all when unset): a short run on a shared machine.
-const parts = new Set((process.env.BENCH_PARTS ?? 'reads,login,preview,scale,lighthouse,bundle').split(','));
+const parts = new Set((process.env.BENCH_PARTS ?? 'reads,login,preview,scale,devices,lighthouse,bundle').split(','));
 const rows = [];
 const row = (section, metric, value, budget = '', verdict = '') => {
   rows.push({ section, metric, value, budget, verdict });
@@ -220,6 +221,16 @@ for (const mode of modes) {
     await runSandboxBenches({ row, name: mode.name, dbUrl: scratch?.url, duration: Math.min(DURATION, 5), rounds: ROUNDS });
   } finally {
     await scratch?.drop();
+  }
+}
+
+// 7. Locks that connect over MQTT (bench/devices.mjs): an unlock through a device on the embedded broker and
+// on Mosquitto 2, and many idle devices connected at once (DEVICES_COUNT, default 10,000).
+if (parts.has('devices')) {
+  try {
+    for (const [section, metric, value, budget, verdict] of await benchDevices()) row(`devices · ${section}`, metric, value, budget, verdict);
+  } catch (err) {
+    row('devices', 'run', `failed: ${err.message.split('\n')[0]}`);
   }
 }
 

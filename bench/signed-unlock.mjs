@@ -22,7 +22,7 @@ const FLOOR_BUDGET_P99_MS = 25;
 
 if (!fs.existsSync(path.join(root, 'apps/api/dist/main.js'))) execSync('npm run build -w @latchkey/api --silent', { cwd: root, stdio: 'inherit' });
 
-/** The sandbox as a developer sets it up: their key and issuer, an application user, the Front Door shared. */
+/** The sandbox as a developer sets it up: their key and issuer, an application user, the Front Door shared; `owner` for more. */
 export async function setUp(base) {
   const owner = await seedOwner(base, 'unlock');
   const { publicKey, privateKey } = await generateKeyPair('ES256');
@@ -42,11 +42,11 @@ export async function setUp(base) {
   const raw = keys.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('base64');
   const { body: cert } = await api(base, 'POST', '/auth/certificate', { token: userToken, body: { ephemeralKey: raw } });
   await api(base, 'POST', `/platform/application/${owner.appId}/lock/${lockId}/user`, { token: owner.token, body: { userId: cert.userId, role: 'USER' } });
-  return { userToken, lockId, cert, privateKey: keys.privateKey };
+  return { userToken, lockId, cert, privateKey: keys.privateKey, owner };
 }
 
 /** `count` unlocks signed ahead of the round, each with its own jti (valid 60 s, so signed per round). */
-function presign({ lockId, cert, privateKey }, count) {
+export function presign({ lockId, cert, privateKey }, count) {
   const header = Buffer.from(JSON.stringify({ alg: 'EdDSA', typ: 'JWT', x5c: cert.certificateChain })).toString('base64url');
   const now = Math.floor(Date.now() / 1000);
   const bodies = new Array(count);
