@@ -62,6 +62,8 @@ export class DeviceAgent {
   private renewalAsked = 0;
   private stopping = false;
   private writes: Promise<unknown> = Promise.resolve();
+  /** The replay-cache write queued and not yet begun, which a new accepted operation joins. */
+  private replayWrite: Promise<void> | null = null;
   private endpoints: string[] | undefined;
 
   private constructor(
@@ -77,7 +79,11 @@ export class DeviceAgent {
     const prefix = files.identity.topicPrefix;
     this.topic = (name) => `${prefix}/${name}`;
     this.client = mqtt.connect(files.identity.mqttUrl, this.mqttOptions());
-    this.client.on('connect', () => void this.online());
+    this.client.on('connect', () => {
+      // No Nagle delay: an operation's result is a small packet the platform is waiting on.
+      (this.client.stream as { setNoDelay?: (noDelay: boolean) => void }).setNoDelay?.(true);
+      void this.online();
+    });
     this.client.on('message', (topic, payload) => void this.receive(topic, payload));
     this.client.on('error', (error) => this.log.warn(`MQTT: ${error.message}`));
     this.client.on('close', () => this.scheduleReconnect());
@@ -230,10 +236,20 @@ export class DeviceAgent {
     return next.catch(() => undefined);
   }
 
-  /** Writes the used operations to disk, one write after another; `stop` waits for the last. */
+  /**
+   * Writes the used operations to disk, one write after another; `stop` waits for the last. Operations
+   * accepted while a write is waiting its turn join that write (it reads the cache when it starts), so a
+   * burst costs a write or two, not one each, and every result still leaves only once its operation is on
+   * disk.
+   */
   private saveReplayCache(): Promise<void> {
-    const write = () => this.options.state.write('replay', JSON.stringify(this.controller.replayCache.entries(Date.now())), 0o600);
+    if (this.replayWrite) return this.replayWrite;
+    const write = () => {
+      this.replayWrite = null;
+      return this.options.state.write('replay', JSON.stringify(this.controller.replayCache.entries(Date.now())), 0o600);
+    };
     const next = this.writes.then(write, write);
+    this.replayWrite = next;
     this.writes = next.catch((error: Error) => this.log.warn(`Could not save the used operations: ${error.message}`));
     return next;
   }

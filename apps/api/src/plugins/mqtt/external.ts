@@ -50,6 +50,8 @@ export class ExternalBus implements DeviceBus {
       reconnectPeriod: 1000,
       connectTimeout: 10_000,
     });
+    // No Nagle delay on the broker connection: operations and results are small packets that wait on each other.
+    client.on('connect', () => (client.stream as { setNoDelay?: (noDelay: boolean) => void }).setNoDelay?.(true));
     return new ExternalBus(client, log);
   }
 
