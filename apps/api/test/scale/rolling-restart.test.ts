@@ -187,6 +187,10 @@ ${[portA, portB].map((p) => `    server 127.0.0.1:${p} max_fails=0${down.include
   }
   server {
     listen 127.0.0.1:${port};
+    # A reload closes the old workers' idle client connections; a request written on one at that moment
+    # fails. Browsers resend it on a new connection; the test's client (fetch) does not, so here the proxy
+    # keeps no client connection open between requests. The upstream side is what this test is about.
+    keepalive_timeout 0;
     location / {
       proxy_pass http://latchkey;
       proxy_http_version 1.1;
