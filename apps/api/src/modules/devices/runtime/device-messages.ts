@@ -7,8 +7,6 @@ import { DEVICE_TOPIC_ROOT, MAX_DEVICE_MESSAGE_BYTES, devicePresenceSchema, isUu
  * contract's schema, and anything else is dropped with the reason, never thrown.
  */
 
-type DeviceMessageKind = 'presence' | 'state' | 'result';
-
 /** `latchkey/d/<deviceId>/<kind>` → its parts; null for any other topic or a device id that is no UUID. */
 export function parseDeviceTopic(topic: string): { deviceId: string; kind: string } | null {
   const parts = topic.split('/');
