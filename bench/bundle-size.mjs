@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Gzip weight of what each route loads first, read from Vite's build manifest (apps/web/dist/.vite/manifest.json):
 // the entry's static closure plus the static closure of every lazy route module the URL matches.
-// Prints each route against issue 5's budgets. `--check` (run in CI; size is deterministic) fails when a
+// Prints each route against its page-weight budgets. `--check` (run in CI; size is deterministic) fails when a
 // route exceeds its CI limit: the issue's budget where it is met, or the size measured when the budget was
 // found out of reach with the decided stack (docs/decisions/0003-login-bundle-budget.md) — a ratchet that
 // catches every regression while the gap stays visible in this table and in docs/performance.md.

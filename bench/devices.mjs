@@ -24,7 +24,7 @@ import { clearInterval, setInterval } from 'node:timers';
 import { TextDecoder } from 'node:util';
 import * as x509 from '@peculiar/x509';
 import mqtt from 'mqtt';
-import { api, freePort, median, paired, percentile, root, startService } from './lib.mjs';
+import { api, freePort, median, paired, percentile, root, scratchDatabase, startService } from './lib.mjs';
 import { presign, setUp, unlockRound } from './signed-unlock.mjs';
 
 x509.cryptoProvider.set(webcrypto);
@@ -278,6 +278,19 @@ export async function benchDeviceUnlock() {
       rows.push(...(await deviceUnlockRows(svc, 'embedded broker')));
     } finally {
       await svc.stop();
+    }
+  }
+  // The same on PostgreSQL: its commits are flushed by the server's own processes, not on the service's
+  // thread as PGlite's are, so the pair shows how much of a device unlock waits on the embedded database.
+  const pgAdminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+  if (pgAdminUrl) {
+    const scratch = await scratchDatabase(pgAdminUrl);
+    const svc = await startService({ DATABASE_URL: scratch.url });
+    try {
+      rows.push(...(await deviceUnlockRows(svc, 'embedded broker, PostgreSQL')));
+    } finally {
+      await svc.stop();
+      await scratch.drop();
     }
   }
   if (!MOSQUITTO) {

@@ -6,7 +6,7 @@
 // `POST /platform/application/{id}` (its UPDATE names the actor; the history trigger writes the history
 // entry and, with a webhook subscribed, the application.updated it owes, in the same statement; the
 // relay makes the deliveries and hands them to pg-boss after the commit) against a
-// route registered here that updates the same column the way the service did before issue 19 (one
+// route registered here that updates the same column the way the service did before the change history (one
 // UPDATE, nothing else), run while the history trigger is disabled — the table as it was then. Two
 // applications: one with a webhook subscribed (history entry and event), one without (history entry).
 // BENCH_ROUNDS rounds (default 3) of BENCH_REQUESTS sequential requests per side, the three sides back
@@ -44,7 +44,7 @@ async function measure(kind: 'pglite' | 'postgres') {
     WEBHOOK_WORKER: 'false',
   });
   const app = await buildApp(config, { database, logger: false });
-  // The update as it was before issue 19: the same owner check and the same schemas (validation and
+  // The update as it was before the change history: the same owner check and the same schemas (validation and
   // serialisation), then one UPDATE of the given column.
   const schema = { params: applicationIdParamsSchema, body: updateApplicationSchema, response: { 204: z.null() } };
   app.post('/bench/application/:applicationId', { onRequest: [app.authenticate, app.requireOwner], schema }, async (request, reply) => {
@@ -80,7 +80,7 @@ async function measure(kind: 'pglite' | 'postgres') {
     const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ name: `Bench ${++n}` }) });
     if (res.status !== 204) throw new Error(`${url}: ${res.status}`);
   };
-  // Before issue 19 the table had no history trigger: the baseline's rounds run with it disabled.
+  // Before the change history the table had no history trigger: the baseline's rounds run with it disabled.
   const historyTrigger = (on: boolean) => database.executeSql(`alter table applications ${on ? 'enable' : 'disable'} trigger applications_history`);
   const sides = {
     before: { trigger: false, run: update(`${base}/bench/application/${subscribed}`) },
@@ -122,7 +122,7 @@ async function measure(kind: 'pglite' | 'postgres') {
 
   const m = (xs: number[]) => median(xs) as number;
   let met = true;
-  console.log(`${kind}: update p50 before issue 19 ${m(p50.before).toFixed(2)} ms (rounds ${p50.before.map((x) => x.toFixed(2)).join(', ')}); ${entries} history entries, ${queued} application.updated events owed or delivered`);
+  console.log(`${kind}: update p50 without history ${m(p50.before).toFixed(2)} ms (rounds ${p50.before.map((x) => x.toFixed(2)).join(', ')}); ${entries} history entries, ${queued} application.updated events owed or delivered`);
   for (const name of ['history', 'event'] as const) {
     const ratios = p50[name].map((x, i) => x / p50.before[i]!);
     const ratio = m(ratios);

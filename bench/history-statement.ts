@@ -1,6 +1,6 @@
 // The application update's statement alone, in-process (no HTTP, no authentication): what the history
 // trigger (migrations 0008–0009: the history entry, carrying the application.updated it owes while a
-// webhook is subscribed) costs on top of the plain UPDATE as it was before issue 19 (the same table, the
+// webhook is subscribed) costs on top of the plain UPDATE as it was before the change history (the same table, the
 // trigger disabled).
 // `node --import tsx bench/history-statement.ts` (PGlite; Postgres too with BENCH_DATABASE_URL or
 // TEST_DATABASE_URL). BENCH_REQUESTS sequential calls per variant and round, BENCH_ROUNDS rounds, the
@@ -34,7 +34,7 @@ async function measure(kind: 'pglite' | 'postgres') {
   const plain = (id: string) => () =>
     db.update(applications).set({ name: `Bench ${++n}`, version: sql`${applications.version} + 1`, updatedAt: sql`now()` }).where(eq(applications.id, id));
   const variants: Record<string, { on: boolean; run: () => Promise<unknown> }> = {
-    'plain UPDATE (before issue 19: no trigger)': { on: false, run: plain(quiet) },
+    'plain UPDATE (no history trigger)': { on: false, run: plain(quiet) },
     'update + history entry (nothing subscribed)': { on: true, run: () => updateWithHistory(db, quiet, { name: `Bench ${++n}` }, by) },
     'update + history entry owing the event': { on: true, run: () => updateWithHistory(db, subscribed, { name: `Bench ${++n}` }, by) },
   };

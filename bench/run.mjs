@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run bench`: every figure of issue 5 in one run on this machine, printed as one table with ratios.
+// `npm run bench`: every performance budget's figure in one run on this machine, printed as one table with ratios.
 // Needs the build (it runs `npm run build` when dist/ is missing). Postgres rows need BENCH_DATABASE_URL or
 // TEST_DATABASE_URL (a server where we may create a scratch database).
 import { execSync, spawnSync } from 'node:child_process';

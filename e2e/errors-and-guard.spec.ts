@@ -34,7 +34,7 @@ test.describe('error catalogue (the failure dialogs and their texts)', () => {
     await expect(page.getByRole('alertdialog', { name: 'Account already exists' })).toBeVisible();
   });
 
-  test('validation messages of §5 on the register screen', async ({ page }) => {
+  test('validation messages of the contract on the register screen', async ({ page }) => {
     await page.goto('/register');
     await page.getByLabel('Email').fill('not-an-email');
     await page.getByRole('textbox', { name: 'Password', exact: true }).fill('abc');

@@ -68,7 +68,7 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   await expect(wizard.getByRole('button', { name: 'Finish' })).toBeDisabled();
   await wizard.getByRole('textbox', { name: 'Primary colour', exact: true }).fill('#123456');
   // The live preview follows the colour as it is typed.
-  // (Fetched with the owner's token and shown through srcdoc: issue 26 item 11b.)
+  // (Fetched with the owner's token and shown through srcdoc: the preview URL alone opens nothing.)
   await expect(wizard.getByTitle('Email preview')).toHaveAttribute('srcdoc', /background-color:#123456/);
   // Back and Next again: what was typed on the step is still there.
   await wizard.getByRole('button', { name: 'Back' }).click();
@@ -209,7 +209,7 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   // The server renders the stored application, so the preview loads again and shows the new logo at once.
   const logoSrc = await branding.getByRole('img', { name: /logo/i }).getAttribute('src');
   await expect(branding.frameLocator('iframe[title="Email preview"]').locator(`img[src="${logoSrc}"]`)).toBeVisible();
-  // (Fetched with the owner's token and shown through srcdoc: issue 26 item 11b.)
+  // (Fetched with the owner's token and shown through srcdoc: the preview URL alone opens nothing.)
   const previewAsked = page.waitForRequest((r) => r.url().includes('/api/email/preview/') && r.url().includes('secondaryColour=%23abcdef') && /^Bearer /.test(r.headers().authorization ?? ''));
   await branding.getByRole('textbox', { name: 'Secondary colour', exact: true }).fill('#abcdef');
   await previewAsked;
