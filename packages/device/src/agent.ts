@@ -64,6 +64,8 @@ export class DeviceAgent {
   private writes: Promise<unknown> = Promise.resolve();
   /** The replay-cache write queued and not yet begun, which a new accepted operation joins. */
   private replayWrite: Promise<void> | null = null;
+  /** Connected, and every outcome kept while the broker was away has been sent: new ones may go at once. */
+  private flushed = false;
   private endpoints: string[] | undefined;
 
   private constructor(
@@ -86,7 +88,10 @@ export class DeviceAgent {
     });
     this.client.on('message', (topic, payload) => void this.receive(topic, payload));
     this.client.on('error', (error) => this.log.warn(`MQTT: ${error.message}`));
-    this.client.on('close', () => this.scheduleReconnect());
+    this.client.on('close', () => {
+      this.flushed = false;
+      this.scheduleReconnect();
+    });
     controller.on('state', () => void this.publishState());
     controller.on('actuatorError', (error) => this.log.warn(`The automatic lock failed, trying again: ${error.message}`));
   }
@@ -159,6 +164,7 @@ export class DeviceAgent {
 
   private async online(): Promise<void> {
     this.reconnectAttempts = 0;
+    this.flushed = false;
     this.log.info(`Connected to ${this.files.identity.mqttUrl} as ${this.deviceId}`);
     try {
       await this.client.publishAsync(this.topic('presence'), 'online', { qos: 1, retain: true });
@@ -169,7 +175,10 @@ export class DeviceAgent {
           await this.client.publishAsync(this.topic('result'), JSON.stringify(this.pending[0]), { qos: 1 });
           this.pending.shift();
         }
+        this.flushed = this.client.connected;
         await this.savePending();
+      } else {
+        this.flushed = this.client.connected;
       }
       await this.renewIfDue();
     } catch (error) {
@@ -216,7 +225,8 @@ export class DeviceAgent {
     await this.saveReplayCache().catch(() => undefined);
     const message: DeviceResult = { requestId, outcome: result.outcome, state: { locked: result.state.locked } };
     if (result.reason) message.reason = result.reason.slice(0, 500);
-    if (this.client.connected) {
+    // Outcomes go out in the order they were decided: while older ones wait to be sent, a new one waits behind them.
+    if (this.client.connected && this.flushed && this.pending.length === 0) {
       try {
         await this.client.publishAsync(this.topic('result'), JSON.stringify(message), { qos: 1 });
         return;
