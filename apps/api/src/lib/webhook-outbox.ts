@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { WebhookEvent, WebhookPayload } from '@latchkey/contract';
 import type { Db } from '../db/client.js';
 import { webhookDeliveries, webhooks } from '../db/schema.js';
@@ -11,12 +11,17 @@ import { webhookDeliveries, webhooks } from '../db/schema.js';
  * the row is the record that a delivery is owed.
  */
 export async function publishEvent<T>(tx: Db, applicationId: string, type: WebhookEvent, data: T): Promise<void> {
+  await tx.execute(publishEventStatement(applicationId, type, data));
+}
+
+/** publishEvent's statement, for a caller that makes its change in the same statement (a CTE). */
+export function publishEventStatement<T>(applicationId: string, type: WebhookEvent, data: T): SQL {
   const payload: WebhookPayload<T> = { type, timestamp: new Date().toISOString(), data };
-  await tx.execute(sql`
+  return sql`
     insert into ${webhookDeliveries} (webhook_id, application_id, event_type, payload)
     select ${webhooks.id}, ${webhooks.applicationId}, ${type}, ${JSON.stringify(payload)}::jsonb
     from ${webhooks}
-    where ${webhooks.applicationId} = ${applicationId} and ${webhooks.events} ? ${type}`);
+    where ${webhooks.applicationId} = ${applicationId} and ${webhooks.events} ? ${type}`;
 }
 
 /** An event's `timestamp` as SQL, from a timestamptz expression: ISO 8601 in UTC with milliseconds. */

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { DeviceStateMessage } from '@latchkey/contract';
 import type { Db } from '../../../db/client.js';
 import { publishEvent } from '../../../lib/webhook-outbox.js';
@@ -59,8 +59,9 @@ export async function recordPresence(db: Db, deviceId: string, online: boolean):
 }
 
 /**
- * Records a device's state report. A report equal to the one held (several instances hearing it through
- * an external broker) writes nothing and tells nobody.
+ * Records a device's state report. A report equal to the one held apart from its time (several instances
+ * hearing it through an external broker; the report that follows an operation's answer, which recorded
+ * the same state already) writes nothing and tells nobody.
  */
 export async function recordState(db: Db, deviceId: string, report: DeviceStateMessage): Promise<boolean> {
   const state = { locked: report.locked, at: report.at, ...(report.directAccessEndpoints ? { directAccessEndpoints: report.directAccessEndpoints } : {}) };
@@ -69,7 +70,7 @@ export async function recordState(db: Db, deviceId: string, report: DeviceStateM
       with changed as (
         update lock_devices d set state = ${JSON.stringify(state)}::jsonb, firmware = ${report.firmware}, last_seen = now()
         where d.id = ${deviceId} and d.provisioned_at is not null
-          and (d.state is distinct from ${JSON.stringify(state)}::jsonb or d.firmware is distinct from ${report.firmware})
+          and ((d.state - 'at') is distinct from (${JSON.stringify(state)}::jsonb - 'at') or d.firmware is distinct from ${report.firmware})
         returning d.lock_id
       )
       select pg_notify(${LOCKS_CHANNEL}, l.application_id || ' ' || l.id || ' device') as n from changed c join locks l on l.id = c.lock_id`),
@@ -79,14 +80,20 @@ export async function recordState(db: Db, deviceId: string, report: DeviceStateM
 
 /**
  * A device's answer said it is now locked or unlocked: its state follows at once (its own state report
- * comes after, and says the same), and the lock's live view is told.
+ * comes after, and says the same), as part of the statement that logs the outcome (`update`, a CTE named
+ * `moved`; `notify` selects from it), and the lock's live view is told. Only a change is written: a row
+ * that already says so is neither updated nor locked, so the answers to a burst of unlocks of one lock do
+ * not queue on its device's row, each behind the commit of the one before.
  */
-export async function recordResultState(tx: Db, deviceId: string, applicationId: string, lockId: string, locked: boolean): Promise<void> {
-  await tx.execute(sql`
-    update lock_devices set state = coalesce(state, '{}'::jsonb) || jsonb_build_object('locked', ${locked}::boolean, 'at', ${new Date().toISOString()}::text),
-      last_seen = now()
-    where id = ${deviceId}`);
-  await tx.execute(notifyDevice(applicationId, lockId));
+export function resultStateChange(deviceId: string, applicationId: string, lockId: string, locked: boolean): { update: SQL; notify: SQL } {
+  return {
+    update: sql`
+      update lock_devices set state = coalesce(state, '{}'::jsonb) || jsonb_build_object('locked', ${locked}::boolean, 'at', ${new Date().toISOString()}::text),
+        last_seen = now()
+      where id = ${deviceId} and (state -> 'locked') is distinct from to_jsonb(${locked}::boolean)
+      returning id`,
+    notify: sql`${notifyDevice(applicationId, lockId)} from moved`,
+  };
 }
 
 /**

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import { deviceErrors, deviceTopic, type DeviceOperationMessage, type DeviceResult } from '@latchkey/contract';
 import type { Db } from '../../../db/client.js';
-import { publishEvent } from '../../../lib/webhook-outbox.js';
+import { lockActivity } from '../../../db/schema.js';
+import { publishEventStatement } from '../../../lib/webhook-outbox.js';
 import type { DeviceBus } from '../../../plugins/mqtt/bus.js';
-import { recordActivity, type ActivityActor } from '../../activity/activity.service.js';
+import type { ActivityActor } from '../../activity/activity.service.js';
 import {
   OperationRefusal,
   applyOperation,
@@ -14,7 +16,7 @@ import {
   type DeviceRelay,
   type VerifiedOperation,
 } from '../../operations/operations.service.js';
-import { recordResultState } from './device-status.js';
+import { resultStateChange } from './device-status.js';
 
 /** What the lock's log says of an operation its device decided. */
 export const deviceLogReasons = {
@@ -109,33 +111,35 @@ export class DeviceOperationRelay implements DeviceRelay {
     waiting.resolve(result);
   }
 
-  /** The device did it: what the platform applies for the operation, logged as the device's doing. */
+  /**
+   * The device did it: what the platform applies for the operation, logged as the device's doing. A lock
+   * or unlock is one statement — its log entry, its webhook deliveries and the device's new state commit
+   * together, in one round trip.
+   */
   private async carryOut(access: DeviceLockAccess, verified: VerifiedOperation, actor: ActivityActor, result: DeviceResult): Promise<void> {
     const { operation } = verified;
     const { lock, device } = access;
     if (operation.type !== 'MUTATE_LOCK') return applyOperation(this.db, access, verified, actor, { spent: true, reason: deviceLogReasons.done });
     const seconds = operation.duration ?? lock.unlockTime;
-    await this.db.transaction(async (tx) => {
-      const db = tx as unknown as Db;
-      await recordActivity(db, {
-        lockId: lock.id,
+    const parts = [
+      sql`entry as (
+        insert into ${lockActivity} (lock_id, application_id, type, actor_user_id, actor_email, actor_display_name, subject, reason)
+        values (${lock.id}, ${lock.applicationId}, ${logTypeOf(operation)}, ${actor.userId ?? null}, ${actor.email ?? null}, ${actor.displayName ?? null},
+          ${operation.locked ? null : `${seconds} s`}, ${deviceLogReasons.done}))`,
+    ];
+    if (!operation.locked) {
+      const announced = publishEventStatement(lock.applicationId, 'lock.unlocked', {
         applicationId: lock.applicationId,
-        type: logTypeOf(operation),
-        actor,
-        subject: operation.locked ? null : `${seconds} s`,
-        reason: deviceLogReasons.done,
+        lockId: lock.id,
+        lockName: lock.name,
+        userId: actor.userId,
+        email: actor.email,
+        duration: seconds,
       });
-      if (!operation.locked) {
-        await publishEvent(db, lock.applicationId, 'lock.unlocked', {
-          applicationId: lock.applicationId,
-          lockId: lock.id,
-          lockName: lock.name,
-          userId: actor.userId,
-          email: actor.email,
-          duration: seconds,
-        });
-      }
-      if (result.state) await recordResultState(db, device.id, lock.applicationId, lock.id, result.state.locked);
-    });
+      parts.push(sql`announced as (${announced})`);
+    }
+    const state = result.state ? resultStateChange(device.id, lock.applicationId, lock.id, result.state.locked) : null;
+    if (state) parts.push(sql`moved as (${state.update})`);
+    await this.db.execute(sql`with ${sql.join(parts, sql`, `)} ${state ? state.notify : sql`select 1`}`);
   }
 }
