@@ -67,6 +67,8 @@ export class DeviceAgent {
   /** Connected, and every outcome kept while the broker was away has been sent: new ones may go at once. */
   private flushed = false;
   private endpoints: string[] | undefined;
+  /** The state last reported on this connection, without its time. */
+  private lastState: string | null = null;
 
   private constructor(
     private readonly options: AgentOptions,
@@ -169,7 +171,7 @@ export class DeviceAgent {
     try {
       await this.client.publishAsync(this.topic('presence'), 'online', { qos: 1, retain: true });
       await this.client.subscribeAsync([this.topic('config'), this.topic('op'), this.topic('certificate')], { qos: 1 });
-      await this.publishState();
+      await this.publishState({ always: true });
       if (this.pending.length > 0) {
         while (this.pending.length > 0 && this.client.connected) {
           await this.client.publishAsync(this.topic('result'), JSON.stringify(this.pending[0]), { qos: 1 });
@@ -186,10 +188,17 @@ export class DeviceAgent {
     }
   }
 
-  private async publishState(): Promise<void> {
+  /**
+   * Reports the state (retained). On a connection, only what is new: an unlock of a lock already open moves
+   * nothing the report says, and sending it again would cost the platform a write for each such unlock.
+   */
+  private async publishState({ always = false } = {}): Promise<void> {
     if (!this.client.connected) return;
     const state: DeviceStateMessage = { locked: this.controller.state.locked, firmware: this.options.firmware, at: new Date().toISOString() };
     if (this.endpoints?.length) state.directAccessEndpoints = this.endpoints;
+    const says = JSON.stringify({ ...state, at: undefined });
+    if (!always && says === this.lastState) return;
+    this.lastState = says;
     await this.client.publishAsync(this.topic('state'), JSON.stringify(state), { qos: 1, retain: true }).catch((error: Error) => this.log.warn(`MQTT: ${error.message}`));
   }
 
