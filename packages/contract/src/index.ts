@@ -28,3 +28,4 @@ export * from './devices-sdk.js';
 export * from './device-texts.js';
 export * from './devices.js';
 export * from './device-messages.js';
+export * from './usage-rules.js';

@@ -6,6 +6,7 @@ import {
   OPERATION_CLOCK_SKEW_S,
   OPERATION_MAX_LIFETIME_S,
   OPERATION_TYPES,
+  checkUsageRequirements,
   deviceConfigSchema,
   isOperationTime,
   operationErrors,
@@ -18,7 +19,7 @@ import {
 import { jsonSegment, splitJws, type CompactJws, type Json } from './jws.js';
 import { deviceRefusals } from './refusals.js';
 import type { ReplayCache } from './replay-cache.js';
-import { checkUsageRequirements, checkUserTerms } from './rules.js';
+import { checkUserTerms } from './rules.js';
 import type { IssuedLeaf, PlatformTrust } from './trust.js';
 
 /**

@@ -13,7 +13,8 @@ export { verifyConfig, verifyOperation, type ConfigTrust, type OperationContext,
 export { PlatformTrust, type IssuedLeaf } from './trust.js';
 export { ReplayCache } from './replay-cache.js';
 export { CommandActuator, VirtualActuator, type Actuator, type CommandActuatorOptions } from './actuators.js';
-export { checkUsageRequirements, checkUserTerms, isWithinTimeRule } from './rules.js';
+export { checkUsageRequirements, isWithinTimeRule } from '@latchkey/contract';
+export { checkUserTerms } from './rules.js';
 export { deviceRefusals } from './refusals.js';
 export { DeviceAgent, type AgentOptions, type Logger } from './agent.js';
 export { createKeyAndCsr, provision, saveProvisioning, type KeyAndCsr, type ProvisionOptions } from './provision.js';

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { operationErrors, type TimeRule, type UsageRequirements } from '@latchkey/contract';
 import { verifyOperation } from './checks.js';
 import { ReplayCache } from './replay-cache.js';
-import { checkUsageRequirements, isWithinTimeRule } from './rules.js';
+import { checkUsageRequirements, isWithinTimeRule } from '@latchkey/contract';
 import { configUser, createTestCa, issueLeaf, signOperation, testConfig, unlockClaims, type TestCa, type TestUser } from './test-fixture.js';
 
 const weekdays: TimeRule['days'] = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY'];

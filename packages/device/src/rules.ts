@@ -1,99 +1,13 @@
-import {
-  LOCATION_ACCURACY_LIMIT_M,
-  WEEKDAYS,
-  operationErrors,
-  type DeviceConfigUser,
-  type OperationLocation,
-  type TimeRule,
-  type UsageRequirements,
-  type Weekday,
-} from '@latchkey/contract';
+import { checkTimeRules, operationErrors, type DeviceConfigUser } from '@latchkey/contract';
 
 /**
- * The rules an operation must meet, as pure functions of the rule, the request and the time (epoch ms):
- * a user's bounds and time window, and the lock's time and location rules. The platform applies the same
- * rules before it sends an operation; the lock applies them again from its own config. Each check
- * answers null when met, or the reason it was not.
+ * What the lock checks of a config user beyond its own rules (those are the contract's usage-rules.ts,
+ * which the platform applies too). Answers null when met, or the reason it was not.
  */
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-/** The weekday and minute of the day at `atMs` in `timeZone`; throws RangeError for an unknown zone. */
-export function localTime(atMs: number, timeZone: string): { day: Weekday; minute: number } {
-  let format = formatters.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-US', { timeZone, weekday: 'long', hour: 'numeric', minute: 'numeric', hourCycle: 'h23' });
-    formatters.set(timeZone, format);
-  }
-  let day = '';
-  let hour = 0;
-  let minute = 0;
-  for (const part of format.formatToParts(atMs)) {
-    if (part.type === 'weekday') day = part.value.toUpperCase();
-    else if (part.type === 'hour') hour = Number(part.value);
-    else if (part.type === 'minute') minute = Number(part.value);
-  }
-  return { day: day as Weekday, minute: (hour % 24) * 60 + minute };
-}
-
-const minuteOf = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
-const previousDay = (day: Weekday): Weekday => WEEKDAYS[(WEEKDAYS.indexOf(day) + 6) % 7]!;
-
-/**
- * Whether `atMs` falls in the rule's window. The start is inclusive, the end exclusive; a window whose
- * end is before its start runs past midnight and belongs to the day it starts on (Friday 22:00–06:00
- * admits Saturday 05:59); equal start and end mean the whole of each listed day.
- */
-export function isWithinTimeRule(rule: TimeRule, atMs: number): boolean {
-  const { day, minute } = localTime(atMs, rule.timezone);
-  const start = minuteOf(rule.start);
-  const end = minuteOf(rule.end);
-  if (start === end) return rule.days.includes(day);
-  if (start < end) return rule.days.includes(day) && minute >= start && minute < end;
-  return (rule.days.includes(day) && minute >= start) || (rule.days.includes(previousDay(day)) && minute < end);
-}
-
-/** null when any of the rules admits `atMs` (no rules admit everything); otherwise `reason`. */
-function checkTimeRules(rules: readonly TimeRule[], atMs: number, reason: string): string | null {
-  if (rules.length === 0) return null;
-  try {
-    return rules.some((rule) => isWithinTimeRule(rule, atMs)) ? null : reason;
-  } catch {
-    return operationErrors.unknownTimeZone;
-  }
-}
-
-const EARTH_RADIUS_M = 6_371_008.8;
-const radians = (degrees: number) => (degrees * Math.PI) / 180;
-
-/** Great-circle distance in metres between two points given in degrees. */
-export function haversineMetres(a: { latitude: number; longitude: number }, b: { latitude: number; longitude: number }): number {
-  const dLat = radians(b.latitude - a.latitude);
-  const dLon = radians(b.longitude - a.longitude);
-  const h = Math.sin(dLat / 2) ** 2 + Math.cos(radians(a.latitude)) * Math.cos(radians(b.latitude)) * Math.sin(dLon / 2) ** 2;
-  return 2 * EARTH_RADIUS_M * Math.asin(Math.min(1, Math.sqrt(h)));
-}
 
 /** A config user's bounds (epoch seconds, null = open; the end is exclusive) and their own time window. */
 export function checkUserTerms(user: DeviceConfigUser, atMs: number): string | null {
   if (user.start !== null && atMs < user.start * 1000) return operationErrors.shareNotStarted;
   if (user.end !== null && atMs >= user.end * 1000) return operationErrors.shareEnded;
   return user.timeWindow ? checkTimeRules([user.timeWindow], atMs, operationErrors.shareWindow) : null;
-}
-
-/**
- * The lock's usage requirements: its time rules, then its location rule when enabled — the reported
- * position must be accurate enough for the rule's tier and lie within its radius.
- */
-export function checkUsageRequirements(requirements: UsageRequirements, location: OperationLocation | undefined, atMs: number): string | null {
-  const timeProblem = checkTimeRules(requirements.time ?? [], atMs, operationErrors.lockHours);
-  if (timeProblem) return timeProblem;
-  const rule = requirements.location;
-  if (!rule?.enabled) return null;
-  if (!location) return operationErrors.locationRequired;
-  const limit = LOCATION_ACCURACY_LIMIT_M[rule.accuracy];
-  if (location.accuracy > limit) return `${operationErrors.locationInaccurate} (${location.accuracy} m; ${rule.accuracy} needs ${limit} m or better)`;
-  const distance = haversineMetres(rule, location);
-  if (distance > rule.radius) return `${operationErrors.locationTooFar} (${Math.round(distance)} m away; the lock allows ${rule.radius} m)`;
-  return null;
 }

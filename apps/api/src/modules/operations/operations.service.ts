@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import { LRUCache } from 'lru-cache';
-import { apiErrors, lockErrors, operationErrors, sdkErrors, type UsageRequirements } from '@latchkey/contract';
+import { apiErrors, checkUsageRequirements, lockErrors, operationErrors, sdkErrors, type UsageRequirements } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { AppError, notFound } from '../../errors.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
@@ -10,7 +10,7 @@ import { getLockAccess, type LockAccess } from './devices.service.js';
 import { MutateLockBatcher } from './mutate-lock.js';
 import { applyOperation, purgeUsedOperationIds } from './operation-writes.js';
 import { OperationRefusal, logTypeOf, type OperationVerifier, type VerifiedOperation } from './operation-token.js';
-import { checkShareTerms, checkUsageRequirements } from './rules.js';
+import { checkShareTerms } from './rules.js';
 
 /**
  * POST /device/{lockId}/execute — where an unlock is checked. In order: the lock must be in the caller's

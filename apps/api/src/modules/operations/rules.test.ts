@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { operationErrors, type TimeRule } from '@latchkey/contract';
-import { checkShareTerms, checkUsageRequirements, haversineMetres, isWithinTimeRule, localTime, meetsAccuracyTier } from './rules.js';
+import { checkUsageRequirements, haversineMetres, isWithinTimeRule, localTime, meetsAccuracyTier } from '@latchkey/contract';
+import { checkShareTerms } from './rules.js';
 
 const at = (iso: string) => Date.parse(iso);
 const rule = (start: string, end: string, timezone: string, days: TimeRule['days']): TimeRule => ({ start, end, timezone, days });
