@@ -15,6 +15,7 @@ const only = process.argv.slice(2);
 const results = [];
 /** What did not run, and why: printed right above the summary line, so a green line never hides it. */
 const notRun = [];
+const failures = [];
 
 function run(name, cmd, args, opts = {}) {
   if (only.length && !only.includes(name)) return null;
@@ -37,11 +38,23 @@ function vitestSuite(name, dir, extraArgs = []) {
     failed = json.numFailedTests + countFilesThatFailedToLoad(json);
     skipped = json.numPendingTests + json.numTodoTests;
     if (skipped > 0) notRun.push(`${skipped} tests skipped in ${name} (${skippedFiles(json, dir).join(', ')})`);
+    for (const f of json.testResults) {
+      const file = path.relative(path.join(root, dir), f.name);
+      const failing = f.assertionResults.filter((a) => a.status === 'failed');
+      if (f.status === 'failed' && failing.length === 0) failures.push(`${name}: ${file} did not load: ${firstLine(f.message)}`);
+      for (const a of failing) failures.push(`${name}: ${file} › ${a.fullName}: ${firstLine(a.failureMessages?.[0])}`);
+    }
   } catch {
     [passed, failed, skipped] = [0, 1, 0];
   }
   if (r.status !== 0 && failed === 0) failed = 1;
   results.push({ name, passed, failed, skipped, seconds: r.seconds });
+}
+
+// The first line of a failure message, short enough for the lines CI shows around the summary.
+function firstLine(message = '') {
+  const line = String(message).split('\n').find((l) => l.trim()) ?? '';
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
 }
 
 // The files with skipped tests, each with how many: where to look for the skipIf and its reason.
@@ -76,11 +89,24 @@ function playwrightSuite(name) {
     passed = stats.expected + stats.flaky;
     failed = stats.unexpected;
     skipped = stats.skipped;
+    for (const t of playwrightFailures(JSON.parse(fs.readFileSync(report, 'utf8')).suites)) failures.push(`${name}: ${t}`);
   } catch {
     [passed, failed, skipped] = [0, 1, 0];
   }
   if (r.status !== 0 && failed === 0) failed = 1;
   results.push({ name, passed, failed, skipped, seconds: r.seconds });
+}
+
+// Each unexpected Playwright result as "file › title: first line of its error".
+function playwrightFailures(suites = []) {
+  return suites.flatMap((suite) => [
+    ...(suite.specs ?? []).flatMap((spec) =>
+      spec.tests
+        .filter((t) => t.status === 'unexpected')
+        .map((t) => `${spec.file} › ${spec.title}: ${firstLine(t.results.at(-1)?.error?.message)}`),
+    ),
+    ...playwrightFailures(suite.suites),
+  ]);
 }
 
 stepSuite('typecheck', 'npm', ['run', 'typecheck', '--silent']);
@@ -109,5 +135,7 @@ for (const r of results) {
 const passed = results.reduce((s, r) => s + r.passed, 0);
 const failed = results.reduce((s, r) => s + r.failed, 0);
 if (notRun.length) console.log(`skipped: ${notRun.join('; ')}`);
+// The failing tests by name, next to the line CI reads, so that a red run says what to look at.
+for (const f of failures) console.log(`failed: ${f.replace(/\u001b\[[0-9;]*m/g, '')}`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);
