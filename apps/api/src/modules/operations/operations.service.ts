@@ -1,12 +1,13 @@
 import { BlockList, isIP } from 'node:net';
 import { LRUCache } from 'lru-cache';
-import { apiErrors, checkUsageRequirements, lockErrors, operationErrors, sdkErrors, type UsageRequirements } from '@latchkey/contract';
+import { apiErrors, checkUsageRequirements, deviceErrors, lockErrors, operationErrors, sdkErrors, type UsageRequirements } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { AppError, notFound } from '../../errors.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
 import { countRepeatedRefusal, recordActivity, type ActivityActor } from '../activity/activity.service.js';
 import { publishEvent } from '../../lib/webhook-outbox.js';
 import { getLockAccess, type LockAccess } from './devices.service.js';
+import { DeviceSpendBatcher, type DeviceSpendOutcome } from './device-spend.js';
 import { MutateLockBatcher } from './mutate-lock.js';
 import { applyOperation, purgeUsedOperationIds } from './operation-writes.js';
 import { OperationRefusal, logTypeOf, type OperationVerifier, type VerifiedOperation } from './operation-token.js';
@@ -71,6 +72,7 @@ export interface OperationContext {
   /** Standings that let an operation through, by user and lock. */
   standings: LRUCache<string, LockAccess>;
   unlocks: MutateLockBatcher;
+  deviceSpends: DeviceSpendBatcher;
 }
 
 export function createOperationContext(
@@ -79,11 +81,19 @@ export function createOperationContext(
   relay: DeviceRelay | null = null,
   virtual: VirtualDeviceCheck | null = null,
 ): OperationContext {
-  return { db, verifier, relay, virtual, standings: new LRUCache<string, LockAccess>({ max: 20_000, ttl: 60_000 }), unlocks: new MutateLockBatcher(db) };
+  return {
+    db,
+    verifier,
+    relay,
+    virtual,
+    standings: new LRUCache<string, LockAccess>({ max: 20_000, ttl: 60_000 }),
+    unlocks: new MutateLockBatcher(db),
+    deviceSpends: new DeviceSpendBatcher(db),
+  };
 }
 
 export async function executeOperation(
-  { db, verifier, relay, virtual, standings, unlocks }: OperationContext,
+  { db, verifier, relay, virtual, standings, unlocks, deviceSpends }: OperationContext,
   user: LockUser,
   lockId: string,
   jws: string,
@@ -111,6 +121,13 @@ export async function executeOperation(
       throw error;
     }
   };
+  // A device-backed lock's operation after its spend: handed to the device when spent; else an OperationRefusal.
+  const relaySpent = async (access: DeviceLockAccess, admitted: VerifiedOperation, spent: Exclude<DeviceSpendOutcome, 'stale'>): Promise<void> => {
+    const type = logTypeOf(admitted.operation);
+    if (spent === 'offline') throw new OperationRefusal(503, deviceErrors.offline, type, { charged: false });
+    if (spent === 'replayed') throw new OperationRefusal(409, operationErrors.replayed, type);
+    await relay!.relay(access, admitted, jws, actor);
+  };
   if (cached) {
     try {
       verified = verifier.verify(jws, lockId, user.id);
@@ -118,7 +135,16 @@ export async function executeOperation(
     } catch {
       verified = null;
     }
-    if (verified?.operation.type === 'MUTATE_LOCK' && (await askDevice(cached, verified).then(() => true, refusedOnly))) {
+    if (verified?.operation.type === 'MUTATE_LOCK' && cached.device && relay) {
+      // A device-backed lock: its id is spent only if the standing and the device still hold.
+      const spent = await deviceSpends.submit(user, cached as DeviceLockAccess, verified);
+      if (spent !== 'stale') {
+        return relaySpent(cached as DeviceLockAccess, verified, spent).catch((error: unknown) => {
+          if (error instanceof OperationRefusal) return refuse(db, cached, actor, error, charge);
+          throw error;
+        });
+      }
+    } else if (verified?.operation.type === 'MUTATE_LOCK' && (await askDevice(cached, verified).then(() => true, refusedOnly))) {
       const outcome = await unlocks.submit(user, cached, verified, actor);
       if (outcome === 'done') return;
       if (outcome === 'replayed') return refuse(db, cached, actor, new OperationRefusal(409, operationErrors.replayed, logTypeOf(verified.operation)), charge);
@@ -135,7 +161,14 @@ export async function executeOperation(
       verified ??= verifier.verify(jws, lockId, user.id, now);
       checkAccess(access, verified, now, from);
       purgeUsedOperationIds(db, now);
-      if (access.device && relay) return await relay.relay(access as DeviceLockAccess, verified, jws, actor);
+      if (access.device && relay) {
+        if (!access.device.connected) return await relaySpent(access as DeviceLockAccess, verified, 'offline');
+        const spent = await deviceSpends.submit(user, access as DeviceLockAccess, verified);
+        if (spent === 'stale') continue;
+        await relaySpent(access as DeviceLockAccess, verified, spent);
+        if (verified.operation.type === 'MUTATE_LOCK') standings.set(key, access);
+        return;
+      }
       await askDevice(access, verified);
       if (verified.operation.type !== 'MUTATE_LOCK') return await applyOperation(db, access, verified, actor);
       const outcome = await unlocks.submit(user, access, verified, actor);

@@ -1,4 +1,4 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { DeviceStateMessage } from '@latchkey/contract';
 import type { Db } from '../../../db/client.js';
 import { publishEvent } from '../../../lib/webhook-outbox.js';
@@ -76,24 +76,6 @@ export async function recordState(db: Db, deviceId: string, report: DeviceStateM
       select pg_notify(${LOCKS_CHANNEL}, l.application_id || ' ' || l.id || ' device') as n from changed c join locks l on l.id = c.lock_id`),
   );
   return rows.length > 0;
-}
-
-/**
- * A device's answer said it is now locked or unlocked: its state follows at once (its own state report
- * comes after, and says the same), as part of the statement that logs the outcome (`update`, a CTE named
- * `moved`; `notify` selects from it), and the lock's live view is told. Only a change is written: a row
- * that already says so is neither updated nor locked, so the answers to a burst of unlocks of one lock do
- * not queue on its device's row, each behind the commit of the one before.
- */
-export function resultStateChange(deviceId: string, applicationId: string, lockId: string, locked: boolean): { update: SQL; notify: SQL } {
-  return {
-    update: sql`
-      update lock_devices set state = coalesce(state, '{}'::jsonb) || jsonb_build_object('locked', ${locked}::boolean, 'at', ${new Date().toISOString()}::text),
-        last_seen = now()
-      where id = ${deviceId} and (state -> 'locked') is distinct from to_jsonb(${locked}::boolean)
-      returning id`,
-    notify: sql`${notifyDevice(applicationId, lockId)} from moved`,
-  };
 }
 
 /**

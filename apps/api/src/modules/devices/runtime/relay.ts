@@ -3,20 +3,19 @@ import { sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import { deviceErrors, deviceTopic, type DeviceOperationMessage, type DeviceResult } from '@latchkey/contract';
 import type { Db } from '../../../db/client.js';
-import { lockActivity } from '../../../db/schema.js';
-import { publishEventStatement } from '../../../lib/webhook-outbox.js';
+import { GroupCommit } from '../../../lib/group-commit.js';
+import { publishEventsSql } from '../../../lib/webhook-outbox.js';
+import { LOCKS_CHANNEL } from '../../../plugins/live-events.js';
 import type { DeviceBus } from '../../../plugins/mqtt/bus.js';
 import type { ActivityActor } from '../../activity/activity.service.js';
 import {
   OperationRefusal,
   applyOperation,
   logTypeOf,
-  spendOperationId,
   type DeviceLockAccess,
   type DeviceRelay,
   type VerifiedOperation,
 } from '../../operations/operations.service.js';
-import { resultStateChange } from './device-status.js';
 
 /** What the lock's log says of an operation its device decided. */
 export const deviceLogReasons = {
@@ -25,6 +24,31 @@ export const deviceLogReasons = {
   /** The device refused without saying why. */
   noReason: 'The lock refused the operation',
 } as const;
+
+/** A lock or unlock the device did, as its batch writes it. */
+interface Outcome {
+  lock_id: string;
+  application_id: string;
+  lock_name: string;
+  user_id: string | null;
+  email: string | null;
+  display_name: string | null;
+  seconds: number;
+  locked: boolean;
+  device_id: string;
+  /** What the device's answer says it is now; null: it did not say. */
+  state_locked: boolean | null;
+  at: string;
+}
+
+/** Each unlock a device did, announced to the application's webhooks (lock.unlocked), in the same statement. */
+const announceUnlocks = sql.raw(
+  publishEventsSql(
+    'lock.unlocked',
+    `select application_id, jsonb_build_object('applicationId', application_id, 'lockId', lock_id, 'lockName', lock_name,
+       'userId', user_id, 'email', email, 'duration', seconds) as data from input where not locked order by n`,
+  ),
+);
 
 interface Waiting {
   deviceId: string;
@@ -42,6 +66,7 @@ interface Waiting {
  */
 export class DeviceOperationRelay implements DeviceRelay {
   private readonly waiting = new Map<string, Waiting>();
+  private readonly outcomes = new GroupCommit<Outcome, true>((items) => this.writeOutcomes(items), { missing: true });
 
   constructor(
     private readonly db: Db,
@@ -50,12 +75,11 @@ export class DeviceOperationRelay implements DeviceRelay {
     private readonly log: Pick<FastifyBaseLogger, 'info' | 'warn'>,
   ) {}
 
+  /** The operation's id is spent already (operations.service.ts, with the device connected). */
   async relay(access: DeviceLockAccess, verified: VerifiedOperation, jws: string, actor: ActivityActor): Promise<void> {
     const type = logTypeOf(verified.operation);
     const deviceId = access.device.id;
     const unavailable = (status: 503 | 504, message: string) => new OperationRefusal(status, message, type, { charged: false });
-    if (!access.device.connected) throw unavailable(503, deviceErrors.offline);
-    await spendOperationId(this.db, verified);
     const requestId = randomUUID();
     const answer = this.awaitResult(requestId, deviceId);
     const message: DeviceOperationMessage = { requestId, jws };
@@ -113,33 +137,55 @@ export class DeviceOperationRelay implements DeviceRelay {
 
   /**
    * The device did it: what the platform applies for the operation, logged as the device's doing. A lock
-   * or unlock is one statement — its log entry, its webhook deliveries and the device's new state commit
-   * together, in one round trip.
+   * or unlock is written with the others that arrive together (lib/group-commit.ts): their log entries,
+   * webhook deliveries and the devices' new states in one statement and one commit.
    */
   private async carryOut(access: DeviceLockAccess, verified: VerifiedOperation, actor: ActivityActor, result: DeviceResult): Promise<void> {
     const { operation } = verified;
     const { lock, device } = access;
     if (operation.type !== 'MUTATE_LOCK') return applyOperation(this.db, access, verified, actor, { spent: true, reason: deviceLogReasons.done });
-    const seconds = operation.duration ?? lock.unlockTime;
-    const parts = [
-      sql`entry as (
-        insert into ${lockActivity} (lock_id, application_id, type, actor_user_id, actor_email, actor_display_name, subject, reason)
-        values (${lock.id}, ${lock.applicationId}, ${logTypeOf(operation)}, ${actor.userId ?? null}, ${actor.email ?? null}, ${actor.displayName ?? null},
-          ${operation.locked ? null : `${seconds} s`}, ${deviceLogReasons.done}))`,
-    ];
-    if (!operation.locked) {
-      const announced = publishEventStatement(lock.applicationId, 'lock.unlocked', {
-        applicationId: lock.applicationId,
-        lockId: lock.id,
-        lockName: lock.name,
-        userId: actor.userId,
-        email: actor.email,
-        duration: seconds,
-      });
-      parts.push(sql`announced as (${announced})`);
-    }
-    const state = result.state ? resultStateChange(device.id, lock.applicationId, lock.id, result.state.locked) : null;
-    if (state) parts.push(sql`moved as (${state.update})`);
-    await this.db.execute(sql`with ${sql.join(parts, sql`, `)} ${state ? state.notify : sql`select 1`}`);
+    await this.outcomes.submit({
+      lock_id: lock.id,
+      application_id: lock.applicationId,
+      lock_name: lock.name,
+      user_id: actor.userId ?? null,
+      email: actor.email ?? null,
+      display_name: actor.displayName ?? null,
+      seconds: operation.duration ?? lock.unlockTime,
+      locked: operation.locked,
+      device_id: device.id,
+      state_locked: result.state ? result.state.locked : null,
+      at: new Date().toISOString(),
+    });
+  }
+
+  /**
+   * A batch of outcomes: each one's log entry, each unlock's webhook deliveries, and each device's last
+   * state in the batch. A device row that already says so is neither updated nor locked (a burst of
+   * unlocks of one lock does not queue on its row), and only a row that moved tells the lock's live view.
+   */
+  private async writeOutcomes(items: (Outcome & { n: number })[]): Promise<Map<number, true>> {
+    await this.db.execute(sql`
+      with input as (
+        select * from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as t(
+          n int, lock_id uuid, application_id uuid, lock_name text, user_id uuid, email text, display_name text, seconds int, locked boolean,
+          device_id uuid, state_locked boolean, at text)
+      ), entry as (
+        insert into lock_activity (lock_id, application_id, type, actor_user_id, actor_email, actor_display_name, subject, reason)
+        select lock_id, application_id, case when locked then 'LOCK' else 'UNLOCK' end, user_id, email, display_name,
+          case when locked then null else seconds || ' s' end, ${deviceLogReasons.done}
+        from input order by n returning id
+      ), announced as (
+        ${announceUnlocks} returning 1
+      ), latest as (
+        select distinct on (device_id) device_id, application_id, lock_id, state_locked, at from input
+        where state_locked is not null order by device_id, n desc
+      ), moved as (
+        update lock_devices d set state = coalesce(d.state, '{}'::jsonb) || jsonb_build_object('locked', x.state_locked, 'at', x.at), last_seen = now()
+        from latest x where d.id = x.device_id and (d.state -> 'locked') is distinct from to_jsonb(x.state_locked)
+        returning x.application_id, x.lock_id
+      )
+      select pg_notify(${LOCKS_CHANNEL}, application_id || ' ' || lock_id || ' device') from moved`);
+    return new Map();
   }
 }
