@@ -112,6 +112,8 @@ function playwrightFailures(suites = []) {
 stepSuite('typecheck', 'npm', ['run', 'typecheck', '--silent']);
 stepSuite('lint', 'npx', ['eslint', '.']);
 stepSuite('knip', 'npx', ['knip', '--no-progress']);
+// The declared Node floor covers every locked package's engines.node (scripts/check-engines.mjs).
+stepSuite('engines', 'node', ['scripts/check-engines.mjs']);
 vitestSuite('contract', 'packages/contract');
 vitestSuite('email', 'packages/email');
 vitestSuite('device', 'packages/device');
