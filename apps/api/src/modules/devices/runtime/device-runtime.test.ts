@@ -184,6 +184,38 @@ describe('operations on a device-backed lock', () => {
     expect((await ownerLock()).state).toMatchObject({ locked: false, connected: true, unlockedUntil: null });
   });
 
+  it('a repeated unlock on the standing this instance kept is refused once the share is revoked anywhere, and never reaches the device', async () => {
+    const dave = await certify(t, await appUserToken(sandbox, 'dave', 'dave@example.com'));
+    await share(t, lockId, dave.userId);
+    const first = execute(t, lockId, dave.token, signOperation(dave, lockId, UNLOCK));
+    await answerNext((requestId) => ({ requestId, outcome: 'DONE' }));
+    expect((await first).statusCode).toBe(204);
+    // Revoked behind this instance's back (another instance, or SQL): the kept standing must not open the door.
+    await t.database.db.delete(lockShares).where(and(eq(lockShares.lockId, lockId), eq(lockShares.userId, dave.userId)));
+    const before = await activityCount(t, lockId);
+    const refused = await execute(t, lockId, dave.token, signOperation(dave, lockId, UNLOCK));
+    expect(refused.statusCode).toBe(403);
+    expect(await activityCount(t, lockId)).toBe(before + 1);
+    expect((await logOf(t, sandbox, lockId))[0]).toMatchObject({ rejected: true, actor: { userId: dave.userId } });
+    // The next operation the device receives is alice's, sent after the refused one.
+    const good = signOperation(alice, lockId, UNLOCK);
+    const answered = execute(t, lockId, alice.token, good);
+    expect((await answerNext((requestId) => ({ requestId, outcome: 'DONE' }))).jws).toBe(good);
+    expect((await answered).statusCode).toBe(204);
+  });
+
+  it('unlocks arriving together are each handed to the device and each logged once; the state follows the last answer', async () => {
+    const before = await activityCount(t, lockId);
+    const burst = Array.from({ length: 6 }, () => execute(t, lockId, alice.token, signOperation(alice, lockId, UNLOCK)));
+    for (let i = 0; i < burst.length; i++) await answerNext((requestId) => ({ requestId, outcome: 'DONE', state: { locked: i < burst.length - 1 } }));
+    expect((await Promise.all(burst)).map((r) => r.statusCode)).toEqual(Array(6).fill(204));
+    expect(await activityCount(t, lockId)).toBe(before + 6);
+    const entries = (await logOf(t, sandbox, lockId)).slice(0, 6);
+    expect(entries.every((e) => e.type === 'UNLOCK' && !e.rejected && e.reason === deviceLogReasons.done)).toBe(true);
+    // The outcomes are written in the order the answers came: the last said unlocked.
+    expect((await deviceRow()).state).toMatchObject({ locked: false });
+  });
+
   it('REFUSED → 403 with the device’s reason, one entry saying the device refused', async () => {
     const before = await activityCount(t, lockId);
     const answered = execute(t, lockId, alice.token, signOperation(alice, lockId, UNLOCK));
