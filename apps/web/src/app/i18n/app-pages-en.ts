@@ -428,7 +428,14 @@ export const appPagesEn = {
     refusedBecause: 'Refused: {{reason}}',
     subject: 'for {{subject}}',
     settingsSubject: 'changed: {{what}}',
-    settingNames: { unlockTime: 'unlock time', usageRequirements: 'usage requirements' },
+    // Every setting the API names in a SETTINGS entry (the portal's PUT lock, the SDK's PUT /device/{lockId}).
+    settingNames: {
+      unlockTime: 'unlock time',
+      usageRequirements: 'usage requirements',
+      name: 'lock name',
+      permittedAddresses: 'permitted IP addresses',
+      hidden: 'visibility',
+    },
     unlockTimeValue: 'unlock time {{seconds}} s',
     hoursValue: 'hours {{start}}–{{end}} {{zone}}',
     hoursCleared: 'hours cleared',

@@ -33,6 +33,16 @@ describe('what a log entry concerned, in the reader’s language', () => {
     expect(describeSubject(entry('SETTINGS', 'unlockTime'), i18n.t)).not.toMatch(/unlockTime/);
   });
 
+  it('a settings change from the SDK (PUT /device/{lockId}) names each setting it may write, in both languages', async () => {
+    // lock-properties.service writes the changed ones of name, permittedAddresses, hidden, usageRequirements.
+    const subject = 'name, permittedAddresses, hidden, usageRequirements';
+    await setLanguage('en');
+    expect(describeSubject(entry('SETTINGS', subject), i18n.t)).toBe('changed: lock name, permitted IP addresses, visibility, usage requirements');
+    await setLanguage('de');
+    expect(describeSubject(entry('SETTINGS', subject), i18n.t)).toBe('geändert: Name des Schlosses, zugelassene IP-Adressen, Sichtbarkeit, Nutzungsbedingungen');
+    for (const field of ['name', 'permittedAddresses', 'hidden']) expect(describeSubject(entry('SETTINGS', field), i18n.t)).not.toContain(field);
+  });
+
   it('a settings change by a signed operation, a share with its role; an unknown subject as it came', async () => {
     await setLanguage('de');
     expect(describeSubject(entry('SETTINGS', 'unlock time 12 s, hours 08:00–18:00 Europe/Berlin'), i18n.t)).toBe(

@@ -26,9 +26,14 @@ export function describeAccess(
   return parts.length > 0 ? parts.join(', ') : t('shares.always');
 }
 
+/** The field names the API writes for a settings change: the portal's (locks.service) and the SDK's (lock-properties.service). */
+const SETTING_NAMES = ['unlockTime', 'usageRequirements', 'name', 'permittedAddresses', 'hidden'] as const;
+type SettingName = (typeof SETTING_NAMES)[number];
+const isSettingName = (part: string): part is SettingName => (SETTING_NAMES as readonly string[]).includes(part);
+
 /** One part of a settings change's subject, as the API writes it, in words ('unlockTime' → 'unlock time'). */
 function settingPart(part: string, t: TFunction): string {
-  if (part === 'unlockTime' || part === 'usageRequirements') return t(`activity.settingNames.${part}`);
+  if (isSettingName(part)) return t(`activity.settingNames.${part}`);
   const seconds = /^unlock time (\d+) s$/.exec(part);
   if (seconds) return t('activity.unlockTimeValue', { seconds: seconds[1] ?? '' });
   const hours = /^hours (\S+)–(\S+) (\S+)$/.exec(part);
