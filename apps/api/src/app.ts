@@ -226,6 +226,7 @@ async function registerHttp(app: FastifyInstance, config: Config, options: Build
     database,
     token: config.metrics.token,
     port: config.metrics.port,
+    host: config.metrics.host,
     sseClients: () => liveEvents.size,
     adminRoutes: options.adminRoutes,
   });

@@ -3,12 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import type { FastifyInstance } from 'fastify';
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 import { knownMigrations } from './db/client.js';
-import { BackupRefused, backup, readBackup, restore, serveAdminSocket } from './backup.js';
+import { BackupRefused, backup, readBackup, registerAdminRoutes, restore, serveAdminSocket } from './backup.js';
 import { testDbKind, uniqueEmail } from '../test/helpers.js';
 
 /**
@@ -163,5 +164,46 @@ describe(`backup and restore (${testDbKind})`, { timeout: 120_000 }, () => {
     const again = await start(dataDir, url);
     cleanups.push(() => again.close());
     expect((await again.inject({ method: 'POST', url: '/api/auth/register', payload: { email, password: 'kept-pass' } })).statusCode).toBe(409);
+  });
+});
+
+describe.skipIf(testDbKind !== 'pglite')('the backup route on the metrics port', { timeout: 60_000 }, () => {
+  it('listens on 127.0.0.1 unless METRICS_HOST says otherwise, whatever HOST is', async () => {
+    expect(loadConfig({ HOST: '0.0.0.0' }).metrics.host).toBe('127.0.0.1');
+    expect(loadConfig({ HOST: '0.0.0.0', METRICS_HOST: '10.1.2.3' }).metrics.host).toBe('10.1.2.3');
+  });
+
+  it('answers POST /admin/backup to the METRICS_TOKEN bearer only; without METRICS_TOKEN never, and npm run backup still works', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-admin-'));
+    cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+    const token = 'admin-token-0123456789abcdef';
+    const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', HOST: '0.0.0.0', METRICS_PORT: '0', METRICS_TOKEN: token });
+    const app = await buildApp(config, { logger: false, adminRoutes: registerAdminRoutes });
+    cleanups.push(() => app.close());
+    await serveAdminSocket(app);
+    // As server.ts calls it: no host given, so METRICS_HOST's default, not HOST's 0.0.0.0.
+    const address = (await app.metrics.listen())!;
+    expect((app.metrics.server!.server.address() as AddressInfo).address).toBe('127.0.0.1');
+
+    const post = (headers: Record<string, string> = {}) => fetch(`${address}/admin/backup`, { method: 'POST', headers });
+    const refused = await post();
+    expect(refused.status).toBe(401);
+    expect(await refused.text()).not.toContain('LATCHKEY-BACKUP');
+    expect((await post({ authorization: `Bearer ${token.slice(0, -1)}X` })).status).toBe(401);
+    expect((await post({ authorization: token })).status).toBe(401);
+    const allowed = await post({ authorization: `Bearer ${token}` });
+    expect(allowed.status).toBe(200);
+    expect(readBackup(Buffer.from(await allowed.arrayBuffer()), 'pglite').header.kind).toBe('pglite');
+
+    // Without METRICS_TOKEN the route refuses everyone; the CLI's socket needs nothing more.
+    const bare = Fastify({ logger: false });
+    cleanups.push(() => bare.close());
+    registerAdminRoutes(bare, { database: app.database, config: { ...config, metrics: { ...config.metrics, token: undefined } } } as unknown as FastifyInstance);
+    for (const authorization of [undefined, `Bearer ${token}`]) {
+      const res = await bare.inject({ method: 'POST', url: '/admin/backup', headers: authorization ? { authorization } : {} });
+      expect(res.statusCode).toBe(403);
+      expect(res.body).toMatch(/npm run backup/);
+    }
+    expect(readBackup(await backup(configOf(dataDir, undefined)), 'pglite').header.kind).toBe('pglite');
   });
 });

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -25,7 +25,8 @@ import { knownMigrations, type Database } from './db/client.js';
  * The embedded database is held by the running service (PGlite is in its process), so a backup is asked of
  * the service over a Unix socket in DATA_DIR (`admin.sock`, the owner's only: whoever may read DATA_DIR
  * may read the database anyway), which copies the data directory between two statements. With no
- * service running, the CLI opens the directory itself. PostgreSQL is dumped with pg_dump.
+ * service running, the CLI opens the directory itself. PostgreSQL is dumped with pg_dump. The metrics port's
+ * POST /admin/backup serves the same copy to the METRICS_TOKEN bearer only (registerAdminRoutes).
  */
 const MAGIC = 'LATCHKEY-BACKUP 1';
 export const ADMIN_SOCKET = 'admin.sock';
@@ -150,10 +151,24 @@ function run(command: string, args: string[]): Promise<Buffer> {
   });
 }
 
-/** The metrics port's admin route: POST /admin/backup answers a backup of the embedded database. */
+/**
+ * The metrics port's admin route: POST /admin/backup answers a backup of the embedded database — the whole
+ * database, signing keys included — so it takes a credential, not the port's reachability: the
+ * METRICS_TOKEN bearer (compared in constant time). Without METRICS_TOKEN it is refused outright (403) and
+ * the only way to a backup is `npm run backup`, through the owner-only socket in DATA_DIR.
+ */
 export function registerAdminRoutes(server: FastifyInstance, app: FastifyInstance): void {
   if (app.database.kind !== 'pglite') return;
-  server.post('/admin/backup', async (_request, reply) => reply.type('application/octet-stream').send(await backupPglite(app.database)));
+  const token = app.config.metrics.token;
+  const expected = token ? Buffer.from(`Bearer ${token}`) : null;
+  server.post('/admin/backup', async (request, reply) => {
+    if (!expected)
+      return reply.code(403).send({ code: 403, message: 'Backups over HTTP need METRICS_TOKEN (then send it as a bearer token); without it, run `npm run backup` on the host.' });
+    const given = Buffer.from(request.headers.authorization ?? '');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      return reply.code(401).header('www-authenticate', 'Bearer realm="admin"').send({ code: 401, message: 'A bearer token (METRICS_TOKEN) is needed for /admin/backup' });
+    return reply.type('application/octet-stream').send(await backupPglite(app.database));
+  });
 }
 
 /**

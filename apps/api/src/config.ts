@@ -76,6 +76,8 @@ const envSchema = z.object({
   WEBHOOK_WORKER: z.enum(['true', 'false']).default('true'),
 
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** The address METRICS_PORT binds to: loopback unless a scraper elsewhere must reach it (never HOST's 0.0.0.0). */
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   /** The embedded MQTT broker's TLS port for devices (0: any free port). Unused with MQTT_URL. */
   MQTT_PORT: z.coerce.number().int().min(0).max(65535).default(8883),
   /** An external broker (mqtts://host:8883) every instance connects to instead of the embedded one. */
@@ -173,7 +175,7 @@ export function loadConfig(env: Env = process.env) {
      * GET /metrics (Prometheus): on its own port (METRICS_PORT, with the admin routes) and/or on the public
      * port behind a bearer token (METRICS_TOKEN). Neither set: not served (plugins/metrics.ts).
      */
-    metrics: { port: e.METRICS_PORT, token: e.METRICS_TOKEN },
+    metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST, token: e.METRICS_TOKEN },
     /**
      * Devices (modules/devices, plugins/mqtt): the embedded broker listens with TLS on `port` (started by
      * server.ts, like the HTTP port) and over WebSocket at /mqtt; with `url` every instance is a client of

@@ -35,7 +35,7 @@ export async function run(config: Config): Promise<void> {
   // The embedded database's backups go through the running service (docs/decisions/0011-backups.md).
   await serveAdminSocket(app);
   await app.listen({ host: config.host, port: config.port });
-  const metricsAt = await app.metrics.listen(config.host);
+  const metricsAt = await app.metrics.listen();
   // The embedded device broker's mutual-TLS port (none with an external broker, MQTT_URL).
   const mqttPort = await app.mqtt.listen();
   if (mqttPort !== null) app.log.info(`Devices connect over MQTT with TLS on port ${mqttPort}`);

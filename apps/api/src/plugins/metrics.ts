@@ -13,8 +13,9 @@ import { AppError } from '../errors.js';
  * never the path), `unmatched` for anything no route took; the method is one of the known ones or
  * `OTHER`; a refusal's reason is the key of its message in the contract's catalogue, or `other`.
  *
- * Served (`GET /metrics`, text format 0.0.4) on its own port (METRICS_PORT, with the admin routes) and/or
- * on the public port behind `Authorization: Bearer $METRICS_TOKEN`. Neither set: not served at all.
+ * Served (`GET /metrics`, text format 0.0.4) on its own port (METRICS_PORT on METRICS_HOST — 127.0.0.1 by
+ * default — with the admin routes) and/or on the public port behind `Authorization: Bearer $METRICS_TOKEN`.
+ * Neither set: not served at all.
  */
 export interface Metrics {
   registry: Registry;
@@ -26,8 +27,11 @@ export interface Metrics {
   webhookDeliveries: Counter<'outcome'>;
   /** The metrics port's server (with the admin routes); null until listen(). */
   server: FastifyInstance | null;
-  /** Starts the metrics port when METRICS_PORT is set (main.ts, after the public port); answers its address. */
-  listen(host: string, port?: number): Promise<string | null>;
+  /**
+   * Starts the metrics port when METRICS_PORT is set (server.ts, after the public port) on METRICS_HOST
+   * (127.0.0.1 unless set: never the public port's 0.0.0.0 by default); answers its address.
+   */
+  listen(host?: string, port?: number): Promise<string | null>;
 }
 
 declare module 'fastify' {
@@ -65,6 +69,8 @@ export interface MetricsOptions {
   database: Database;
   token?: string;
   port?: number;
+  /** The metrics port's address (METRICS_HOST, 127.0.0.1 by default). */
+  host?: string;
   /** How many server-sent-event streams are open on this instance. */
   sseClients: () => number;
   /** Registers the admin routes (backups) on the metrics port. */
@@ -239,7 +245,7 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
     rateLimited,
     webhookDeliveries,
     server: null,
-    async listen(host, port = options.port) {
+    async listen(host = options.host ?? '127.0.0.1', port = options.port) {
       if (port === undefined) return null;
       const server = Fastify({ logger: false });
       server.get('/metrics', serve);
