@@ -113,6 +113,11 @@ describe('bad input', () => {
     [`?cursor=${Buffer.from(JSON.stringify(['2026-01-01', 1])).toString('base64url')}`, lockMessages.invalidCursor],
     [`?cursor=${Buffer.from(JSON.stringify(['2026-01-01T00:00:00.000000Z', -1])).toString('base64url')}`, lockMessages.invalidCursor],
     [`?cursor=${'x'.repeat(201)}`, lockMessages.invalidCursor],
+    // The right shape, but no time PostgreSQL (or the contract's epoch bounds) holds: was a 500.
+    [`?cursor=${Buffer.from(JSON.stringify(['9999-99-99T99:99:99.000000Z', 1])).toString('base64url')}`, lockMessages.invalidCursor],
+    [`?cursor=${Buffer.from(JSON.stringify(['0000-00-00T00:00:00.000000Z', 1])).toString('base64url')}`, lockMessages.invalidCursor],
+    [`?cursor=${Buffer.from(JSON.stringify(['2026-02-30T00:00:00.000000Z', 1])).toString('base64url')}`, lockMessages.invalidCursor],
+    [`?cursor=${Buffer.from(JSON.stringify(['1969-12-31T23:59:59.000000Z', 1])).toString('base64url')}`, lockMessages.invalidCursor],
     ['?start=yesterday', lockMessages.timeBoundNumber],
     ['?end=-5', lockMessages.timeBoundNumber],
     ['?start=200&end=100', lockMessages.endBeforeStart],

@@ -284,13 +284,16 @@ describe('change history', () => {
     expect(res.statusCode).toBe(404);
     expect(res.body).not.toContain('Renamed');
     expect((await t.app.inject({ url: `${base()}/history` })).statusCode).toBe(401);
-    for (const query of ['?kind=nonsense', '?cursor=garbage', `?cursor=${Buffer.from('[1,2]').toString('base64url')}`, '?pageSize=0']) {
+    const cursorOf = (time: string) => `?cursor=${Buffer.from(JSON.stringify([time, 1])).toString('base64url')}`;
+    // The last two: the right shape, but no time PostgreSQL holds (was a 500).
+    for (const query of ['?kind=nonsense', '?cursor=garbage', `?cursor=${Buffer.from('[1,2]').toString('base64url')}`, '?pageSize=0', cursorOf('9999-99-99T99:99:99.000000Z'), cursorOf('0000-00-00T00:00:00.000000Z')]) {
       const bad = await t.app.inject({ url: `${base()}/history${query}`, headers: as(owner) });
       expect(bad.statusCode, query).toBe(400);
       expect(bad.json()).toMatchObject({ code: 400 });
     }
     const badCursor = await t.app.inject({ url: `${base()}/history?cursor=garbage`, headers: as(owner) });
     expect(badCursor.json().message).toBe(historyErrors.invalidCursor);
+    expect((await t.app.inject({ url: `${base()}/history${cursorOf('9999-99-99T99:99:99.000000Z')}`, headers: as(owner) })).json().message).toBe(historyErrors.invalidCursor);
     const email = uniqueEmail('nobody');
     expect((await history(`?actor=${email}`)).items).toEqual([]);
   });

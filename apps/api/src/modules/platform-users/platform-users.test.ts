@@ -148,6 +148,13 @@ describe('paging', () => {
     const badCursor = await get('?cursor=garbage');
     expect(badCursor.statusCode).toBe(400);
     expect(badCursor.json().message).toMatch(/page link is not valid/);
+    // The right shape, but no time PostgreSQL holds: was a 500.
+    for (const time of ['9999-99-99T99:99:99.000000Z', '0000-00-00T00:00:00.000000Z', '2026-02-30T00:00:00.000000Z']) {
+      const cursor = Buffer.from(JSON.stringify([time, '00000000-0000-4000-8000-000000000000'])).toString('base64url');
+      const bad = await get(`?cursor=${cursor}`);
+      expect(bad.statusCode, time).toBe(400);
+      expect(bad.json().message).toMatch(/page link is not valid/);
+    }
   });
 
   it('walks small pages with search, default page size 50', async () => {

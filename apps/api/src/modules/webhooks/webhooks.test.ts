@@ -353,7 +353,16 @@ describe('delivering', () => {
     expect(pages).toBe(3);
     expect(seen).toEqual(expected);
 
-    for (const cursor of ['garbage', Buffer.from('[1,2]').toString('base64url'), Buffer.from('["2026-01-01T00:00:00.000000Z","x"]').toString('base64url'), 'x'.repeat(201)]) {
+    const impossible = (time: string) => Buffer.from(JSON.stringify([time, '00000000-0000-4000-8000-000000000000'])).toString('base64url');
+    for (const cursor of [
+      'garbage',
+      Buffer.from('[1,2]').toString('base64url'),
+      Buffer.from('["2026-01-01T00:00:00.000000Z","x"]').toString('base64url'),
+      'x'.repeat(201),
+      // The right shape, but no time PostgreSQL holds: was a 500.
+      impossible('9999-99-99T99:99:99.000000Z'),
+      impossible('0000-00-00T00:00:00.000000Z'),
+    ]) {
       const bad = await t.app.inject({ url: `${base()}/webhook/${hook.id}/delivery?cursor=${cursor}`, headers: owner() });
       expect(bad.statusCode, cursor).toBe(400);
       expect(bad.json()).toMatchObject({ code: 400, message: expect.stringContaining(webhookErrors.invalidCursor) });
