@@ -122,7 +122,7 @@ vitestSuite('web', 'apps/web');
 stepSuite('build', 'npm', ['run', 'build', '--silent']);
 stepSuite('bundle-size', 'node', ['bench/bundle-size.mjs', '--check']);
 // deploy/prometheus: the alert rules and the scrape config as Prometheus reads them (Debian's prometheus package).
-stepSuite('promtool', 'sh', ['-c', 'promtool check rules deploy/prometheus/alerts.yml && promtool check config deploy/prometheus/prometheus.yml']);
+stepSuite('promtool', 'sh', ['-c', 'promtool check rules deploy/prometheus/alerts.yml && promtool test rules deploy/prometheus/alerts.test.yml && promtool check config deploy/prometheus/prometheus.yml']);
 // Real processes of the built service on PostgreSQL, s3rver and Redis; needs TEST_DATABASE_URL.
 if (process.env.TEST_DATABASE_URL) vitestSuite('scale-out', 'apps/api', ['--config', 'vitest.scale.config.ts']);
 else if (!only.length || only.includes('scale-out')) notRun.push('scale-out, faults and rolling restart (no TEST_DATABASE_URL)');
