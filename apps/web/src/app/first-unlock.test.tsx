@@ -75,8 +75,39 @@ describe('Getting Started: the way to a first unlock', () => {
       expect.stringMatching(/^curl -fsSLo unlock-from-backend\.mjs '?http:\/\/localhost(:\d+)?\/\S*unlock-from-backend\S*\.mjs\S*'? &&$/),
     ]);
     expect(value(text, 'KEY_FILE')).toBe(`./latchkey-${edKey.kid}.private.jwk.json`);
+    expect(value(text, 'ALG')).toBeUndefined();
     expect(screen.getByText(/its private key was saved as latchkey-kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k\.private\.jwk\.json/)).toBeInTheDocument();
     expect(text).toMatch(/\nnode unlock-from-backend\.mjs$/);
+  });
+
+  it('a key saved as PEM: the command names the .pem file the portal saved, with the key’s ALG (the script takes ES256 for a PEM)', async () => {
+    vi.spyOn(URL, 'createObjectURL').mockReturnValue('blob:key');
+    vi.spyOn(URL, 'revokeObjectURL').mockImplementation(() => undefined);
+    const clicks: HTMLAnchorElement[] = [];
+    vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(function (this: HTMLAnchorElement) {
+      clicks.push(this);
+    });
+    try {
+      const { calls, user, unmount } = renderGuide(sampleApplication, (call) => (call.method === 'POST' && call.url === `${APP}/auth/key` ? json({}, 201) : undefined));
+      const noKey = (await screen.findByText(/No Auth Key registered yet/)).closest<HTMLElement>('[role="alert"]')!;
+      await user.click(within(noKey).getByRole('button', { name: 'Generate a key pair' }));
+      const dialog = screen.getByRole('dialog', { name: 'Generate a key pair' });
+      await user.click(within(dialog).getByRole('radio', { name: /PEM/ }));
+      await user.click(within(dialog).getByRole('button', { name: 'Generate and save' }));
+      expect(await within(dialog).findByText(/Auth Key .+ \(EdDSA\) added/)).toBeInTheDocument();
+      const sent = calls.find((c) => c.method === 'POST' && c.url === `${APP}/auth/key`)!.body as PublicJwk;
+      expect(clicks[0]!.download).toBe(`latchkey-${sent.kid}.private.pem`);
+      unmount();
+
+      // The guide, once the application has that key: the file saved, not a .jwk.json that is not there.
+      renderGuide({ ...sampleApplication, authDomains: ['https://auth.acme.test'], authKeys: { [sent.kid]: sent } });
+      const text = await command();
+      expect(value(text, 'KEY_FILE')).toBe(`./latchkey-${sent.kid}.private.pem`);
+      expect(value(text, 'ALG')).toBe('EdDSA');
+      expect(screen.getByText(new RegExp(`saved as latchkey-${sent.kid}\\.private\\.pem`))).toBeInTheDocument();
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 
   it('fills USER_EMAIL with a user the lock is shared with (a signed-in one first), else a placeholder', async () => {

@@ -63,6 +63,29 @@ export function privateKeyFileName(kid: string, format: PrivateKeyFormat = 'jwk'
   return `latchkey-${kid.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 60)}.private.${format === 'jwk' ? 'jwk.json' : 'pem'}`;
 }
 
+const FORMAT_KEY = 'latchkey.privateKeyFormat.';
+
+/**
+ * The format the portal saved a generated key's private half in, remembered in this browser (until sign-out
+ * clears it) so that the backend guide's KEY_FILE names the file that was saved: `.pem` or `.jwk.json`.
+ */
+export function rememberKeyFormat(kid: string, format: PrivateKeyFormat): void {
+  try {
+    localStorage.setItem(FORMAT_KEY + kid, format);
+  } catch {
+    // Storage full or refused: the guide falls back to the JWK file name.
+  }
+}
+
+/** The format remembered for `kid`; a key the portal did not generate here is taken for a JWK file. */
+export function rememberedKeyFormat(kid: string): PrivateKeyFormat {
+  try {
+    return localStorage.getItem(FORMAT_KEY + kid) === 'pem' ? 'pem' : 'jwk';
+  } catch {
+    return 'jwk';
+  }
+}
+
 /** The private key's file contents in the chosen format. */
 export function privateKeyFile(pair: GeneratedKeyPair, format: PrivateKeyFormat): { name: string; text: string; type: string } {
   return format === 'jwk'

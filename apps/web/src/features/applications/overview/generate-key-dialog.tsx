@@ -54,6 +54,8 @@ export function GenerateKeyButton({ applicationId, variant = 'outlined' }: { app
       // Saved first: a key whose private half is not on this computer would be of no use to anyone.
       keys.downloadFile(saved);
       file = saved.name;
+      // The backend guide names this file in its command (a PEM is not where a JWK would be).
+      keys.rememberKeyFormat(pair.publicJwk.kid, format);
       await action.mutateAsync({ type: 'add-key', key: pair.publicJwk });
       setOutcome({ kind: 'added', kid: pair.publicJwk.kid, alg: pair.publicJwk.alg ?? '', file });
     } catch (error) {

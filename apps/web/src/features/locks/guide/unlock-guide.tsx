@@ -17,7 +17,7 @@ import { exampleScriptUrl } from './example-script';
 import { KEY_FILE_PLACEHOLDER, unlockCommand, USER_EMAIL_PLACEHOLDER } from './unlock-snippet';
 import { StepTitle, Value } from '../../../components/ui/guide-parts';
 import { GenerateKeyButton } from '../../applications/overview/generate-key-dialog';
-import { privateKeyFileName } from '../../../lib/key-pair';
+import { privateKeyFileName, rememberedKeyFormat } from '../../../lib/key-pair';
 import { algorithmFor } from '../../../lib/jwk-algorithm';
 
 /** Shown in the command until the application has an auth domain / key; the warnings above say so. */
@@ -51,13 +51,16 @@ export function UnlockGuide() {
   const kid = key?.kid;
   const issuer = app.authDomains[0];
   const sharedEmail = sharedUserEmail(shares.data);
-  const keyFile = kid ? privateKeyFileName(kid) : null;
+  // The file the portal saved the key as, in the format chosen then (a PEM key also needs its ALG).
+  const keyFormat = kid ? rememberedKeyFormat(kid) : 'jwk';
+  const keyFile = kid ? privateKeyFileName(kid, keyFormat) : null;
   const command = unlockCommand({
     apiBase: `${window.location.origin}/api`,
     scriptUrl: exampleScriptUrl(window.location.origin),
     keyFile: keyFile ? `./${keyFile}` : KEY_FILE_PLACEHOLDER,
     issuer: issuer ?? ISSUER_PLACEHOLDER,
     kid: kid ?? KID_PLACEHOLDER,
+    ...(key && keyFormat === 'pem' ? { alg: algorithmFor(key) } : {}),
     audience: config.data.platformAudience,
     lockId: lock?.id ?? '',
     userEmail: sharedEmail ?? USER_EMAIL_PLACEHOLDER,

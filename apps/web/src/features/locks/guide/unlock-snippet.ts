@@ -10,6 +10,8 @@ export interface UnlockSnippetValues {
   keyFile: string;
   issuer: string;
   kid: string;
+  /** The key's algorithm, for a PEM key file (the script reads it from a JWK, and takes ES256 for a PEM). */
+  alg?: string;
   audience: string;
   lockId: string;
   userEmail: string;
@@ -35,6 +37,7 @@ export function unlockCommand(v: UnlockSnippetValues): string {
     ['LATCHKEY_API', v.apiBase],
     ['KEY_FILE', v.keyFile],
     ['KEY_ID', v.kid],
+    ...(v.alg ? ([['ALG', v.alg]] as [string, string][]) : []),
     ['ISSUER', v.issuer],
     ['AUDIENCE', v.audience],
     ['LOCK_ID', v.lockId],
