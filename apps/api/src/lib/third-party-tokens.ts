@@ -6,6 +6,7 @@ import {
   MAX_TEXT_LENGTH,
   normaliseIssuerUrl,
   platformUserErrors,
+  textProblem,
   TOKEN_CHECK_IDS,
   type KeySource,
   TOKEN_CHECK_LABELS,
@@ -298,10 +299,17 @@ async function checkSignature(token: string, jwk: PublicJwk, alg: string): Promi
   }
 }
 
+/**
+ * The profile a verified token carries, as far as it is text the platform would accept from a form: the
+ * contract's text rule (`textProblem`) drops an email or a name with a control character, a line break or a
+ * bidirectional control (U+202E would show "user6@example.com" reversed to the owner). The token still signs
+ * its user in — the claims are the application's, and a dropped one is simply not stored.
+ */
 function profileOf(claims: Json): { email: string | null; displayName: string | null } {
   const rawEmail = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : '';
-  const email = storable(rawEmail, 254) && EMAIL.test(rawEmail) ? rawEmail : null;
-  const rawName = [claims.name, claims.displayName].find((v): v is string => typeof v === 'string' && v.trim().length > 0);
-  const name = rawName?.trim().split('\u0000').join('').slice(0, MAX_TEXT_LENGTH);
+  const email = storable(rawEmail, 254) && EMAIL.test(rawEmail) && !textProblem(rawEmail) ? rawEmail : null;
+  const name = [claims.name, claims.displayName]
+    .map((v) => (typeof v === 'string' ? v.trim().slice(0, MAX_TEXT_LENGTH).trim() : ''))
+    .find((v) => v.length > 0 && !textProblem(v));
   return { email, displayName: name || null };
 }

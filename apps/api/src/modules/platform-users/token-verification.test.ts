@@ -71,6 +71,16 @@ describe('GET /platform/auth accepts every supported key type', () => {
     });
   }
 
+  it('drops a name or email that the contract text rule refuses (bidi and control characters, line breaks), still signing the user in', async () => {
+    for (const [i, c] of ['\u202E', '\u2066', '\u0000', '\u0007', '\u2028', '\u0085'].entries()) {
+      const res = await platformAuth(await signUserToken(rsa, { iss: ISS, sub: `sub-hostile-${i}`, email: `user6${c}@example.com`, name: `Kim${c}moc.elpmaxe` }));
+      expect(res.statusCode, JSON.stringify(c)).toBe(200);
+      expect(res.json(), JSON.stringify(c)).toEqual({ applicationId: appId, sub: `sub-hostile-${i}`, email: null, displayName: null });
+    }
+    const fine = await platformAuth(await signUserToken(rsa, { iss: ISS, sub: 'sub-fine', email: 'Kim.Lee@Example.com', name: '  Kim Lee  ' }));
+    expect(fine.json()).toEqual({ applicationId: appId, sub: 'sub-fine', email: 'kim.lee@example.com', displayName: 'Kim Lee' });
+  });
+
   it('accepts an RSA key with PS256 too, and tokens within the leeway', async () => {
     const token = await signUserToken(rsa, { iss: ISS, alg: 'PS256', exp: now() - 10 });
     expect((await platformAuth(token)).statusCode).toBe(200);
