@@ -127,6 +127,13 @@ export const passkeyRegisterSchema = z.object({
   name: z.optional(z.string().check(z.maxLength(100, messages.tooLong), checkText())),
 });
 export const passkeySignInSchema = z.object({ response: passkeyResponseSchema });
+/**
+ * Asking for the options to add a passkey: a session that signed in with a passkey needs nothing more; any
+ * other needs the six-digit code emailed to the account (asked for without one: 423, and the code is sent).
+ */
+export const passkeyOptionsRequestSchema = z.optional(
+  z.nullable(z.object({ code: z.optional(z.string({ error: messages.required }).check(z.regex(/^\d{6}$/, 'Enter the six-digit code from the email'))) })),
+);
 
 export const passkeySchema = z.object({
   id: z.string(),
@@ -146,4 +153,8 @@ export const passkeyErrors = {
   challengeUsed: 'This passkey sign-in has expired or was already used. Try again.',
   notFound: 'No such passkey of yours',
   exists: 'This passkey is already registered',
+  codeSent:
+    'Adding a passkey needs a second factor: we emailed you a six-digit code. Ask for the options again with it (POST /account/passkeys/options {code}).',
+  codeNotPending: 'No code is waiting for a new passkey of yours. Ask for a new code.',
+  codeWrong: 'The code is not correct.',
 } as const;

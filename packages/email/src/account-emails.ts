@@ -6,13 +6,16 @@ const render = (branding: EmailBranding, message: EmailMessage, language: Langua
 
 /**
  * The emails the platform sends about an account itself: a password-reset link, an
- * email-verification link, a new key's six-digit code. In the portal's branding and the reader's language,
+ * email-verification link, a new key's six-digit code, a new passkey's six-digit code and the notice that one
+ * was added. In the portal's branding and the reader's language,
  * rendered like every other email (HTML and a plain-text part).
  */
 export type AccountEmail =
   | { kind: 'passwordReset'; url: string; minutes: number }
   | { kind: 'verifyEmail'; url: string; hours: number }
-  | { kind: 'keyCode'; code: string; minutes: number };
+  | { kind: 'keyCode'; code: string; minutes: number }
+  | { kind: 'passkeyCode'; code: string; minutes: number }
+  | { kind: 'passkeyAdded'; name: string; url: string };
 
 const texts = {
   en: {
@@ -43,6 +46,24 @@ const texts = {
       ],
       action: '',
     }),
+    passkeyCode: (minutes: number) => ({
+      subject: 'Your Latchkey code for a new passkey',
+      heading: 'Confirm your new passkey',
+      paragraphs: [
+        `Someone signed in to your Latchkey account wants to add a passkey to it. Enter this code there within ${minutes} minutes:`,
+        'If that was not you, do not share the code — and change your password.',
+      ],
+      action: '',
+    }),
+    passkeyAdded: (name: string) => ({
+      subject: 'A passkey was added to your Latchkey account',
+      heading: 'A passkey was added',
+      paragraphs: [
+        `The passkey “${name}” now signs in to your Latchkey account, and new keys of a session it signed in need no emailed code.`,
+        'If that was not you, remove it on your account page and change your password.',
+      ],
+      action: 'Review your passkeys',
+    }),
   },
   de: {
     passwordReset: (minutes: number) => ({
@@ -72,8 +93,26 @@ const texts = {
       ],
       action: '',
     }),
+    passkeyCode: (minutes: number) => ({
+      subject: 'Ihr Latchkey-Code für einen neuen Passkey',
+      heading: 'Bestätigen Sie Ihren neuen Passkey',
+      paragraphs: [
+        `Jemand, der bei Ihrem Latchkey-Konto angemeldet ist, möchte ihm einen Passkey hinzufügen. Geben Sie dort innerhalb von ${minutes} Minuten diesen Code ein:`,
+        'Wenn Sie das nicht waren, geben Sie den Code nicht weiter – und ändern Sie Ihr Passwort.',
+      ],
+      action: '',
+    }),
+    passkeyAdded: (name: string) => ({
+      subject: 'Ihrem Latchkey-Konto wurde ein Passkey hinzugefügt',
+      heading: 'Ein Passkey wurde hinzugefügt',
+      paragraphs: [
+        `Mit dem Passkey „${name}“ kann man sich jetzt bei Ihrem Latchkey-Konto anmelden, und neue Schlüssel einer damit angemeldeten Sitzung brauchen keinen Code per E-Mail.`,
+        'Wenn Sie das nicht waren, entfernen Sie ihn auf Ihrer Kontoseite und ändern Sie Ihr Passwort.',
+      ],
+      action: 'Passkeys ansehen',
+    }),
   },
-} satisfies Record<Language, Record<AccountEmail['kind'], (n: number) => { subject: string; heading: string; paragraphs: string[]; action: string }>>;
+} satisfies Record<Language, Record<AccountEmail['kind'], (arg: never) => { subject: string; heading: string; paragraphs: string[]; action: string }>>;
 
 export async function renderAccountEmail(branding: EmailBranding, email: AccountEmail, language: Language = 'en'): Promise<RenderedEmail> {
   const table = texts[language] ?? texts.en;
@@ -89,6 +128,14 @@ export async function renderAccountEmail(branding: EmailBranding, email: Account
     case 'keyCode': {
       const w = table.keyCode(email.minutes);
       return render(branding, { kind: 'notice', subject: w.subject, heading: w.heading, paragraphs: w.paragraphs, code: email.code }, language);
+    }
+    case 'passkeyCode': {
+      const w = table.passkeyCode(email.minutes);
+      return render(branding, { kind: 'notice', subject: w.subject, heading: w.heading, paragraphs: w.paragraphs, code: email.code }, language);
+    }
+    case 'passkeyAdded': {
+      const w = table.passkeyAdded(email.name);
+      return render(branding, { kind: 'notice', subject: w.subject, heading: w.heading, paragraphs: w.paragraphs, action: { text: w.action, url: email.url } }, language);
     }
   }
 }

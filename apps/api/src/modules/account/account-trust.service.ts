@@ -19,7 +19,7 @@ import { createSession } from '../auth/auth.service.js';
 
 type App = FastifyInstance;
 
-export const PURPOSE = { passwordReset: 'password-reset', verifyEmail: 'email-verify', keyCode: 'key-verify' } as const;
+export const PURPOSE = { passwordReset: 'password-reset', verifyEmail: 'email-verify', keyCode: 'key-verify', passkeyCode: 'passkey-add' } as const;
 
 /** SHA-256 of a link's secret, hex: what the database keeps (the secret itself only travels in the email). */
 export const hashSecret = (secret: string) => createHash('sha256').update(secret, 'utf8').digest('hex');

@@ -1,4 +1,5 @@
-import { and, eq, gt, lt, sql } from 'drizzle-orm';
+import { randomInt, timingSafeEqual } from 'node:crypto';
+import { and, desc, eq, gt, isNull, lt, sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -11,22 +12,29 @@ import {
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import {
+  accountErrors,
   authResponseSchema,
   errorBodySchema,
+  KEY_CODE_MAX_ATTEMPTS,
+  KEY_CODE_TTL_MINUTES,
   passkeyErrors,
+  passkeyOptionsRequestSchema,
   passkeyOptionsSchema,
   passkeyParamsSchema,
   passkeyRegisterSchema,
   passkeySchema,
   passkeySignInSchema,
   type AuthResponse,
+  type Language,
   type Passkey,
   type PasskeyResponse,
 } from '@latchkey/contract';
-import { passkeys, users, webauthnChallenges } from '../../db/schema.js';
-import { badRequest, conflict, notFound, unauthorized } from '../../errors.js';
+import { pickLanguage } from '@latchkey/email';
+import { accountTokens, passkeys, sessions, users, webauthnChallenges } from '../../db/schema.js';
+import { AppError, badRequest, conflict, notFound, unauthorized } from '../../errors.js';
 import { refuseIfExceeded } from '../../plugins/rate-limit.js';
 import { createSession } from '../auth/auth.service.js';
+import { afterReply, PURPOSE, sendAccountEmail } from './account-trust.service.js';
 
 type App = FastifyInstance;
 const E = errorBodySchema;
@@ -76,6 +84,85 @@ const toPasskey = (row: typeof passkeys.$inferSelect): Passkey => ({ id: row.id,
 export async function listPasskeys(app: App, userId: string): Promise<Passkey[]> {
   const rows = await app.db.select().from(passkeys).where(eq(passkeys.userId, userId));
   return rows.map(toPasskey).sort((a, b) => b.createdAt - a.createdAt);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The second factor for adding a passkey
+
+const PASSKEY_CODE = PURPOSE.passkeyCode;
+
+/** Did this session sign in with a passkey (the second factor already)? */
+async function sessionHasSecondFactor(app: App, sessionId: string): Promise<boolean> {
+  const [row] = await app.db.select({ secondFactor: sessions.secondFactor }).from(sessions).where(eq(sessions.id, sessionId)).limit(1);
+  return row?.secondFactor === true;
+}
+
+/** A fresh six-digit code by email (older ones stop working): 10 minutes, 5 wrong tries, as for a new key. */
+async function sendPasskeyCode(app: App, userId: string, language: Language): Promise<void> {
+  const [account] = await app.db.select({ email: users.email }).from(users).where(eq(users.id, userId)).limit(1);
+  if (!account) throw unauthorized();
+  const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+  await app.db.transaction(async (tx) => {
+    await tx
+      .update(accountTokens)
+      .set({ usedAt: new Date() })
+      .where(and(eq(accountTokens.userId, userId), eq(accountTokens.purpose, PASSKEY_CODE), isNull(accountTokens.usedAt)));
+    await tx.insert(accountTokens).values({
+      userId,
+      purpose: PASSKEY_CODE,
+      sealedCode: app.keyCodes.seal(code),
+      expiresAt: new Date(Date.now() + KEY_CODE_TTL_MINUTES * 60_000),
+    });
+  });
+  await sendAccountEmail(app, account.email, { kind: 'passkeyCode', code, minutes: KEY_CODE_TTL_MINUTES }, language);
+}
+
+/** Spends the account's pending passkey code if `code` is it; a wrong one counts a try (the fifth spends it). */
+async function spendPasskeyCode(app: App, userId: string, code: string): Promise<void> {
+  const [pending] = await app.db
+    .select()
+    .from(accountTokens)
+    .where(and(eq(accountTokens.userId, userId), eq(accountTokens.purpose, PASSKEY_CODE), isNull(accountTokens.usedAt)))
+    .orderBy(desc(accountTokens.createdAt))
+    .limit(1);
+  if (!pending?.sealedCode) throw badRequest(passkeyErrors.codeNotPending);
+  if (pending.expiresAt.getTime() <= Date.now()) throw badRequest(accountErrors.codeExpired);
+  if (pending.attempts >= KEY_CODE_MAX_ATTEMPTS) throw badRequest(accountErrors.codeTooManyTries);
+  const expected = Buffer.from(app.keyCodes.open(pending.sealedCode), 'utf8');
+  const given = Buffer.from(code, 'utf8');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    const [counted] = await app.db
+      .update(accountTokens)
+      .set({ attempts: sql`${accountTokens.attempts} + 1` })
+      .where(and(eq(accountTokens.id, pending.id), isNull(accountTokens.usedAt), lt(accountTokens.attempts, KEY_CODE_MAX_ATTEMPTS)))
+      .returning({ attempts: accountTokens.attempts });
+    if (!counted || counted.attempts >= KEY_CODE_MAX_ATTEMPTS) {
+      await app.db.update(accountTokens).set({ usedAt: new Date() }).where(eq(accountTokens.id, pending.id));
+      throw badRequest(accountErrors.codeTooManyTries);
+    }
+    throw badRequest(passkeyErrors.codeWrong);
+  }
+  // One UPDATE: of two uses at once, one wins.
+  const spent = await app.db
+    .update(accountTokens)
+    .set({ usedAt: new Date() })
+    .where(and(eq(accountTokens.id, pending.id), isNull(accountTokens.usedAt), gt(accountTokens.expiresAt, sql`now()`), lt(accountTokens.attempts, KEY_CODE_MAX_ATTEMPTS)))
+    .returning({ id: accountTokens.id });
+  if (spent.length === 0) throw badRequest(passkeyErrors.codeNotPending);
+}
+
+/**
+ * A passkey is a second factor (its sign-in certifies new keys without a code), so adding one needs one too:
+ * a session that signed in with a passkey, or the six-digit code emailed to the account. Asked without a
+ * code, a password session gets the code by email and a 423; with the right code, the options.
+ */
+export async function secondFactorForNewPasskey(app: App, user: { id: string; sessionId: string }, code: string | undefined, language: Language): Promise<void> {
+  if (await sessionHasSecondFactor(app, user.sessionId)) return;
+  if (code === undefined) {
+    await sendPasskeyCode(app, user.id, language);
+    throw new AppError(423, passkeyErrors.codeSent);
+  }
+  await spendPasskeyCode(app, user.id, code);
 }
 
 export async function registrationOptions(app: App, userId: string) {
@@ -129,6 +216,15 @@ export async function registerPasskey(app: App, userId: string, response: Passke
     .returning();
   if (!row) throw conflict(passkeyErrors.exists);
   return toPasskey(row);
+}
+
+/** "A passkey was added": to the account's address, after the answer (a mailer failure is logged, the passkey stays). */
+export function noticePasskeyAdded(app: App, userId: string, passkey: Passkey, language: Language): void {
+  afterReply(app, async () => {
+    const [user] = await app.db.select({ email: users.email }).from(users).where(eq(users.id, userId)).limit(1);
+    if (!user) return;
+    await sendAccountEmail(app, user.email, { kind: 'passkeyAdded', name: passkey.name, url: `${app.config.publicUrl}/account` }, language);
+  });
 }
 
 export async function removePasskey(app: App, userId: string, passkeyId: string): Promise<void> {
@@ -230,13 +326,39 @@ export async function passkeyRoutes(instance: FastifyInstance) {
   app.get('/account/passkeys', { onRequest: app.authenticate, schema: { ...secured, response: { 200: z.array(passkeySchema), 401: E } } }, async (request) =>
     listPasskeys(app, request.user.id),
   );
-  app.post('/account/passkeys/options', { onRequest: app.authenticate, schema: { ...secured, summary: 'WebAuthn options to add a passkey', response: { 200: passkeyOptionsSchema, 401: E } } }, async (request) =>
-    (await registrationOptions(app, request.user.id)) as unknown as Record<string, unknown>,
+  // Asking without a code emails one: a few an hour per account, so a stolen password cannot flood the inbox.
+  const codeEmails = app.createRateLimit({ keyGenerator: (req) => `passkey-code:${req.user.id}`, max: 5, timeWindow: 3_600_000 });
+  app.post(
+    '/account/passkeys/options',
+    {
+      onRequest: app.authenticate,
+      preHandler: async (request) => {
+        if (request.body?.code === undefined && !(await sessionHasSecondFactor(app, request.user.sessionId))) refuseIfExceeded(await codeEmails(request));
+      },
+      schema: {
+        ...secured,
+        summary:
+          'WebAuthn options to add a passkey. A session that signed in with a passkey gets them at once; any other sends the six-digit code emailed to the account (asked for without one: 423, and the code is emailed)',
+        body: passkeyOptionsRequestSchema,
+        response: { 200: passkeyOptionsSchema, 400: E, 401: E, 423: E, 429: E },
+      },
+    },
+    async (request) => {
+      await secondFactorForNewPasskey(app, request.user, request.body?.code, pickLanguage(request.headers['accept-language']));
+      return (await registrationOptions(app, request.user.id)) as unknown as Record<string, unknown>;
+    },
   );
   app.post(
     '/account/passkeys',
-    { onRequest: app.authenticate, schema: { ...secured, summary: 'Adds a passkey', body: passkeyRegisterSchema, response: { 201: passkeySchema, 400: E, 401: E, 409: E } } },
-    async (request, reply) => reply.code(201).send(await registerPasskey(app, request.user.id, request.body.response, request.body.name)),
+    {
+      onRequest: app.authenticate,
+      schema: { ...secured, summary: 'Adds a passkey (with a challenge from the options, which need the second factor); emails the account a notice', body: passkeyRegisterSchema, response: { 201: passkeySchema, 400: E, 401: E, 409: E } },
+    },
+    async (request, reply) => {
+      const passkey = await registerPasskey(app, request.user.id, request.body.response, request.body.name);
+      noticePasskeyAdded(app, request.user.id, passkey, pickLanguage(request.headers['accept-language']));
+      return reply.code(201).send(passkey);
+    },
   );
   app.delete(
     '/account/passkeys/:passkeyId',

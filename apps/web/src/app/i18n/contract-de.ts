@@ -212,6 +212,10 @@ export const contractDe: Catalogue<typeof contractEn> = {
     challengeUsed: 'Diese Anmeldung mit Passkey ist abgelaufen oder wurde schon verwendet. Versuchen Sie es erneut.',
     notFound: 'Diesen Passkey gibt es bei Ihnen nicht',
     exists: 'Dieser Passkey ist bereits registriert',
+    codeSent:
+      'Ein neuer Passkey braucht einen zweiten Faktor: Wir haben Ihnen einen sechsstelligen Code gemailt. Fordern Sie die Optionen mit ihm erneut an (POST /account/passkeys/options {code}).',
+    codeNotPending: 'Für keinen neuen Passkey von Ihnen wartet ein Code. Fordern Sie einen neuen Code an.',
+    codeWrong: 'Der Code ist nicht korrekt.',
   },
   accountErrors: {
     resetLinkInvalid: 'Dieser Link zum Zurücksetzen des Passworts ist ungültig. Fordern Sie einen neuen an.',
