@@ -3,26 +3,35 @@ import { createTestApp, eventually, uniqueEmail, type TestApp } from '../../test
 import { bearer } from '../../test/fixtures/platform-users.js';
 import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type Sandbox } from '../../test/fixtures/operations.js';
 import { startReceiver } from '../../test/fixtures/webhook-receiver.js';
+import { connectMqtt, deviceTls, provisionDevice } from '../../test/fixtures/devices.js';
+import { deviceTopic } from '@latchkey/contract';
 
 /**
  * Issue 31's metrics: names and labels as a scrape shows them after real requests — sign-ins, a refused
- * and an accepted unlock, a certificate, a 429, a webhook delivery that failed — and the scrape's guard.
+ * and an accepted unlock, unlocks of a device-backed lock whose device is offline (503) or never answers
+ * (504), a certificate, a 429, a webhook delivery retried and then failed — and the scrape's guard.
  */
 const TOKEN = 'metrics-token-0123456789abcdef';
 let t: TestApp;
 let sandbox: Sandbox;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let metricsUrl: string;
+let mqttPort: number;
 
 beforeAll(async () => {
   t = await createTestApp({
     METRICS_TOKEN: TOKEN,
     LOGIN_RATE_LIMIT_MAX: '2',
     OUTBOUND_ALLOW: '127.0.0.1',
-    WEBHOOK_RETRY_DELAY_SECONDS: '30',
+    // One retry, a second or two after the first attempt: the receiver's 500s are counted retrying, then failed.
+    WEBHOOK_RETRY_DELAY_SECONDS: '1',
     WEBHOOK_RETRY_LIMIT: '1',
     WEBHOOK_TIMEOUT_SECONDS: '2',
+    // A device that never answers is given up on (504) after half a second.
+    DEVICE_TIMEOUT_SECONDS: '0.5',
+    MQTT_PORT: '0',
   });
+  mqttPort = (await t.app.mqtt.listen())!;
   sandbox = await createSandbox(t);
   receiver = await startReceiver(() => 500);
   const address = await t.app.metrics.listen('127.0.0.1', 0);
@@ -133,8 +142,11 @@ describe('GET /metrics', () => {
     expect(text).not.toContain(lockId);
     expect(text).not.toContain(alice.userId);
 
-    // The refused unlock's event goes to a receiver that answers 500: a failed attempt, to be retried.
+    // The refused unlock's event goes to a receiver that answers 500: a failed attempt, to be retried; the
+    // retry (the last, WEBHOOK_RETRY_LIMIT 1) fails too.
     expect(await eventually(async () => (valueOf(await scrape(), 'latchkey_webhook_deliveries_total', { outcome: 'retrying' }) ?? 0) >= 1, 10_000)).toBe(true);
+    expect(await eventually(async () => (valueOf(await scrape(), 'latchkey_webhook_deliveries_total', { outcome: 'failed' }) ?? 0) >= 1, 20_000)).toBe(true);
+    expect(valueOf(await scrape(), 'latchkey_webhook_deliveries_total', { outcome: 'succeeded' }) ?? 0).toBe(0);
     const later = await scrape();
     expect(valueOf(later, 'latchkey_webhook_queue_depth', { stage: 'owed' })).toBeGreaterThanOrEqual(0);
     expect(valueOf(later, 'latchkey_webhook_queue_depth', { stage: 'queued' })).toBeGreaterThanOrEqual(0);
@@ -150,5 +162,40 @@ describe('GET /metrics', () => {
     expect(valueOf(text, 'nodejs_eventloop_lag_seconds')).toBeGreaterThanOrEqual(0);
     expect(valueOf(text, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
     expect(valueOf(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+  });
+
+  it('counts an unlock of a device-backed lock as unavailable: offline when its device is not connected (503), timeout when it never answers (504)', async () => {
+    const UNLOCK = { type: 'MUTATE_LOCK', locked: false };
+    const token = await appUserToken(sandbox, 'metrics-bob');
+    const bob = await certify(t, token);
+
+    // A device provisioned but never connected.
+    const offlineLock = await createLock(t, sandbox.applicationId);
+    await share(t, offlineLock, bob.userId);
+    await provisionDevice(t, sandbox.owner.token, sandbox.applicationId, offlineLock);
+    expect((await execute(t, offlineLock, token, signOperation(bob, offlineLock, UNLOCK))).statusCode).toBe(503);
+
+    // A device that is online and hears the operation, but never answers.
+    const silentLock = await createLock(t, sandbox.applicationId);
+    await share(t, silentLock, bob.userId);
+    const device = await provisionDevice(t, sandbox.owner.token, sandbox.applicationId, silentLock);
+    const client = await connectMqtt(mqttPort, { ...deviceTls(device), clientId: device.deviceId });
+    try {
+      await client.subscribeAsync(deviceTopic(device.deviceId, 'op'), { qos: 1 });
+      await client.publishAsync(deviceTopic(device.deviceId, 'presence'), 'online', { qos: 1, retain: true });
+      await t.app.deviceRuntime.settled();
+      expect(valueOf(await scrape(), 'latchkey_devices_connected')).toBe(1);
+      const heard = new Promise<string>((resolve) => client.on('message', (topic) => topic === deviceTopic(device.deviceId, 'op') && resolve(topic)));
+      const res = await execute(t, silentLock, token, signOperation(bob, silentLock, UNLOCK));
+      expect(res.statusCode, res.body).toBe(504);
+      await heard;
+    } finally {
+      client.end(true);
+    }
+
+    const text = await scrape();
+    expect(valueOf(text, 'latchkey_operations_total', { type: 'MUTATE_LOCK', outcome: 'unavailable', reason: 'offline' })).toBe(1);
+    expect(valueOf(text, 'latchkey_operations_total', { type: 'MUTATE_LOCK', outcome: 'unavailable', reason: 'timeout' })).toBe(1);
+    expect(text).not.toContain(device.deviceId);
   });
 });
