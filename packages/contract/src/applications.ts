@@ -3,7 +3,7 @@ import { LANGUAGES, LOGO_CONTENT_TYPES, MAX_ADDRESS_LENGTH, MAX_TEXT_LENGTH, MAX
 import { authDomainDiscoverySchema, issuerUrlSchema } from './issuers.js';
 import type { PublicJwk } from './keys.js';
 import { messages } from './messages.js';
-import { checkText, text } from './text.js';
+import { checkText, idParam, text } from './text.js';
 import {
   emailSchema,
   hexColourSchema,
@@ -118,6 +118,9 @@ export const logoUploadResponseSchema = z.object({ uploadUrl: z.string() });
 
 export const issuerBodySchema = z.object({ url: issuerUrlSchema });
 export const corsBodySchema = z.object({ url: secureUrlSchema });
+
+/** Path of GET /email/preview/{applicationId}: an unknown or malformed id is the usual 404, a control character a 400. */
+export const emailPreviewParamsSchema = z.object({ applicationId: idParam() });
 
 /** Query of GET /email/preview/{applicationId}; empty values count as absent. */
 const emptyAsAbsent = <T extends z.core.SomeType>(schema: T) =>

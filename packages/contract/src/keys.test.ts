@@ -1,6 +1,6 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ed25519KeyProblem, messages, parseJwkInput, publicJwkSchema } from './index.js';
+import { ed25519KeyProblem, messages, parseJwkInput, publicJwkSchema, removeKeySchema } from './index.js';
 
 function jwkOf(type: 'rsa' | 'ec' | 'ed25519', opts: Record<string, unknown> = {}) {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- node's overloads need a literal type per call
@@ -183,6 +183,16 @@ describe('weak and ill-fitting keys (issue 26)', () => {
       refused({ ...ed(), kid }, kid.length > 200 ? messages.tooLong : messages.keyKidInvalid);
     // Surrounding white space is trimmed, as before.
     expect(publicJwkSchema.parse({ ...ed(), kid: ' k1 ' }).kid).toBe('k1');
+  });
+
+  it('a key to remove is named by a kid of the same rule: at most 200 characters of the safe set', () => {
+    expect(removeKeySchema.parse({ kid: ' key-2024-01 ' })).toEqual({ kid: 'key-2024-01' });
+    expect(removeKeySchema.safeParse({ kid: 'x'.repeat(200) }).success).toBe(true);
+    const messagesOf = (kid: string) => removeKeySchema.safeParse({ kid }).error?.issues.map((i) => i.message) ?? [];
+    expect(messagesOf('x'.repeat(201))).toContain(messages.tooLong);
+    for (const kid of ['a b', 'a\u0000b', 'a\nb', 'a\u202Eb', '*/alert(1)/*', 'ключ']) expect(messagesOf(kid), kid).toContain(messages.keyKidInvalid);
+    expect(messagesOf('a\u0000b')).toContain(messages.controlCharacters);
+    expect(messagesOf('')).toContain(messages.required);
   });
 
   it('refuses a key whose exp has passed when it is pasted', () => {

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { messages } from './messages.js';
+import { checkText } from './text.js';
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
 const MIN_RSA_BITS = 2048;
@@ -231,8 +232,11 @@ export interface PublicJwk {
   exp?: number;
 }
 
+/** The key to remove, by its id: the same rule as a key's own `kid` (its length, the text rule, the safe set). */
 export const removeKeySchema = z.object({
-  kid: z.string({ error: messages.required }).check(z.trim(), z.minLength(1, messages.required)),
+  kid: z
+    .string({ error: messages.required })
+    .check(z.trim(), z.minLength(1, messages.required), z.maxLength(MAX_KID_LENGTH, messages.tooLong), checkText(), z.regex(KID_PATTERN, messages.keyKidInvalid)),
 });
 
 /** A key whose `exp` has passed is refused where keys are added (it could never verify anything). */

@@ -21,6 +21,7 @@ import {
   operationSchema,
   registerFormSchema,
   registerSchema,
+  removeKeySchema,
   testEmailBodySchema,
   textProblem,
   tokenCheckRequestSchema,
@@ -75,6 +76,7 @@ const requests: [string, Schema, unknown][] = [
   ['webhook', createWebhookSchema, { url: 'https://hooks.example/x', events: ['lock.unlocked'] }],
   ['deliveries', deliveryQuerySchema, { cursor: 'abc' }],
   ['certificate', certificateRequestSchema, { ephemeralKey: 'AAAA' }],
+  ['key removal', removeKeySchema, { kid: 'key-2024-01' }],
   ['add user operation', operationSchema, { type: 'ADD_USER', user: USER, publicKey: 'AAAA' }],
   ['setting operation', operationSchema, { type: 'MUTATE_SETTING', unlockBetween: { ...rule, exceptions: ['2026-12-25'] } }],
 ];

@@ -187,6 +187,12 @@ describe('auth keys, issuers and CORS domains', () => {
     expect(app.authKeys['ec-1']).toMatchObject({ kty: 'EC', crv: 'P-256', use: 'sig' });
     expect((await call(me, 'DELETE', `/platform/application/${id}/auth/key`, { kid: 'ec-1' })).statusCode).toBe(204);
     expect((await call(me, 'DELETE', `/platform/application/${id}/auth/key`, { kid: 'ec-1' })).json().message).toBe(apiErrors.keyNotFound);
+    // The kid to remove follows the kid rule: its length and safe set, never a control or bidi character.
+    for (const [kid, message] of [['x'.repeat(201), messages.tooLong], ['ed\u202E1', messages.bidiControls], ['ed\u00001', messages.controlCharacters], ['ed 1', messages.keyKidInvalid]] as const) {
+      const bad = await call(me, 'DELETE', `/platform/application/${id}/auth/key`, { kid });
+      expect(bad.statusCode, JSON.stringify(kid)).toBe(400);
+      expect(bad.json().message).toContain(message);
+    }
   });
 
   it('an issuer belongs to one application only', async () => {

@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
   applicationIdParamsSchema,
+  emailPreviewParamsSchema,
   emailPreviewQuerySchema,
   errorBodySchema,
   TEST_EMAIL_LIMIT,
@@ -52,7 +53,7 @@ export async function emailPreviewRoutes(instance: FastifyInstance) {
         summary:
           'Branded email preview (HTML) of the saved branding; the overrides (empty values are ignored) need the bearer token of an owner of the application',
         security: [{}, { bearer: [] }],
-        params: z.object({ applicationId: z.string().max(100) }),
+        params: emailPreviewParamsSchema,
         querystring: emailPreviewQuerySchema,
         produces: ['text/html'],
         response: { 200: z.string().describe('text/html'), 400: errorBodySchema, 401: errorBodySchema, 404: errorBodySchema },

@@ -148,6 +148,18 @@ describe('GET /email/preview/:applicationId', () => {
     }
   });
 
+  it('answers 400 for an id with a control, bidi or line-separator character (the contract idParam)', async () => {
+    for (const [id, message] of [
+      [`${randomUUID()}\u0000`, messages.controlCharacters],
+      [`\u202E${randomUUID()}`, messages.bidiControls],
+      [`${randomUUID()}\u2028`, messages.lineBreaks],
+    ] as const) {
+      const res = await preview('', encodeURIComponent(id));
+      expect(res.statusCode, JSON.stringify(id)).toBe(400);
+      expect(res.json()).toMatchObject({ code: 400, message: expect.stringContaining(message) });
+    }
+  });
+
   describe('overrides need a signed-in owner (issue 26 item 11b)', () => {
     const hostile = qs({ ctaHeadline: 'Your account is locked', ctaAbridged: 'Sign in again', ctaTarget: 'https://evil.example/login', primaryColour: '#ff0000' });
 
