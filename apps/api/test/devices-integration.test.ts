@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import mqtt from 'mqtt';
 import { eq } from 'drizzle-orm';
-import { deviceErrors, type DeviceCreated, type DeviceStatus, type Lock } from '@latchkey/contract';
+import { deviceErrors, deviceRefusals, type DeviceCreated, type DeviceStatus, type Lock } from '@latchkey/contract';
 import { buildApp } from '../src/app.js';
 import { lockDevices } from '../src/db/schema.js';
 import { deviceCrl } from '../src/modules/devices/devices.service.js';
@@ -32,8 +32,8 @@ const DEVICE_PACKAGE = path.dirname(path.dirname(CLI));
 const TIMEOUT_S = 1;
 /** The device's MQTT keepalive: a device that went away is offline within it. */
 const KEEPALIVE_MS = 30_000;
-/** The device's refusal when its actuator fails (packages/device: deviceRefusals.actuatorFailed). */
-const ACTUATOR_FAILED = 'The lock did not move: its actuator failed';
+/** The device's refusal when its actuator fails. */
+const ACTUATOR_FAILED = deviceRefusals.actuatorFailed;
 const UNLOCK = { type: 'MUTATE_LOCK', locked: false };
 
 /** A `latchkey-device` child process; `output` is what it has printed so far (stdout and stderr). */

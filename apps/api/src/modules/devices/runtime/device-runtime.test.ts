@@ -29,7 +29,7 @@ import {
   type KeyHolder,
   type Sandbox,
 } from '../../../../test/fixtures/operations.js';
-import { deviceLogReasons } from './relay.js';
+import { deviceLogReasons } from '@latchkey/contract';
 
 /**
  * A real lock's side of the conversation, through the embedded broker over mutual TLS: a test "device" is

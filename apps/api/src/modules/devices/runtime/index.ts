@@ -1,3 +1,2 @@
 /** What the device runtime shares with the sandbox locks' virtual devices (modules/devices/virtual). */
 export { lockConfigContent } from './config-publisher.js';
-export { deviceLogReasons } from './relay.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
-import { deviceErrors, deviceTopic, type DeviceOperationMessage, type DeviceResult } from '@latchkey/contract';
+import { deviceErrors, deviceLogReasons, deviceTopic, type DeviceOperationMessage, type DeviceResult } from '@latchkey/contract';
 import type { Db } from '../../../db/client.js';
 import { GroupCommit } from '../../../lib/group-commit.js';
 import { publishEventsSql } from '../../../lib/webhook-outbox.js';
@@ -16,14 +16,6 @@ import {
   type DeviceRelay,
   type VerifiedOperation,
 } from '../../operations/operations.service.js';
-
-/** What the lock's log says of an operation its device decided. */
-export const deviceLogReasons = {
-  done: 'Done by the lock’s device',
-  refused: (reason: string) => `Refused by the lock’s device: ${reason}`,
-  /** The device refused without saying why. */
-  noReason: 'The lock refused the operation',
-} as const;
 
 /** A lock or unlock the device did, as its batch writes it. */
 interface Outcome {

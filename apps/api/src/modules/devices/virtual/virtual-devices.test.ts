@@ -1,11 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { and, eq } from 'drizzle-orm';
-import { operationErrors } from '@latchkey/contract';
+import { deviceLogReasons, operationErrors } from '@latchkey/contract';
 import { deviceRefusals, type LockController } from '@latchkey/device';
 import { locks, lockShares } from '../../../db/schema.js';
 import { createTestApp, type TestApp } from '../../../../test/helpers.js';
 import { appUserToken, certify, createLock, createSandbox, execute, lockRow, logOf, share, signOperation, type KeyHolder, type Sandbox } from '../../../../test/fixtures/operations.js';
-import { deviceLogReasons } from '../runtime/index.js';
 
 /**
  * A sandbox lock is a virtual device: the platform checks an operation, then the lock's own controller

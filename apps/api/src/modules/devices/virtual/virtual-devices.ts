@@ -1,11 +1,11 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { LRUCache } from 'lru-cache';
-import { operationErrors, type DeviceConfig, type DeviceConfigUser } from '@latchkey/contract';
+import { deviceLogReasons, operationErrors, type DeviceConfig, type DeviceConfigUser } from '@latchkey/contract';
 import { LockController, PlatformTrust } from '@latchkey/device';
 import type { Db } from '../../../db/client.js';
 import type { LockAccess } from '../../operations/devices.service.js';
 import { OperationRefusal, logTypeOf, type VerifiedOperation, type VirtualDeviceCheck } from '../../operations/operations.service.js';
-import { deviceLogReasons, lockConfigContent } from '../runtime/index.js';
+import { lockConfigContent } from '../runtime/index.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
