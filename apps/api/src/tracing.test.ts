@@ -2,8 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
+import { trace } from '@opentelemetry/api';
 import { startTracing, type SpanExporter } from './tracing.js';
 import { loadConfig } from './config.js';
 import type { Database } from './db/client.js';
@@ -11,8 +13,13 @@ import type { Database } from './db/client.js';
 /**
  * Issue 31's traces: with OTEL_EXPORTER_OTLP_ENDPOINT set, every request is a trace (HTTP and Fastify
  * instrumentations), its id is the request id — in every log line and in the x-request-id answer — and
- * the spans reach the exporter (here an in-memory one in place of OTLP).
+ * the spans reach the exporter (here an in-memory one in place of OTLP). On PostgreSQL (the api-postgres
+ * project, TEST_DATABASE_URL) the request's queries are pg spans and its route a Fastify span, in its trace.
+ *
+ * Nothing that loads pg, http or Fastify is imported above (test/helpers.ts would): they load after
+ * tracing has started, as in main.ts.
  */
+const onPostgres = process.env.TEST_DB_KIND === 'postgres';
 type Exported = Parameters<SpanExporter['export']>[0];
 class MemoryExporter {
   spans: Exported = [];
@@ -30,6 +37,33 @@ let sdk: ReturnType<typeof startTracing>;
 let app: FastifyInstance;
 let dataDir: string;
 let database: Database;
+let dropDatabase: (() => Promise<void>) | undefined;
+
+/** A fresh database on TEST_DATABASE_URL's server (dropped after), as test/helpers.ts makes them. */
+async function freshPostgres(): Promise<string> {
+  const { default: pg } = await import('pg');
+  const adminUrl = process.env.TEST_DATABASE_URL!;
+  const name = `latchkey_trace_${randomUUID().replace(/-/g, '')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  dropDatabase = async () => {
+    const c = new pg.Client({ connectionString: adminUrl });
+    await c.connect();
+    await c.query(`drop database if exists ${name} with (force)`);
+    await c.end();
+  };
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Hands the spans ended so far to the exporter (the SDK's batch processor holds them otherwise). */
+async function flush(): Promise<void> {
+  const provider = trace.getTracerProvider() as { getDelegate?: () => { forceFlush?: () => Promise<void> } };
+  await provider.getDelegate?.().forceFlush?.();
+}
 
 beforeAll(async () => {
   const config = loadConfig({ DATA_DIR: (dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-trace-'))), LOG_LEVEL: 'info', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' });
@@ -37,7 +71,7 @@ beforeAll(async () => {
   // As main.ts does: the service's modules (Fastify, http, pg) are loaded after tracing has started.
   const { buildApp } = await import('./app.js');
   const { createDatabase } = await import('./db/client.js');
-  database = await createDatabase({});
+  database = await createDatabase(onPostgres ? { url: await freshPostgres(), poolSize: 2 } : {});
   await database.migrate();
   app = await buildApp(config, { database, logStream: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } });
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -45,11 +79,31 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   await database?.close();
+  await dropDatabase?.();
   await sdk?.shutdown();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe('traces', () => {
+  it.skipIf(!onPostgres)('traces a request’s PostgreSQL queries (pg) and its route (Fastify) in the request’s trace', async () => {
+    const { port } = app.server.address() as AddressInfo;
+    const res = await fetch(`http://127.0.0.1:${port}/api/ready`); // one query: the database's ping
+    expect(res.status).toBe(200);
+    const id = res.headers.get('x-request-id')!;
+    await flush();
+    const traced = exporter.spans.filter((s) => s.spanContext().traceId === id);
+    const scopes = (name: string) => traced.filter((s) => s.instrumentationScope.name === name);
+    const pgSpans = scopes('@opentelemetry/instrumentation-pg');
+    expect(pgSpans.length, traced.map((s) => `${s.instrumentationScope.name}: ${s.name}`).join('\n')).toBeGreaterThanOrEqual(1);
+    expect(pgSpans.some((s) => s.attributes['db.system'] === 'postgresql' || s.attributes['db.system.name'] === 'postgresql')).toBe(true);
+    const fastifySpans = scopes('@fastify/otel');
+    expect(fastifySpans.length).toBeGreaterThanOrEqual(1);
+    expect(fastifySpans.some((s) => JSON.stringify(s.attributes).includes('/api/ready') || s.name.includes('/api/ready'))).toBe(true);
+    // The query ran inside the request: its span descends from the request's own.
+    const ids = new Set(traced.map((s) => s.spanContext().spanId));
+    for (const span of pgSpans) expect(ids.has(span.parentSpanContext?.spanId ?? '')).toBe(true);
+  });
+
   it('continues a caller’s trace (traceparent)', async () => {
     const { port } = app.server.address() as AddressInfo;
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
