@@ -1,15 +1,26 @@
 /**
  * Dates and times in the reader's language, through Intl, in the same form as the browser's own date
- * pickers: English is the browser's English (en-US: 03/05/2024, en-GB: 05/03/2024; US English when the
- * browser names none), German is always dd.mm.yyyy. (A fixed dd/mm/yyyy beside mm/dd/yyyy pickers
- * would put two orders of day and month on one page.) Times are in
- * the viewer's time zone.
+ * pickers. The pickers (`<input type="date">`, `datetime-local`) write dates as the browser's language
+ * does, whatever the page's language; so each portal language takes the browser's own variant of it when
+ * the browser has one (en-US: 03/05/2024, en-GB: 05/03/2024, de-AT/de-CH/de-DE: 05.03.2024), else its
+ * usual one (en-US, de-DE). Where the pickers still write dates another way than the page does (a German
+ * page in an English browser), the pickers say their format (`pickerFormat`). Times are in the viewer's
+ * time zone.
  */
 export function dateLocale(language: string): string {
-  if (language === 'de') return 'de-DE';
-  if (language !== 'en') return language;
-  const browser = typeof navigator === 'undefined' ? [] : (navigator.languages ?? [navigator.language]);
-  return browser.find((l) => /^en(-|$)/i.test(l) && l.length > 2) ?? 'en-US';
+  if (language !== 'en' && language !== 'de') return language;
+  const own = browserLanguages().find((l) => l.toLowerCase().startsWith(`${language}-`));
+  return own ?? (language === 'de' ? 'de-DE' : 'en-US');
+}
+
+function browserLanguages(): readonly string[] {
+  if (typeof navigator === 'undefined') return [];
+  return navigator.languages?.length ? navigator.languages : [navigator.language];
+}
+
+/** The locale the browser's own date pickers write in: the browser's language (its first). */
+function pickerLocale(): string {
+  return (typeof navigator === 'undefined' ? undefined : navigator.language) ?? browserLanguages()[0] ?? 'en-US';
 }
 
 const DAY: Intl.DateTimeFormatOptions = { day: '2-digit', month: '2-digit', year: 'numeric' };
@@ -43,3 +54,28 @@ export const formatDateTimeSeconds = (epochSeconds: number, language: string) =>
 
 /** A time of day to the second (today's log entries): 14:30:07. */
 export const formatTimeSeconds = (epochSeconds: number, language: string) => format('timeSeconds', language, epochSeconds);
+
+/** The letters a format is spelled with, in the reader's language. */
+const LETTERS: Record<string, Partial<Record<Intl.DateTimeFormatPartTypes, string>>> = {
+  en: { day: 'DD', month: 'MM', year: 'YYYY', hour: 'hh', minute: 'mm', dayPeriod: 'AM/PM' },
+  de: { day: 'TT', month: 'MM', year: 'JJJJ', hour: 'hh', minute: 'mm', dayPeriod: 'AM/PM' },
+};
+
+/** How `locale` writes a day (with its time): 'MM/DD/YYYY', 'TT.MM.JJJJ, hh:mm'. */
+function pattern(locale: string, withTime: boolean, language: string): string {
+  const letters = LETTERS[language] ?? LETTERS.en!;
+  return new Intl.DateTimeFormat(locale, withTime ? STYLES.dateTime : STYLES.date)
+    .formatToParts(0)
+    // (A plain space for Intl's narrow no-break one before AM/PM.)
+    .map((p) => (p.type === 'literal' ? p.value.replace(/\s/g, ' ') : (letters[p.type] ?? p.value)))
+    .join('');
+}
+
+/**
+ * The format the browser's date picker writes in, when it is not the one the page writes dates in (null
+ * when they agree): shown with the picker, so that 03/05 on a German page is read as the 5th of March.
+ */
+export function pickerFormat(language: string, withTime = false): string | null {
+  const picker = pattern(pickerLocale(), withTime, language);
+  return picker === pattern(dateLocale(language), withTime, language) ? null : picker;
+}

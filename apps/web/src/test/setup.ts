@@ -8,6 +8,8 @@ import { takeContractDrifts } from './contract-bodies';
 // The suite's browser reads British English (jsdom says en-US): English dates follow the browser's English
 // (lib/dates.ts), and the tests read them as dd/mm/yyyy; lib/dates.test.ts tries the others.
 Object.defineProperty(navigator, 'languages', { configurable: true, get: () => ['en-GB', 'en'] });
+// …and so do its own date pickers (lib/dates pickerFormat).
+Object.defineProperty(navigator, 'language', { configurable: true, get: () => 'en-GB' });
 
 // Pages render as their routes load them: the signed-in pages with their strings.
 beforeAll(() => loadAppPageTexts());

@@ -33,6 +33,7 @@ export const de: Catalogue<typeof en> = {
     required: 'Pflichtfeld',
     copyCode: 'Code kopieren',
     copied: 'Kopiert',
+    pickerFormat: 'Format: {{format}}',
     saved: 'Gespeichert',
     removed: 'Entfernt',
     offline: 'Keine Internetverbindung',

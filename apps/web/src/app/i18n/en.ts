@@ -28,6 +28,8 @@ export const en = {
     required: messages.required,
     copyCode: 'Copy code',
     copied: 'Copied',
+    // Under a date picker that writes dates another way than the page (lib/dates pickerFormat).
+    pickerFormat: 'Format: {{format}}',
     saved: 'Saved',
     removed: 'Removed',
     offline: 'No internet connection',

@@ -20,6 +20,7 @@ import { stackedOnPhone } from '../../../components/ui/stacked-table';
 import { useLockLog, type LogRange } from '../log-api';
 import { describeSubject, formatLogTime } from './format';
 import { RetryAlert } from '../../../components/ui/retry-alert';
+import { pickerFormat } from '../../../lib/dates';
 
 /** The filter lives in the URL (?from=yyyy-mm-dd&to=yyyy-mm-dd), whole local days, both inclusive. */
 export function rangeFromDays(from: string | null, to: string | null): LogRange {
@@ -57,6 +58,9 @@ export function ActivityCard({ appId, lockId }: { appId: string; lockId: string 
   const to = params.get('to') ?? '';
   const log = useLockLog(appId, lockId, rangeFromDays(from, to));
   const entries = log.data?.pages.flatMap((p) => p.items) ?? [];
+  // The pickers write dates as the browser does: said under them where the page writes dates otherwise.
+  const format = pickerFormat(i18n.language);
+  const formatHint = format ? t('common.pickerFormat', { format }) : undefined;
   const setDay = (key: 'from' | 'to', value: string) =>
     setParams(
       (prev) => {
@@ -82,6 +86,7 @@ export function ActivityCard({ appId, lockId }: { appId: string; lockId: string 
           label={t('activity.from')}
           value={from}
           onChange={(e) => setDay('from', e.target.value)}
+          helperText={formatHint}
           slotProps={{ inputLabel: { shrink: true } }}
         />
         <TextField
@@ -91,6 +96,7 @@ export function ActivityCard({ appId, lockId }: { appId: string; lockId: string 
           label={t('activity.to')}
           value={to}
           onChange={(e) => setDay('to', e.target.value)}
+          helperText={formatHint}
           slotProps={{ inputLabel: { shrink: true } }}
         />
         {(from || to) && (

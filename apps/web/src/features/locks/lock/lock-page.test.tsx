@@ -3,6 +3,7 @@ import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { storeSignIn } from '../../../lib/session';
+import { setLanguage } from '../../../app/i18n';
 import {
   json,
   makeJwt,
@@ -289,5 +290,18 @@ describe('Lock page', () => {
     expect(row).toHaveTextContent('dana@example.com changed: unlock time');
     expect(row).not.toHaveTextContent('unlockTime');
     expect(row).not.toHaveTextContent('Dana');
+  });
+
+  it('date pickers that write dates another way than the page say their format; none where they agree (issue 28)', async () => {
+    const { u } = setup();
+    const from = within(await screen.findByRole('region', { name: 'Activity' })).getByLabelText('From');
+    // An English page in a British browser: its pickers write dd/mm/yyyy, as the page does.
+    expect(from).not.toHaveAccessibleDescription(/Format/);
+    await setLanguage('de');
+    // A German page in that browser: the page writes 05.03.2024, the pickers still dd/mm/yyyy.
+    await waitFor(() => expect(within(screen.getByRole('region', { name: 'Aktivität' })).getByLabelText('Von')).toHaveAccessibleDescription('Format: TT/MM/JJJJ'));
+    await u.click(screen.getByRole('button', { name: 'Schloss teilen' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Schloss teilen' });
+    expect(within(dialog).getByLabelText('Zugang ab (optional)')).toHaveAccessibleDescription('Format: TT/MM/JJJJ, hh:mm');
   });
 });

@@ -24,6 +24,7 @@ import { FormTextField } from '../../../components/ui/form-text-field';
 import { showFieldErrors } from '../../../lib/field-errors';
 import { ApiError, errorMessage } from '../../../lib/http';
 import { localText } from '../../../lib/server-text';
+import { pickerFormat } from '../../../lib/dates';
 import { useAddShare } from '../shares-api';
 import {
   defaultShareValues,
@@ -69,11 +70,14 @@ function ShareForm({
   onCancel,
   onShared,
 }: Omit<Props, 'open'> & { titleId: string }) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const add = useAddShare(appId, lockId);
   const form = useForm<ShareFormValues>({ resolver, defaultValues: defaultShareValues(), mode: 'all' });
   const limitHours = useWatch({ control: form.control, name: 'limitHours' });
   const dateSlot = { inputLabel: { shrink: true } };
+  // The pickers write dates as the browser does: said under them where the page writes dates otherwise.
+  const format = pickerFormat(i18n.language, true);
+  const formatHint = format ? t('common.pickerFormat', { format }) : undefined;
 
   return (
     <form
@@ -115,6 +119,7 @@ function ShareForm({
             name="start"
             type="datetime-local"
             label={t('shares.start')}
+            helperText={formatHint}
             slotProps={dateSlot}
           />
           <FormTextField
@@ -122,6 +127,7 @@ function ShareForm({
             name="end"
             type="datetime-local"
             label={t('shares.end')}
+            helperText={formatHint}
             slotProps={dateSlot}
           />
         </Box>
