@@ -54,6 +54,10 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     removePasskey: 'Entfernen',
     removePasskeyOf: 'Passkey {{name}} entfernen',
     added: 'Hinzugefügt {{when}}',
+    passkeyCodeTitle: 'Bestätigen Sie, dass Sie es sind',
+    passkeyCodeIntro:
+      'Ein Passkey meldet ohne Passwort an, deshalb braucht ein neuer einen zweiten Faktor. Wir haben einen sechsstelligen Code an {{email}} gesendet: Geben Sie ihn hier ein. Er gilt 10 Minuten.',
+    passkeyCodeSubmit: 'Weiter',
   },
   start: {
     welcome: 'Willkommen im Latchkey Self-Service-Portal',

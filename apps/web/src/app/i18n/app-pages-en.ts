@@ -58,6 +58,10 @@ export const appPagesEn = {
     removePasskey: 'Remove',
     removePasskeyOf: 'Remove the passkey {{name}}',
     added: 'Added {{when}}',
+    passkeyCodeTitle: 'Confirm it is you',
+    passkeyCodeIntro:
+      'A passkey signs in without a password, so adding one needs a second factor. We sent a six-digit code to {{email}}: enter it here. It works for 10 minutes.',
+    passkeyCodeSubmit: 'Continue',
   },
   start: {
     welcome: 'Welcome to the Latchkey Self-Service Portal',
