@@ -1,9 +1,14 @@
+import { authResponseSchema, passkeyErrors, type AuthResponse, type ErrorBody, type PasskeyResponse } from '@latchkey/contract';
 import { screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { getSession } from '../../lib/session';
-import { json, makeJwt, nowSeconds, renderRoute, stubFetch } from '../../test/helpers';
+import { json, makeJwt, nowSeconds, renderRoute, sampleAccount, stubFetch } from '../../test/helpers';
 import { LoginPage } from './login-page';
+
+/** The browser's WebAuthn ceremony: what @simplewebauthn/browser would hand back from the authenticator. */
+const ceremony = vi.hoisted(() => ({ startAuthentication: vi.fn() }));
+vi.mock('@simplewebauthn/browser', () => ceremony);
 
 describe('LoginPage', () => {
   it('validates, then shows the failure dialog for wrong credentials', async () => {
@@ -97,5 +102,51 @@ describe('LoginPage with an invitation code', () => {
     expect(await screen.findByText('choose')).toBeInTheDocument();
     expect(router.state.location.search).toBe('?email=new%40example.com');
     expect(router.state.location.state).toEqual({ code: 'CODE123', signedIn: true });
+  });
+});
+
+describe('LoginPage with a passkey (issue 29)', () => {
+  const asserted: PasskeyResponse = {
+    id: 'cred-1',
+    rawId: 'cred-1',
+    type: 'public-key',
+    response: { clientDataJSON: 'Y2xpZW50', authenticatorData: 'YXV0aA', signature: 'c2ln', userHandle: 'dXNlcg' },
+    clientExtensionResults: {},
+  };
+  const options = { challenge: 'Y2hhbGxlbmdl', rpId: 'localhost', allowCredentials: [], userVerification: 'preferred' };
+
+  it('signs in with the browser’s passkey ceremony and goes to /start', async () => {
+    const token = makeJwt({ exp: nowSeconds() + 600, email: 'me@example.com' });
+    const auth: AuthResponse = authResponseSchema.parse({ authToken: token, refreshToken: 'r', privateKey: 'priv', publicKey: 'pub' } satisfies AuthResponse);
+    ceremony.startAuthentication.mockReset().mockResolvedValue(asserted);
+    const calls = stubFetch((call) => (call.url === '/api/auth/passkey/options' ? json(options) : call.url === '/api/auth/passkey' ? json(auth) : json(sampleAccount)));
+    const user = userEvent.setup();
+    const { router } = renderRoute(<LoginPage />, { path: '/login', initial: '/login', extra: [{ path: '/start', element: <p>start</p> }] });
+    await user.click(screen.getByRole('button', { name: 'Sign in with a passkey' }));
+    expect(await screen.findByText('start')).toBeInTheDocument();
+    expect(router.state.location.pathname).toBe('/start');
+    expect(ceremony.startAuthentication).toHaveBeenCalledWith({ optionsJSON: options });
+    expect(calls.slice(0, 2).map((c) => [c.method, c.url, c.body])).toEqual([
+      ['POST', '/api/auth/passkey/options', undefined],
+      ['POST', '/api/auth/passkey', { response: asserted }],
+    ]);
+    // Signed in without a password: no bearer on the way in, the session from the answer.
+    expect(calls[1]!.headers.Authorization).toBeUndefined();
+    expect(getSession()).toMatchObject({ token, refreshToken: 'r', email: 'me@example.com', displayName: 'Me' });
+  });
+
+  it('a closed passkey prompt reports nothing; a passkey the service does not know is shown', async () => {
+    const unknown: ErrorBody = { code: 401, message: passkeyErrors.unknown };
+    ceremony.startAuthentication.mockReset().mockRejectedValueOnce(Object.assign(new Error('closed'), { name: 'NotAllowedError' })).mockResolvedValue(asserted);
+    stubFetch((call) => (call.url === '/api/auth/passkey/options' ? json(options) : json(unknown, 401)));
+    const user = userEvent.setup();
+    renderRoute(<LoginPage />, { path: '/login', initial: '/login' });
+    const button = screen.getByRole('button', { name: 'Sign in with a passkey' });
+    await user.click(button);
+    await vi.waitFor(() => expect(button).toBeEnabled());
+    expect(screen.queryByRole('alertdialog')).toBeNull();
+    await user.click(button);
+    expect(await screen.findByRole('alertdialog')).toBeInTheDocument();
+    expect(ceremony.startAuthentication).toHaveBeenCalledTimes(2);
   });
 });

@@ -1,0 +1,40 @@
+import { accountSchema, type Account, type ErrorBody } from '@latchkey/contract';
+import { screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+import { json, noContent, renderRoute, sampleAccount, stubFetch } from '../../test/helpers';
+import { VerifyEmailBanner } from './verify-email-banner';
+
+const unverified: Account = accountSchema.parse({ ...sampleAccount, email: 'new@example.com', emailVerified: false } satisfies Account);
+
+describe('VerifyEmailBanner (issue 29)', () => {
+  it('until the email is verified: a banner whose "Send again" asks for a new link and says so', async () => {
+    const calls = stubFetch((call) => (call.url === '/api/account' ? json(unverified) : noContent()));
+    const user = userEvent.setup();
+    renderRoute(<VerifyEmailBanner />);
+    const banner = await screen.findByRole('region', { name: /Please verify your email address: we sent a link to new@example.com/ });
+    expect(banner).toHaveTextContent('at most 5 emails a day');
+    await user.click(within(banner).getByRole('button', { name: 'Send again' }));
+    expect(await screen.findByText('A new link is on its way to new@example.com')).toBeInTheDocument();
+    expect(calls.filter((c) => c.method === 'POST').map((c) => c.url)).toEqual(['/api/account/email/reverify']);
+  });
+
+  it('says why a new link was not sent (too many asked for)', async () => {
+    const refused: ErrorBody = { code: 429, message: 'Too many requests. Try again in 60 minutes.' };
+    stubFetch((call) => (call.url === '/api/account' ? json(unverified) : json(refused, 429)));
+    const user = userEvent.setup();
+    renderRoute(<VerifyEmailBanner />);
+    const banner = await screen.findByRole('region', { name: /Please verify your email address/ });
+    await user.click(within(banner).getByRole('button', { name: 'Send again' }));
+    expect(await within(banner).findByText(/— Too many requests/)).toBeInTheDocument();
+    expect(screen.queryByText(/A new link is on its way/)).toBeNull();
+  });
+
+  it('shows nothing once the email is verified', async () => {
+    stubFetch(() => json(sampleAccount));
+    const { queryClient } = renderRoute(<VerifyEmailBanner />);
+    await expect.poll(() => queryClient.getQueryData(['account'])).toEqual(sampleAccount);
+    expect(screen.queryByRole('region')).toBeNull();
+    expect(screen.queryByRole('button', { name: 'Send again' })).toBeNull();
+  });
+});
