@@ -10,11 +10,17 @@ import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 import { knownMigrations } from './db/client.js';
 import { BackupRefused, backup, readBackup, registerAdminRoutes, restore, serveAdminSocket } from './backup.js';
-import { testDbKind, uniqueEmail } from '../test/helpers.js';
+import { decodeProtectedHeader } from 'jose';
+import { SecretBox } from './lib/secret-box.js';
+import { rotateSigningKey } from './lib/signing-keys.js';
+import { testDbKind, uniqueEmail, type TestApp } from '../test/helpers.js';
+import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation } from '../test/fixtures/operations.js';
 
 /**
  * A database filled, backed up while writes continue, wiped, restored — every acknowledged
- * write is there, and so is every signing key (a token issued before the backup still verifies). Bad
+ * write is there, and so is every signing key: a portal token signed by the active key and one by the key
+ * a rotation replaced still verify, and a lock user's certificate issued before the backup still opens
+ * its lock (the platform CA came back too). Bad
  * files (truncated, damaged, from a newer schema) are refused with a clear message and change nothing.
  * On PGlite the backup is asked of the running service over its socket, as `npm run backup` does.
  */
@@ -53,12 +59,17 @@ async function wipe(dataDir: string, url: string | undefined) {
   await c.end();
 }
 
+const SECRETS_KEY = 'backup-test-secrets-key-0123456789abcdef';
+/** The test fixtures' view of an app built here. */
+const fixtureApp = (app: FastifyInstance) => ({ app, database: app.database }) as unknown as TestApp;
+const UNLOCK = { type: 'MUTATE_LOCK', locked: false };
+
 async function start(dataDir: string, url: string | undefined): Promise<FastifyInstance> {
   const config = loadConfig({
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
     PUBLIC_URL: 'http://localhost:3000',
-    SECRETS_ENCRYPTION_KEY: 'backup-test-secrets-key-0123456789abcdef',
+    SECRETS_ENCRYPTION_KEY: SECRETS_KEY,
     RATE_LIMIT_MAX: '100000',
     ...(url ? { DATABASE_URL: url, DATABASE_POOL_SIZE: '5' } : {}),
   });
@@ -82,6 +93,23 @@ describe(`backup and restore (${testDbKind})`, { timeout: 120_000 }, () => {
     expect(reg.statusCode, reg.body).toBe(200);
     const token = reg.json<{ authToken: string }>().authToken;
     const auth = { authorization: `Bearer ${token}` };
+
+    // A key rotation (npm run keys:rotate): the first token's key now only verifies; a second portal
+    // account's token is signed by the new one.
+    const rotated = await rotateSigningKey(app.db, new SecretBox(SECRETS_KEY), 3600);
+    expect(rotated.previousKid).toBe(decodeProtectedHeader(token).kid);
+    await app.tokens.keys.reload();
+    const second = await app.inject({ method: 'POST', url: '/api/auth/register', payload: { email: uniqueEmail('backup-rotated'), password: 'backup-pass' } });
+    expect(second.statusCode, second.body).toBe(200);
+    const rotatedAuth = { authorization: `Bearer ${second.json<{ authToken: string }>().authToken}` };
+    expect(decodeProtectedHeader(second.json<{ authToken: string }>().authToken).kid).toBe(rotated.kid);
+
+    // A lock user with a certificate from the platform CA, shared on a lock, whose signed unlock works.
+    const sandbox = await createSandbox(fixtureApp(app));
+    const doorId = await createLock(fixtureApp(app), sandbox.applicationId);
+    const alice = await certify(fixtureApp(app), await appUserToken(sandbox, 'backup-alice'));
+    await share(fixtureApp(app), doorId, alice.userId);
+    expect((await execute(fixtureApp(app), doorId, alice.token, signOperation(alice, doorId, UNLOCK))).statusCode).toBe(204);
     const created = await app.inject({ method: 'POST', url: '/api/platform/application', headers: auth, payload: { name: 'Backup Doors', companyName: 'Backup Co', mailingAddress: '1 Road' } });
     expect(created.statusCode, created.body).toBe(201);
     const applicationId = String(created.headers.location).split('/').pop()!;
@@ -127,6 +155,14 @@ describe(`backup and restore (${testDbKind})`, { timeout: 120_000 }, () => {
     for (const name of names) expect(name.startsWith('before') || name === 'Front Door' || acknowledged.slice(0, ackedAfterStart + 1).includes(name)).toBe(true);
     const login = await app.inject({ url: '/api/account', headers: auth });
     expect(login.statusCode, login.body).toBe(200);
+    // The key the rotation replaced verifies the first token (above); the active key the second.
+    const afterRotation = await app.inject({ url: '/api/account', headers: rotatedAuth });
+    expect(afterRotation.statusCode, afterRotation.body).toBe(200);
+    expect(app.tokens.keys.jwks().map((k) => k.kid).sort()).toEqual([rotated.previousKid, rotated.kid].sort());
+
+    // The certificate issued before the backup still verifies: a new signed unlock with it is accepted.
+    const unlock = await execute(fixtureApp(app), doorId, alice.token, signOperation(alice, doorId, UNLOCK));
+    expect(unlock.statusCode, unlock.body).toBe(204);
   });
 
   it('refuses a truncated, a damaged and a newer-schema backup with a clear message, changing nothing', async () => {
