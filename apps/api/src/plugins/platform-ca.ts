@@ -1,20 +1,13 @@
-// @peculiar/x509 describes ASN.1 with decorators that read their metadata at import time.
-import 'reflect-metadata';
-import { X509Certificate, createPrivateKey, createPublicKey, randomBytes, webcrypto, type KeyObject } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
+import { X509Certificate, createPrivateKey, createPublicKey, webcrypto, type KeyObject } from 'node:crypto';
 import { CERTIFICATE_LIFETIME_DAYS, isUuid } from '@latchkey/contract';
 import type { Db } from '../db/client.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import { loadOrCreateSharedSecret } from '../lib/server-secrets.js';
-
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+import { BACKDATE_MS, DAY_MS, createSelfSignedCa, serialNumber, x509, type StoredCa } from '../lib/x509-ca.js';
 
 const ED25519 = { name: 'Ed25519' };
 const SECRET_NAME = 'platform-ca';
 const CA_NAME = 'CN=Latchkey Sandbox Platform CA, O=Latchkey';
-const DAY_MS = 86_400_000;
-/** A leaf starts a minute in the past, so a device whose clock is a little behind can use it at once. */
-const BACKDATE_MS = 60_000;
 
 /** The CA writes user ids in lower case: a leaf naming one otherwise is not one it issued. */
 const isLowerCaseUuid = (value: string) => isUuid(value) && value === value.toLowerCase();
@@ -25,13 +18,6 @@ export interface IssuedLeaf {
   publicKey: KeyObject;
   notBefore: number;
   notAfter: number;
-}
-
-interface StoredCa {
-  /** PKCS#8 DER, base64. */
-  privateKey: string;
-  /** The self-signed CA certificate, DER base64. */
-  certificate: string;
 }
 
 /**
@@ -117,32 +103,11 @@ export class PlatformCa {
 
 const base64url = (text: string) => Buffer.from(text).toString('base64url');
 
-/** Positive (top bit clear) and random: RFC 5280 serials are unique per CA. */
-function serialNumber(): string {
-  const bytes = randomBytes(16);
-  bytes[0] = bytes[0]! & 0x7f;
-  return bytes.toString('hex');
-}
-
 async function createCa(): Promise<string> {
-  const keys = (await webcrypto.subtle.generateKey(ED25519, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const now = Date.now();
-  const certificate = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: serialNumber(),
-    name: CA_NAME,
-    notBefore: new Date(now - BACKDATE_MS),
-    notAfter: new Date(now + 20 * 365 * DAY_MS),
-    keys,
-    signingAlgorithm: ED25519,
-    extensions: [
-      new x509.BasicConstraintsExtension(true, 0, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-    ],
-  });
-  const privateKey = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
+  const stored = await createSelfSignedCa({ name: CA_NAME, keyAlgorithm: ED25519, signingAlgorithm: ED25519 });
   // Checked here so a key Node cannot read back never reaches the database.
-  createPrivateKey({ key: privateKey, format: 'der', type: 'pkcs8' });
-  return JSON.stringify({ privateKey: privateKey.toString('base64'), certificate: Buffer.from(certificate.rawData).toString('base64') } satisfies StoredCa);
+  createPrivateKey({ key: Buffer.from(stored.privateKey, 'base64'), format: 'der', type: 'pkcs8' });
+  return JSON.stringify(stored);
 }
 
 /** An Ed25519 public key's 32 raw bytes in base64url, as a JWK's `x`. */

@@ -1,16 +1,12 @@
-// @peculiar/x509 describes ASN.1 with decorators that read their metadata at import time.
-import 'reflect-metadata';
-import { createPublicKey, randomBytes, webcrypto } from 'node:crypto';
+import { createPublicKey, webcrypto } from 'node:crypto';
 import { isIP } from 'node:net';
-import * as x509 from '@peculiar/x509';
 import { DEVICE_CERTIFICATE_DAYS, deviceErrors } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { badRequest } from '../../errors.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { loadOrCreateSharedSecret } from '../../lib/server-secrets.js';
+import { BACKDATE_MS, DAY_MS, createSelfSignedCa, serialNumber, x509, type StoredCa } from '../../lib/x509-ca.js';
 import { normaliseSerial, type TlsMaterial } from '../../plugins/mqtt/authority.js';
-
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 
 /** ECDSA P-256: the key every MQTT broker and TLS stack (Mosquitto, OpenSSL, mbedTLS) accepts for a CA. */
 const P256 = { name: 'ECDSA', namedCurve: 'P-256' };
@@ -19,20 +15,10 @@ const SECRET_NAME = 'device-ca';
 const CA_NAME = 'CN=Latchkey Device CA, O=Latchkey';
 /** The subject the service presents to an external broker (its ACL names it). */
 export const SERVICE_CN = 'latchkey-service';
-const DAY_MS = 86_400_000;
-/** Certificates start a minute in the past, so a device whose clock is a little behind can use one at once. */
-const BACKDATE_MS = 60_000;
 /** The broker's and the service's own certificates: made at start-up, so a year outlives any process. */
 const OWN_CERTIFICATE_DAYS = 365;
 /** An external broker fetches the CRL again after this long. */
 const CRL_NEXT_UPDATE_MS = DAY_MS;
-
-interface StoredCa {
-  /** PKCS#8 DER, base64. */
-  privateKey: string;
-  /** The self-signed CA certificate, DER base64. */
-  certificate: string;
-}
 
 /** A certificate issued to a device: its PEM, serial (normalised hex) and expiry. */
 export interface IssuedDeviceCertificate {
@@ -150,29 +136,6 @@ async function readCsr(pem: string): Promise<x509.Pkcs10CertificateRequest> {
   throw badRequest(deviceErrors.csrInvalid);
 }
 
-/** Positive, random and without a leading zero byte: RFC 5280 serials are unique per CA. */
-function serialNumber(): string {
-  const bytes = randomBytes(16);
-  bytes[0] = 0x10 + (bytes[0]! % 0x70);
-  return bytes.toString('hex');
-}
-
 async function createCa(): Promise<string> {
-  const keys = (await webcrypto.subtle.generateKey(P256, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const now = Date.now();
-  const certificate = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: serialNumber(),
-    name: CA_NAME,
-    notBefore: new Date(now - BACKDATE_MS),
-    notAfter: new Date(now + 20 * 365 * DAY_MS),
-    keys,
-    signingAlgorithm: SIGNING,
-    extensions: [
-      new x509.BasicConstraintsExtension(true, 0, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
-    ],
-  });
-  const privateKey = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-  return JSON.stringify({ privateKey: privateKey.toString('base64'), certificate: Buffer.from(certificate.rawData).toString('base64') } satisfies StoredCa);
+  return JSON.stringify(await createSelfSignedCa({ name: CA_NAME, keyAlgorithm: P256, signingAlgorithm: SIGNING, subjectKeyIdentifier: true }));
 }
