@@ -195,3 +195,65 @@ describe('email verification (issue 29)', () => {
     expect((await post('/account/invite', { email: invitee }, bearer(token))).statusCode).toBe(204);
   });
 });
+
+describe('the unverified account’s 5 emails a day: shares by email and test emails too (issue 29)', () => {
+  /** An application of the account's own, and the lock it starts with. */
+  async function applicationOf(token: string) {
+    const created = await post('/platform/application', { name: 'Trust Application', companyName: 'Trust Co', mailingAddress: '1 Trust Road' }, bearer(token));
+    expect(created.statusCode, created.body).toBe(201);
+    const appId = created.headers.location!.toString().split('/').pop()!;
+    const locks = await t.app.inject({ method: 'GET', url: `/api/platform/application/${appId}/lock`, headers: bearer(token) });
+    return { appId, lockId: (locks.json() as { id: string }[])[0]!.id };
+  }
+  const shareByEmail = (token: string, app: { appId: string; lockId: string }, email: string) =>
+    post(`/platform/application/${app.appId}/lock/${app.lockId}/user`, { email }, bearer(token));
+  const testEmail = (token: string, appId: string) => post(`/platform/application/${appId}/email/test`, { emailPreferences: {} }, bearer(token));
+
+  it('register, then share at once keeps working: an API client’s first share by email goes out, unverified', async () => {
+    const { token } = await registered();
+    const app = await applicationOf(token);
+    const friend = uniqueEmail('friend');
+    const shared = await shareByEmail(token, app, friend);
+    expect(shared.statusCode, shared.body).toBe(201);
+    expect(await mailsTo(friend)).toHaveLength(1);
+  });
+
+  it('each share by email is charged: the sixth is a clear 429 and nothing is shared or sent; a share by user id is not charged', async () => {
+    const { email, token } = await registered();
+    const app = await applicationOf(token);
+    for (let i = 0; i < UNVERIFIED_EMAIL_LIMIT.max; i++) expect((await shareByEmail(token, app, uniqueEmail('shared'))).statusCode).toBe(201);
+    const sixth = uniqueEmail('sixth-share');
+    const refused = await shareByEmail(token, app, sixth);
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json()).toEqual({ code: 429, message: accountErrors.unverifiedSendLimit });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(3600);
+    expect(await t.database.db.select().from(users).where(eq(users.email, sixth))).toHaveLength(0);
+    expect(await mailsTo(sixth)).toHaveLength(0);
+    // A share by user id (here: changing one already made) is not charged.
+    const shares = (await t.app.inject({ method: 'GET', url: `/api/platform/application/${app.appId}/lock/${app.lockId}/user`, headers: bearer(token) })).json() as { userId: string }[];
+    const byId = await post(`/platform/application/${app.appId}/lock/${app.lockId}/user`, { userId: shares[0]!.userId, role: 'ADMIN' }, bearer(token));
+    expect(byId.statusCode, byId.body).toBe(200);
+    // Verified, no such limit.
+    const code = (await lastLink(email, '/verify-email'))!.searchParams.get('code')!;
+    await t.app.inject({ method: 'PUT', url: `/api/account/email/verify?code=${code}` });
+    expect((await shareByEmail(token, app, sixth)).statusCode).toBe(201);
+  });
+
+  it('test emails are charged against the same allowance as invitations: past it a clear 429, and no test email is sent', async () => {
+    const { email, token } = await registered();
+    const { appId } = await applicationOf(token);
+    // Three invitations and two test emails: the day's five (the test email's own limit, 5 in 10 minutes, is not reached).
+    for (let i = 0; i < 3; i++) expect((await post('/account/invite', { email: uniqueEmail('invitee') }, bearer(token))).statusCode).toBe(204);
+    for (let i = 0; i < 2; i++) {
+      const sent = await testEmail(token, appId);
+      expect(sent.statusCode, sent.body).toBe(200);
+    }
+    const before = (await mailsTo(email)).length;
+    const refused = await testEmail(token, appId);
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json()).toEqual({ code: 429, message: accountErrors.unverifiedSendLimit });
+    expect(await mailsTo(email)).toHaveLength(before);
+    // And a test email spends the allowance an invitation then lacks.
+    expect((await post('/account/invite', { email: uniqueEmail('invitee') }, bearer(token))).json()).toEqual({ code: 429, message: accountErrors.unverifiedSendLimit });
+  });
+});
