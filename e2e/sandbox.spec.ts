@@ -134,6 +134,7 @@ test('from sign-up to a Front Door unlocked by a token the developer’s own bac
   await page.getByRole('button', { name: 'Unlock' }).click();
   const codeDialog = page.getByRole('dialog', { name: 'Confirm this browser’s key' });
   await codeDialog.getByLabel('Code from the email').fill(await keyCode(email));
+  await expectAccessible(page, 'key code dialog');
   await codeDialog.getByRole('button', { name: 'Confirm' }).click();
   await expect(codeDialog).toBeHidden();
   await expect(activity.getByRole('row', { name: new RegExp(`Unlock.*${email}.*Accepted`) })).toBeVisible();
