@@ -11,6 +11,8 @@ export interface Seed {
   lockId: string;
   webhookId: string;
   tileId: string;
+  /** The invitation the share above emailed, opened in the Outbox. */
+  outboxEmailId: string;
 }
 
 export async function seed(request: APIRequestContext): Promise<Seed> {
@@ -48,6 +50,14 @@ export async function seed(request: APIRequestContext): Promise<Seed> {
     }),
   );
   await ok(request.post(`${app}/user`, { headers, data: { email: `second.${LONG_EMAIL}` } }));
+  let outboxEmailId = '';
+  await expect
+    .poll(async () => {
+      const sent = (await (await ok(request.get(`${app}/outbox`, { headers }))).json()) as { id: string; to: string }[];
+      outboxEmailId = sent.find((e) => e.to === LONG_EMAIL)?.id ?? '';
+      return outboxEmailId;
+    })
+    .not.toBe('');
   const hook = await ok(
     request.post(`${app}/webhook`, { headers, data: { url: 'https://93.184.215.14/a-rather-long-webhook-receiver-path/latchkey', events: ['application.updated'] } }),
   );
@@ -63,6 +73,7 @@ export async function seed(request: APIRequestContext): Promise<Seed> {
     lockId,
     webhookId,
     tileId,
+    outboxEmailId,
     session: {
       token: signIn.authToken,
       refreshToken: signIn.refreshToken,
@@ -84,7 +95,7 @@ export const signedOutPages = [
   '/no-such-page/at-all',
 ];
 
-export const signedInPages = ({ appId, lockId, webhookId, tileId }: Seed) => [
+export const signedInPages = ({ appId, lockId, webhookId, tileId, outboxEmailId }: Seed) => [
   '/start',
   '/start/new',
   '/account',
@@ -94,9 +105,11 @@ export const signedInPages = ({ appId, lockId, webhookId, tileId }: Seed) => [
   `/${appId}/getting-started/android`,
   `/${appId}/getting-started/javascript`,
   `/${appId}/getting-started/backend`,
+  `/${appId}/getting-started/device`,
   `/${appId}/locks`,
   `/${appId}/locks/${lockId}`,
   `/${appId}/outbox`,
+  `/${appId}/outbox?email=${outboxEmailId}`,
   `/${appId}/webhooks?webhook=${webhookId}`,
   `/${appId}/history`,
   `/${appId}/settings`,
