@@ -155,8 +155,17 @@ test('passkeys: added on the account page and signed in with, in Chromium’s vi
   await page.goto('/account');
   const card = page.getByRole('region', { name: 'Passkeys' });
   await expect(card.getByText('You have no passkeys yet.')).toBeVisible();
+  // A password session adds a passkey only with the second factor: the six-digit code emailed to the account.
+  const asked = new Date().toISOString();
   await card.getByRole('button', { name: 'Add a passkey' }).click();
+  const codeDialog = page.getByRole('dialog', { name: 'Confirm it is you' });
+  await codeDialog.getByLabel('Code from the email').fill(await keyCode(email, asked));
+  await expectAccessible(page, 'passkey code dialog');
+  await codeDialog.getByRole('button', { name: 'Continue' }).click();
+  await expect(codeDialog).toBeHidden();
   await expect(card.getByText('Passkey 1')).toBeVisible();
+  // The account is told.
+  expect((await mailMatch(email, /“Passkey 1”/, { after: asked })).mail.subject).toBe('A passkey was added to your Latchkey account');
   const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
   expect(credentials).toHaveLength(1);
   await expectAccessible(page, 'account page with a passkey');
