@@ -87,6 +87,11 @@ declare module 'fastify' {
     applicationReads: ApplicationReads;
     /** Every route as registered: the security suite derives its authorization matrix from it. */
     routeTable: { method: string; url: string; public: boolean }[];
+    /**
+     * `draining`: SIGTERM's drain has begun (server.ts) — GET /ready answers 503 so a load balancer stops
+     * sending new requests, every other request is still served, each answer closing its connection.
+     */
+    lifecycle: { draining: boolean };
   }
   interface FastifyContextConfig {
     /** Marks a route that needs no portal access token (login, previews, health …). */
@@ -153,6 +158,7 @@ function createServer(config: Config, options: BuildOptions): FastifyInstance {
   app.setSerializerCompiler(serializerCompiler);
   const routeTable: FastifyInstance['routeTable'] = [];
   app.decorate('routeTable', routeTable);
+  app.decorate('lifecycle', { draining: false });
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
       if (method !== 'HEAD') routeTable.push({ method, url: route.url, public: route.config?.public === true });
@@ -235,25 +241,29 @@ async function registerHttp(app: FastifyInstance, config: Config, options: Build
   // One onSend hook for these (each hook is a step of every request):
   // - The request id (the trace id with traces on) is answered as x-request-id.
   // - Graceful shutdown: requests in flight when close() starts still finish, and their keep-alive
-  //   connections are told to close, so server.close() is not left waiting on idle sockets.
+  //   connections are told to close, so server.close() is not left waiting on idle sockets. During
+  //   SIGTERM's drain (app.lifecycle.draining) too: a proxy's kept-alive connection is not reused for
+  //   requests after it, and the proxy's next connection goes where its balancing now sends it.
   // - Read your writes: a request that may have changed something answers only once this instance's
   //   access cache has applied every change committed so far (one NOTIFY round trip; lib/access-cache.ts).
   //   Not after a 5xx: the database is likely what failed, and the answer should not wait on it again.
-  let closing = false;
+  let closeStarted = false;
   app.addHook('preClose', async () => {
-    closing = true;
+    closeStarted = true;
   });
+  const { lifecycle } = app;
+  const closing = () => closeStarted || lifecycle.draining;
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
     const reads = request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS';
     if (reads || reply.statusCode >= 500 || request.routeOptions.config.accessUnchanged) {
-      if (closing) reply.header('connection', 'close');
+      if (closing()) reply.header('connection', 'close');
       return done(null, payload);
     }
     // Whether to close is decided when the answer goes out, after the wait: close() may have started
     // meanwhile, and a kept-alive socket would then hold server.close() until the client drops it.
     void accessCache.sync().then(() => {
-      if (closing) reply.header('connection', 'close');
+      if (closing()) reply.header('connection', 'close');
       done(null, payload);
     });
   });

@@ -87,6 +87,11 @@ const envSchema = z.object({
   /** How long an operation on a device-backed lock waits for the device's result before answering 504. */
   DEVICE_TIMEOUT_SECONDS: z.coerce.number().positive().max(60).default(DEVICE_TIMEOUT_DEFAULT_S),
   METRICS_TOKEN: z.string().min(16).optional(),
+  /**
+   * SIGTERM: for this long readiness (GET /ready) answers 503 while every other request is still served,
+   * so a load balancer probing it stops sending new requests before the port closes. 0: close at once.
+   */
+  SHUTDOWN_DRAIN_SECONDS: z.coerce.number().min(0).max(120).default(5),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   OTEL_SERVICE_NAME: z.string().default('latchkey-api'),
 
@@ -187,6 +192,8 @@ export function loadConfig(env: Env = process.env) {
       publicUrl: e.MQTT_PUBLIC_URL ?? e.MQTT_URL ?? `mqtts://${new URL(publicUrl).hostname}:${e.MQTT_PORT}`,
       deviceTimeoutMs: e.DEVICE_TIMEOUT_SECONDS * 1000,
     },
+    /** SIGTERM's drain (server.ts): readiness fails this long before the port closes. */
+    shutdown: { drainMs: e.SHUTDOWN_DRAIN_SECONDS * 1000 },
     /** OpenTelemetry traces (src/tracing.ts): off unless an OTLP endpoint is set. */
     tracing: { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: e.OTEL_SERVICE_NAME },
     portal: { privacyPolicyUrl: e.PRIVACY_POLICY_URL, docsUrl: e.DOCS_URL },

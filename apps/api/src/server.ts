@@ -3,10 +3,14 @@ import type { Config } from './config.js';
 import { registerAdminRoutes, serveAdminSocket } from './backup.js';
 
 /**
- * Starts and stops; nothing else. SIGTERM (a rolling restart): the load balancer's next readiness probe
- * fails, the port stops taking connections, requests in flight finish (their kept-alive sockets are told
- * to close), live-update streams end at once with a reconnect hint, the webhook workers stop fetching and
- * leave what is queued to the other instances; then the database closes. 15 s at most.
+ * Starts and stops; nothing else. SIGTERM (a rolling restart): first the drain (SHUTDOWN_DRAIN_SECONDS, 5 s
+ * by default) — GET /ready answers 503 so a load balancer that probes it stops sending new requests, while
+ * everything still arriving is served (each answer closing its connection); then the port stops taking
+ * connections, requests in flight finish (their kept-alive sockets are told to close), live-update streams
+ * end at once with a reconnect hint, the webhook workers stop fetching and leave what is queued to the
+ * other instances, and the database closes: 15 s at most after the drain. SIGINT (a person at a terminal)
+ * skips the drain. A proxy that does not probe readiness (nginx without active health checks) gains nothing
+ * from the drain: docs/deploy.md, rolling restarts.
  */
 export async function run(config: Config): Promise<void> {
   const app = await buildApp(config, { adminRoutes: registerAdminRoutes });
@@ -15,6 +19,12 @@ export async function run(config: Config): Promise<void> {
   async function shutdown(signal: string) {
     if (closing) return;
     closing = true;
+    const drainMs = signal === 'SIGTERM' ? config.shutdown.drainMs : 0;
+    app.lifecycle.draining = true;
+    if (drainMs > 0) {
+      app.log.info({ signal, drainMs }, 'shutting down: not ready, still serving while the load balancer notices');
+      await new Promise((resolve) => setTimeout(resolve, drainMs));
+    }
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();

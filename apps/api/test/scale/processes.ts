@@ -22,13 +22,16 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Starts the built service (dist/main.js) as a real process; logs are kept line by line. */
+/**
+ * Starts the built service (dist/main.js) as a real process; logs are kept line by line. SIGTERM closes at
+ * once (no drain) unless env sets SHUTDOWN_DRAIN_SECONDS: these tests stop services often.
+ */
 export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ['dist/main.js'], {
     cwd: apiDir,
-    env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: url, LOG_LEVEL: 'info', MQTT_PORT: '0', ...env },
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: url, LOG_LEVEL: 'info', MQTT_PORT: '0', SHUTDOWN_DRAIN_SECONDS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];

@@ -11,11 +11,15 @@ export async function healthRoutes(instance: FastifyInstance) {
     status: 'ok' as const,
   }));
 
-  /** Readiness: the database answers. A load balancer stops routing here while it does not. */
+  /**
+   * Readiness: the database answers, and the instance is not draining for a shutdown (server.ts: SIGTERM
+   * fails readiness first, then closes the port). A load balancer stops routing here while it is not ready.
+   */
   app.get(
     '/ready',
     { config: { public: true }, schema: { tags: ['health'], response: { 200: z.object({ status: z.literal('ready') }), 503: errorBodySchema } } },
     async () => {
+      if (app.lifecycle.draining) throw new AppError(503, apiErrors.serviceUnavailable);
       try {
         await Promise.race([
           app.database.ping(),

@@ -35,6 +35,25 @@ describe('health, readiness, config and unknown routes', () => {
     expect(ready.json()).toEqual({ status: 'ready' });
   });
 
+  it('fails readiness while draining for a shutdown, and still serves everything else, each answer closing its connection', async () => {
+    t.app.lifecycle.draining = true;
+    try {
+      const ready = await t.app.inject({ url: '/api/ready' });
+      expect(ready.statusCode).toBe(503);
+      expect(ready.headers.connection).toBe('close');
+      const health = await t.app.inject({ url: '/api/health' });
+      expect(health.statusCode).toBe(200);
+      expect(health.headers.connection).toBe('close');
+      const config = await t.app.inject({ url: '/api/config' });
+      expect(config.statusCode).toBe(200);
+    } finally {
+      t.app.lifecycle.draining = false;
+    }
+    const again = await t.app.inject({ url: '/api/ready' });
+    expect(again.statusCode).toBe(200);
+    expect(again.headers.connection).not.toBe('close');
+  });
+
   it('serves the portal config with upload and CDN bases', async () => {
     const res = await t.app.inject({ url: '/api/config' });
     expect(res.json()).toMatchObject({
