@@ -26,6 +26,7 @@ import * as x509 from '@peculiar/x509';
 import mqtt from 'mqtt';
 import { api, freePort, median, paired, percentile, root, scratchDatabase, startService } from './lib.mjs';
 import { presign, setUp, unlockRound } from './signed-unlock.mjs';
+import { writeLocalMosquittoConfig } from '../deploy/mosquitto/local.mjs';
 
 x509.cryptoProvider.set(webcrypto);
 
@@ -41,7 +42,6 @@ const CHANGES = Number(process.env.DEVICES_CHANGES ?? 100);
 /** An application holds at most 50 locks, and a lock at most one device. */
 const LOCKS_PER_APPLICATION = 50;
 const MOSQUITTO = ['/usr/sbin/mosquitto', '/usr/bin/mosquitto'].find((f) => fs.existsSync(f));
-const SERVICE_CN = 'latchkey-service';
 const deviceCli = ['--import', 'tsx', path.join(root, 'packages/device/src/cli.ts')];
 
 if (!fs.existsSync(path.join(root, 'apps/api/dist/main.js')))
@@ -227,28 +227,7 @@ async function waitForPort(port, timeoutMs = 10_000) {
 async function startMosquitto(material) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-bench-mosquitto-'));
   const port = await freePort();
-  const file = (name, text) => (fs.writeFileSync(path.join(dir, name), text), path.join(dir, name));
-  const conf = file(
-    'mosquitto.conf',
-    [
-      `user ${os.userInfo().username}`,
-      'persistence false',
-      'log_dest stderr',
-      'log_type error',
-      'log_type warning',
-      'per_listener_settings false',
-      `listener ${port} 127.0.0.1`,
-      `cafile ${file('ca.pem', material.ca)}`,
-      `certfile ${file('server.pem', material.cert)}`,
-      `keyfile ${file('server.key', material.key)}`,
-      `crlfile ${file('crl.pem', material.crl)}`,
-      'require_certificate true',
-      'use_identity_as_username true',
-      'allow_anonymous false',
-      `acl_file ${file('acl', `user ${SERVICE_CN}\ntopic readwrite latchkey/d/#\n\npattern readwrite latchkey/d/%u/#\n`)}`,
-      '',
-    ].join('\n'),
-  );
+  const conf = writeLocalMosquittoConfig(dir, { port, ...material });
   const child = spawn(MOSQUITTO, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   child.stderr.on('data', (c) => (log += c));

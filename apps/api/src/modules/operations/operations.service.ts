@@ -60,7 +60,7 @@ export interface VirtualDeviceCheck {
 }
 /** What a relay needs to spend an operation, refuse it, or carry out what the device did. */
 export { OperationRefusal, logTypeOf, type VerifiedOperation } from './operation-token.js';
-export { applyOperation, spendOperationId } from './operation-writes.js';
+export { applyOperation } from './operation-writes.js';
 
 export interface OperationContext {
   db: Db;
