@@ -56,6 +56,8 @@ export async function startService(env = {}, { dataDir: given } = {}) {
       DATA_DIR: dataDir,
       LOG_LEVEL: 'silent',
       MQTT_PORT: '0',
+      // The bench stops its services often: no readiness drain on SIGTERM.
+      SHUTDOWN_DRAIN_SECONDS: '0',
       RATE_LIMIT_MAX: '100000000',
       ANONYMOUS_RATE_LIMIT_MAX: '100000000',
       LOGIN_RATE_LIMIT_MAX: '100000000',
