@@ -41,6 +41,8 @@ async function startService() {
       WEBHOOK_RETRY_DELAY_SECONDS: '1',
       RATE_LIMIT_MAX: '100000',
       LOGIN_RATE_LIMIT_MAX: '100000',
+      // Stopped by SIGTERM here: no readiness drain (its own test is in test/scale/rolling-restart.test.ts).
+      SHUTDOWN_DRAIN_SECONDS: '0',
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
