@@ -13,6 +13,8 @@ test('register, build an application, manage it, remove it, log out', async ({ p
 
   // Register (signs in and lands on /start).
   await page.goto('/register');
+  // The page loads lazily: judged and pictured once drawn (a blank register.png otherwise).
+  await expect(page.getByRole('heading', { name: 'Create an account' })).toBeVisible();
   await expectAccessible(page, 'register');
   await screenshot(page, 'register');
   await page.getByLabel('Email').fill(email);
@@ -27,6 +29,7 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   await page.getByRole('button', { name: 'Account menu' }).click();
   await page.getByRole('menuitem', { name: 'Logout' }).click();
   await expect(page).toHaveURL(/\/login$/);
+  await expect(page.getByRole('heading', { name: 'Log in to your account' })).toBeVisible();
   await expectAccessible(page, 'login');
   await screenshot(page, 'login');
   await login(page, email);
@@ -43,8 +46,10 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   await wizard.getByLabel('Company name').fill('Acme Locks');
   await wizard.getByLabel('Mailing address').fill('1 Lock Street');
   await expect(wizard.getByRole('button', { name: 'Back' })).toHaveCount(0);
-  await screenshot(page, 'wizard');
+  // Pictured once Next has turned on and its transition ended (axe waits for it), not half-way.
+  await expect(next).toBeEnabled();
   await expectAccessible(page, 'wizard step 1');
+  await screenshot(page, 'wizard');
   await next.click();
 
   await expect(wizard.getByRole('heading', { name: 'Application URLs' })).toBeVisible();
@@ -94,6 +99,7 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   await page.getByRole('link', { name: 'Front Door' }).click();
   await expect(page).toHaveURL(/\/overview$/);
   const appId = new URL(page.url()).pathname.split('/')[1]!;
+  await expect(page.getByRole('region', { name: 'Email & Branding' })).toBeVisible();
   await expectAccessible(page, 'overview');
   await screenshot(page, 'overview');
   // On a phone the 624 px email preview is scaled to the width there is, not cut off on the right.
@@ -226,6 +232,7 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   // Getting started and settings screens.
   await page.getByRole('navigation', { name: 'Application sections' }).getByRole('link', { name: 'Getting Started' }).click();
   await expect(page).toHaveURL(/getting-started\/backend$/);
+  await expect(page.getByRole('region', { name: /Run the example script/ })).toBeVisible();
   await expectAccessible(page, 'getting started');
   await screenshot(page, 'getting-started');
   await page.getByRole('navigation', { name: 'Application sections' }).getByRole('link', { name: 'Partner users' }).click();
