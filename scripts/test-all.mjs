@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 
 const root = path.resolve(import.meta.dirname, '..');
 const out = path.join(root, '.test-results');
@@ -138,6 +139,6 @@ const passed = results.reduce((s, r) => s + r.passed, 0);
 const failed = results.reduce((s, r) => s + r.failed, 0);
 if (notRun.length) console.log(`skipped: ${notRun.join('; ')}`);
 // The failing tests by name, next to the line CI reads, so that a red run says what to look at.
-for (const f of failures) console.log(`failed: ${f.replace(/\u001b\[[0-9;]*m/g, '')}`);
+for (const f of failures) console.log(`failed: ${stripVTControlCharacters(f)}`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);
