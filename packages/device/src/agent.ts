@@ -14,6 +14,7 @@ import { localEndpoints, startLocalHttp } from './local-http.js';
 import { MAX_PENDING_RESULTS, readPendingResults, writePendingResults } from './pending-results.js';
 import { acceptCertificate, needsRenewal, requestRenewal } from './renewal.js';
 import { ReplayCache } from './replay-cache.js';
+import { ReplayStore } from './replay-store.js';
 import { loadDevice, type DeviceFiles, type StateDir } from './state-dir.js';
 import { PlatformTrust } from './trust.js';
 
@@ -74,6 +75,7 @@ export class DeviceAgent {
     private readonly options: AgentOptions,
     private files: DeviceFiles,
     controller: LockController,
+    private readonly replayStore: ReplayStore,
     pending: DeviceResult[],
   ) {
     this.controller = controller;
@@ -104,15 +106,15 @@ export class DeviceAgent {
     const log = options.log ?? consoleLogger;
     const trust = new PlatformTrust(files.platformCaPem);
     const replayCache = new ReplayCache();
-    const saved = await options.state.read('replay');
-    if (saved) replayCache.restore(JSON.parse(saved) as [string, number][], Date.now());
+    const replayStore = new ReplayStore(options.state, replayCache);
+    await replayStore.load(Date.now());
     const controller = new LockController({ lockId: files.identity.lockId, platformCa: trust, actuator: options.actuator, replayCache });
     if (files.configJws) {
       const verdict = verifyConfig(files.configJws, { platformCa: trust, lockId: files.identity.lockId });
       if (verdict.ok) controller.setConfig(verdict.config);
       else log.warn(`The stored config is not usable (${verdict.reason}); waiting for the platform's`);
     }
-    const agent = new DeviceAgent(options, files, controller, await readPendingResults(options.state));
+    const agent = new DeviceAgent(options, files, controller, replayStore, await readPendingResults(options.state));
     if (options.httpPort !== undefined) await agent.serveLocally(options.httpPort, options.httpHost);
     agent.renewTimer = setInterval(() => void agent.renewIfDue(), RENEWAL_CHECK_MS);
     return agent;
@@ -256,16 +258,16 @@ export class DeviceAgent {
   }
 
   /**
-   * Writes the used operations to disk, one write after another; `stop` waits for the last. Operations
-   * accepted while a write is waiting its turn join that write (it reads the cache when it starts), so a
-   * burst costs a write or two, not one each, and every result still leaves only once its operation is on
-   * disk.
+   * Puts the used operations on disk (replay-store.ts: appended to a journal), one write after another;
+   * `stop` waits for the last. Operations accepted while a write is waiting its turn join that write (it
+   * takes what is new when it starts), so a burst costs a write or two, not one each, and every result
+   * still leaves only once its operation is on disk.
    */
   private saveReplayCache(): Promise<void> {
     if (this.replayWrite) return this.replayWrite;
     const write = () => {
       this.replayWrite = null;
-      return this.options.state.write('replay', JSON.stringify(this.controller.replayCache.entries(Date.now())), 0o600);
+      return this.replayStore.save(Date.now());
     };
     const next = this.writes.then(write, write);
     this.replayWrite = next;

@@ -8,6 +8,7 @@ import { readPendingResults, writePendingResults } from './pending-results.js';
 import { provision } from './provision.js';
 import { isMalformed } from './refusals.js';
 import { ReplayCache } from './replay-cache.js';
+import { ReplayStore } from './replay-store.js';
 import { loadDevice, StateDir, UserError } from './state-dir.js';
 import { PlatformTrust } from './trust.js';
 
@@ -75,12 +76,12 @@ export async function executeCommand(state: StateDir, jws: string, choice: Actua
   const files = await loadDevice(state);
   const trust = new PlatformTrust(files.platformCaPem);
   const replayCache = new ReplayCache();
-  const saved = await state.read('replay');
-  if (saved) replayCache.restore(JSON.parse(saved) as [string, number][], Date.now());
+  const replayStore = new ReplayStore(state, replayCache);
+  await replayStore.load(Date.now());
   const stored = files.configJws ? verifyConfig(files.configJws, { platformCa: trust, lockId: files.identity.lockId }) : null;
   const controller = new LockController({ lockId: files.identity.lockId, platformCa: trust, actuator: actuatorFrom(choice), replayCache, config: stored?.ok ? stored.config : null });
   const result = await controller.handle(jws.trim());
-  await state.write('replay', JSON.stringify(replayCache.entries(Date.now())), 0o600);
+  await replayStore.save(Date.now());
   // A decision is told to the platform by the agent when it next connects; what was not an operation is not.
   const report = { requestId: `local-${randomUUID()}`, outcome: result.outcome, state: { locked: result.state.locked }, ...(result.reason ? { reason: result.reason.slice(0, 500) } : {}) };
   if (result.outcome === 'DONE' || !isMalformed(result.reason!)) await writePendingResults(state, [...(await readPendingResults(state)), report]);

@@ -38,7 +38,7 @@ export async function saveProvisioning(state: StateDir, response: ProvisioningRe
   await state.write('deviceCa', deviceCa);
   await state.write('platformCa', platformCa);
   // A new binding starts from nothing: the old lock's config and used operations do not apply.
-  await Promise.all([state.remove('config'), state.remove('replay'), state.remove('pendingKey')]);
+  await Promise.all([state.remove('config'), state.remove('replay'), state.remove('replayJournal'), state.remove('pendingKey')]);
   await state.write('identity', `${JSON.stringify(identity, null, 2)}\n`);
   return identity;
 }

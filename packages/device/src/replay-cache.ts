@@ -11,6 +11,8 @@ const DEFAULT_MAX_ENTRIES = 10_000;
  */
 export class ReplayCache {
   private readonly seen = new Map<string, number>();
+  /** Entries used since the last `takeNew`, for an append-only journal. */
+  private added: [string, number][] = [];
 
   constructor(
     private readonly windowMs = DEVICE_REPLAY_WINDOW_S * 1000,
@@ -30,7 +32,15 @@ export class ReplayCache {
     this.seen.delete(key);
     if (this.seen.size >= this.maxEntries) this.seen.delete(this.seen.keys().next().value!);
     this.seen.set(key, nowMs + this.windowMs);
+    this.added.push([key, nowMs + this.windowMs]);
     return true;
+  }
+
+  /** The entries used since the last call (in use order), and forgets that they were new. */
+  takeNew(): [string, number][] {
+    const added = this.added;
+    this.added = [];
+    return added;
   }
 
   /** The live entries as [key, until (epoch ms)], to keep them across a restart. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 
@@ -32,6 +32,7 @@ const FILES = {
   platformCa: 'platform-ca.pem',
   config: 'config.jws',
   replay: 'replay.json',
+  replayJournal: 'replay.log',
   results: 'pending-results.json',
   agent: 'agent.json',
 } as const;
@@ -51,6 +52,12 @@ export class StateDir {
     await writeFile(temporary, content, { mode });
     await chmod(temporary, mode);
     await rename(temporary, target);
+  }
+
+  /** Adds to the end of a journal file (made with `mode` when it is new). */
+  async append(name: FileName, content: string, mode = 0o644): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await appendFile(this.file(name), content, { mode });
   }
 
   /** The file's text, or null when it does not exist. */
