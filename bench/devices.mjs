@@ -413,7 +413,13 @@ async function followLockEvents(base, appId, token, on) {
 
 export async function benchDeviceSwarm({ count = DEVICES, workers = WORKERS, changes = CHANGES } = {}) {
   const rows = [];
-  const section = 'embedded broker';
+  // DEVICES_SWARM_DB=postgres: the service on a scratch PostgreSQL database (BENCH_DATABASE_URL or
+  // TEST_DATABASE_URL) instead of PGlite, whose WebAssembly memory grows with what it records and is
+  // counted in the service's RSS.
+  const pgAdminUrl = process.env.DEVICES_SWARM_DB === 'postgres' ? (process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL) : null;
+  if (process.env.DEVICES_SWARM_DB === 'postgres' && !pgAdminUrl) throw new Error('DEVICES_SWARM_DB=postgres needs BENCH_DATABASE_URL or TEST_DATABASE_URL');
+  const scratch = pgAdminUrl ? await scratchDatabase(pgAdminUrl) : null;
+  const section = scratch ? 'embedded broker, PostgreSQL' : 'embedded broker';
   const metricsPort = await freePort();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-bench-swarm-'));
   // A fixed broker port: the devices keep the URL they were given across the service's restart below.
@@ -422,6 +428,7 @@ export async function benchDeviceSwarm({ count = DEVICES, workers = WORKERS, cha
     METRICS_PORT: String(metricsPort),
     MQTT_PORT: String(await freePort()),
     ACCESS_TOKEN_TTL_SECONDS: '7200',
+    ...(scratch ? { DATABASE_URL: scratch.url } : {}),
   };
   const dataDir = path.join(tmp, 'data');
   fs.mkdirSync(dataDir);
@@ -691,6 +698,7 @@ export async function benchDeviceSwarm({ count = DEVICES, workers = WORKERS, cha
     );
     await svc.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
+    await scratch?.drop();
   }
   return rows;
 }
