@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as x509 from '@peculiar/x509';
 import mqtt from 'mqtt';
 import { eq } from 'drizzle-orm';
@@ -68,6 +68,16 @@ describe('the embedded broker', () => {
     const replacement = await provisionDevice(t, owner.token, applicationId, device.lockId);
     expect(await refusal(connectMqtt(port, deviceTls(device)))).toMatch(/not authorized/i);
     const client = await connectMqtt(port, deviceTls(replacement));
+    await client.endAsync();
+  });
+
+  it('answers "server unavailable" (not "not authorized") when the device cannot be looked up, and admits it once it can', async () => {
+    const device = await newDevice();
+    const authority = (t.app.deviceBus as unknown as { authority: { isCurrentCertificate: (...args: unknown[]) => Promise<boolean> } }).authority;
+    const spy = vi.spyOn(authority, 'isCurrentCertificate').mockRejectedValueOnce(new Error('connection timeout'));
+    expect(await refusal(connectMqtt(port, deviceTls(device)))).toMatch(/server unavailable/i);
+    spy.mockRestore();
+    const client = await connectMqtt(port, deviceTls(device));
     await client.endAsync();
   });
 

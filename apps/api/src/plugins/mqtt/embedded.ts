@@ -18,9 +18,12 @@ interface Identity {
   serial: string;
 }
 
-/** MQTT 3.1.1 CONNACK return code 5. */
+/** MQTT 3.1.1 CONNACK return codes: 5, not authorized (the broker decided); 3, server unavailable (it could not). */
 const NOT_AUTHORIZED = 5;
-const refusal = (message: string) => Object.assign(new Error(message), { returnCode: NOT_AUTHORIZED });
+const SERVER_UNAVAILABLE = 3;
+const refusal = (message: string, returnCode = NOT_AUTHORIZED) => Object.assign(new Error(message), { returnCode });
+/** The device could not be looked up (the database did not answer): not a verdict on the device, which tries again. */
+class LookupFailed extends Error {}
 
 /** A TLS handshake that has not finished by then is dropped. */
 const HANDSHAKE_TIMEOUT_MS = 10_000;
@@ -62,7 +65,11 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
   static async create(authority: DeviceAuthority, log: FastifyBaseLogger): Promise<EmbeddedBus> {
     const bus = new EmbeddedBus(authority, log);
     const broker = await Aedes.createBroker({
-      authenticate: (client, _username, _password, done) => void bus.authenticate(client).then((ok) => done(ok ? null : refusal('not authorized'), ok)),
+      authenticate: (client, _username, _password, done) =>
+        void bus.authenticate(client).then(
+          (ok) => done(ok ? null : refusal('not authorized'), ok),
+          (err: unknown) => done(err instanceof LookupFailed ? refusal('server unavailable', SERVER_UNAVAILABLE) : refusal('not authorized'), false),
+        ),
       authorizePublish: (client, packet, done) => done(bus.authorizePublish(client, packet.topic, packet.payload) ? null : new Error('publish refused')),
       authorizeSubscribe: (client, subscription, done) => done(null, bus.authorizeSubscribe(client, subscription.topic) ? subscription : null),
       authorizeForward: (client, packet) => (bus.authorizeForward(client, packet) ? packet : null),
@@ -227,8 +234,8 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
     try {
       current = await this.authority.isCurrentCertificate(deviceId, serial);
     } catch (err) {
-      this.log.error({ err, deviceId }, 'mqtt connect refused: the device could not be looked up');
-      return false;
+      this.log.error({ err, deviceId }, 'mqtt connect refused for now: the device could not be looked up');
+      throw new LookupFailed('the device could not be looked up', { cause: err });
     }
     if (!current || cut !== (this.cuts.get(deviceId) ?? 0)) {
       this.log.info({ deviceId, serial }, 'mqtt connect refused: the certificate is not the one the device holds now');
