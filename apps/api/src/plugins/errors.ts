@@ -131,6 +131,7 @@ export function registerErrorHandling(app: FastifyInstance, apiPrefix: string) {
   });
 
   app.setNotFoundHandler((request, reply) => {
+    if (app.hasDecorator('metrics')) app.metrics.unmatched(request, reply);
     // Only client routes (no file extension) fall back to the portal; a missing file is a 404, not index.html.
     const pathname = request.url.split('?')[0] ?? '';
     const isClientRoute = !/\.[A-Za-z0-9]+$/.test(pathname);

@@ -26,6 +26,8 @@ export interface Metrics {
   signIns: Counter<'outcome'>;
   rateLimited: Counter<'route'>;
   webhookDeliveries: Counter<'outcome'>;
+  /** A request no route took (the not-found handler calls it): its duration is recorded as `unmatched`. */
+  unmatched(request: FastifyRequest, reply: FastifyReply): void;
   /** The metrics port's server (with the admin routes); null until listen(). */
   server: FastifyInstance | null;
   /**
@@ -232,10 +234,8 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
     const existing = route.onSend as unknown;
     (route as unknown as Record<string, unknown>).onSend = [...(existing ? [existing].flat() : []), timed];
   });
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (request.is404) record('unmatched', request, reply);
-    done(null, payload);
-  });
+  // What no route took is timed by the not-found handler (plugins/errors.ts calls `unmatched`), not by a
+  // hook on every request: that global hook alone cost the get 0.02–0.03× of bare Fastify.
 
   const serve = async (_request: FastifyRequest, reply: FastifyReply) => {
     const body = await registry.metrics();
@@ -259,6 +259,7 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
     signIns,
     rateLimited,
     webhookDeliveries,
+    unmatched: (request, reply) => void reply.raw.once('finish', () => record('unmatched', request, reply)),
     server: null,
     async listen(host = options.host ?? '127.0.0.1', port = options.port) {
       if (port === undefined) return null;
