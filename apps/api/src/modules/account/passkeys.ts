@@ -32,6 +32,7 @@ import {
 import { pickLanguage } from '@latchkey/email';
 import { accountTokens, passkeys, sessions, users, webauthnChallenges } from '../../db/schema.js';
 import { AppError, badRequest, conflict, notFound, unauthorized } from '../../errors.js';
+import { refuseWrongCode } from '../../lib/code-tries.js';
 import { refuseIfExceeded } from '../../plugins/rate-limit.js';
 import { createSession } from '../auth/auth.service.js';
 import { afterReply, PURPOSE, sendAccountEmail } from './account-trust.service.js';
@@ -131,16 +132,7 @@ async function spendPasskeyCode(app: App, userId: string, code: string): Promise
   const expected = Buffer.from(app.keyCodes.open(pending.sealedCode), 'utf8');
   const given = Buffer.from(code, 'utf8');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    const [counted] = await app.db
-      .update(accountTokens)
-      .set({ attempts: sql`${accountTokens.attempts} + 1` })
-      .where(and(eq(accountTokens.id, pending.id), isNull(accountTokens.usedAt), lt(accountTokens.attempts, KEY_CODE_MAX_ATTEMPTS)))
-      .returning({ attempts: accountTokens.attempts });
-    if (!counted || counted.attempts >= KEY_CODE_MAX_ATTEMPTS) {
-      await app.db.update(accountTokens).set({ usedAt: new Date() }).where(eq(accountTokens.id, pending.id));
-      throw badRequest(accountErrors.codeTooManyTries);
-    }
-    throw badRequest(passkeyErrors.codeWrong);
+    return refuseWrongCode(app.db, pending.id, passkeyErrors.codeWrong);
   }
   // One UPDATE: of two uses at once, one wins.
   const spent = await app.db

@@ -1,9 +1,10 @@
 import { createPublicKey, randomInt, verify } from 'node:crypto';
-import { and, desc, eq, isNull, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, isNull, lt } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { accountErrors, KEY_CODE_MAX_ATTEMPTS, KEY_CODE_TTL_MINUTES, type CertificateResponse, type Language } from '@latchkey/contract';
 import { accountTokens, certifiedKeys, users } from '../../db/schema.js';
 import { badRequest } from '../../errors.js';
+import { refuseWrongCode } from '../../lib/code-tries.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
 import { PURPOSE, sendAccountEmail } from '../account/account-trust.service.js';
 import { checkEphemeralKey, type CertificateIssuer } from './certificates.service.js';
@@ -62,17 +63,7 @@ export async function checkKeyCode(app: FastifyInstance, issuer: CertificateIssu
   const signature = readSignature(verificationSignature);
   const code = app.keyCodes.open(pending.sealedCode);
   if (!signature || !verify(null, Buffer.from(code, 'utf8'), publicKey, signature)) {
-    // One more wrong try, counted in the row (any instance); the fifth spends the code.
-    const [counted] = await app.db
-      .update(accountTokens)
-      .set({ attempts: sql`${accountTokens.attempts} + 1` })
-      .where(and(eq(accountTokens.id, pending.id), isNull(accountTokens.usedAt), lt(accountTokens.attempts, KEY_CODE_MAX_ATTEMPTS)))
-      .returning({ attempts: accountTokens.attempts });
-    if (!counted || counted.attempts >= KEY_CODE_MAX_ATTEMPTS) {
-      await app.db.update(accountTokens).set({ usedAt: new Date() }).where(eq(accountTokens.id, pending.id));
-      throw badRequest(accountErrors.codeTooManyTries);
-    }
-    throw badRequest(accountErrors.codeWrong);
+    return refuseWrongCode(app.db, pending.id, accountErrors.codeWrong);
   }
   const spent = await app.db.transaction(async (tx) => {
     const [row] = await tx
