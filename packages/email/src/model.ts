@@ -33,8 +33,13 @@ export interface EmailModel {
   };
 }
 
-/** The sample's button target when the application has no app link: a placeholder, never followed. */
-const SAMPLE_ACCEPT_URL = 'https://example.com/accept-key';
+interface Content {
+  subject: string;
+  heading: string;
+  paragraphs: string[];
+  code: string | null;
+  action: { text: string; href: string } | null;
+}
 
 /** A name as given, or null when it is blank (the texts then read without it). */
 const named = (value: string | null | undefined) => value?.trim() || null;
@@ -44,7 +49,7 @@ function formatDate(date: Date, language: Language): string {
   return `${new Intl.DateTimeFormat(language, { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' }).format(date)} UTC`;
 }
 
-function content(branding: EmailBranding, message: EmailMessage, words: EmailTexts, language: Language) {
+function content(branding: EmailBranding, message: EmailMessage, words: EmailTexts, language: Language): Content {
   const app = branding.name.trim();
   switch (message.kind) {
     case 'invitation': {
@@ -57,18 +62,10 @@ function content(branding: EmailBranding, message: EmailMessage, words: EmailTex
         action: href ? { text: words.invitation.action, href } : null,
       };
     }
-    case 'sample': {
-      // A sender named like the application adds nothing ("Front Door … with Front Door"): read without it.
-      const sender = named(branding.emailPreferences.senderName);
-      const distinctSender = sender && sender.toLowerCase() !== app.toLowerCase() ? sender : null;
-      return {
-        subject: words.sample.subject(distinctSender, app),
-        heading: words.sample.heading(named(message.recipientName)),
-        paragraphs: [words.sample.given(distinctSender, named(message.lockName)), words.sample.howTo(app)],
-        code: null,
-        action: { text: words.sample.action, href: safeHref(branding.appLink) ?? SAMPLE_ACCEPT_URL },
-      };
-    }
+    case 'sample':
+      // The preview and the branding test are the share email itself, with a sample door: the same
+      // button (only with an app link), the same words, so what is previewed is what is sent.
+      return content(branding, { kind: 'keyShare', lockName: message.lockName ?? '', recipientName: message.recipientName ?? null, acceptUrl: branding.appLink ?? null }, words, language);
     case 'keyShare': {
       const sender = named(message.sharedBy) ?? named(branding.emailPreferences.senderName);
       const distinctSender = sender && sender.toLowerCase() !== app.toLowerCase() ? sender : null;

@@ -14,6 +14,7 @@ function branding(overrides: Partial<EmailBranding> = {}, prefs: Partial<EmailBr
     mailingAddress: '1 High Street, Town',
     privacyPolicy: 'https://acme.example/privacy',
     supportContact: 'mailto:help@acme.example',
+    appLink: 'https://acme.example/app',
     ...overrides,
     emailPreferences: {
       senderName: 'Acme Team',

@@ -29,7 +29,10 @@ export interface InvitationMessage {
   inviterName?: string | null;
 }
 
-/** The sample shown by the preview: a key shared with someone, as the application's users would get it. */
+/**
+ * The sample shown by the preview and the branding test email: the share email as the application's users
+ * would get it, with a sample door; its button only when the application has an app link, as sent.
+ */
 export interface SampleMessage {
   kind: 'sample';
   recipientName?: string;

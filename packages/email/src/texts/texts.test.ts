@@ -13,6 +13,7 @@ function branding(senderName: string | null, name = 'Front Door'): EmailBranding
     mailingAddress: 'Hauptstraße 1, Berlin',
     privacyPolicy: 'https://frontdoor.example/privacy',
     supportContact: 'mailto:help@frontdoor.example',
+    appLink: 'https://frontdoor.example/app',
     emailPreferences: { senderName, primaryColour: '#112233', secondaryColour: '#44AA66', onlySendEssentialEmails: true, callToAction: null },
   };
 }

@@ -38,6 +38,7 @@ beforeAll(async () => {
     senderName: PAYLOAD,
     privacyPolicy: 'https://acme.example/privacy',
     supportContact: 'mailto:help@acme.example',
+    appLink: 'https://acme.example/app',
     primaryColour: '#123456',
     secondaryColour: '#654321',
     onlySendEssentialEmails: true,
