@@ -1,3 +1,4 @@
+import { apiErrors } from '@latchkey/contract';
 import { describe, expect, it } from 'vitest';
 import { json, makeJwt, nowSeconds, sampleAccount, stubFetch } from '../test/helpers';
 import { ApiError, request, requestJson } from './http';
@@ -36,6 +37,16 @@ describe('http client', () => {
     stubFetch(() => json({ code: 401, message: 'You need to sign in' }, 401));
     await expect(request('/account')).rejects.toMatchObject({ status: 401 });
     expect(getSession().token).toBeNull();
+  });
+
+  it('a wrong current password (401) is shown as is: no token refresh, no second password check, the session kept', async () => {
+    const token = makeJwt({ exp: nowSeconds() + 600 });
+    storeSignIn({ authToken: token, refreshToken: 'r1', privateKey: 'a', publicKey: 'b' });
+    const calls = stubFetch(() => json({ code: 401, message: apiErrors.wrongOldPassword }, 401));
+    const error = await request('/account/password', { method: 'POST', body: { oldPassword: 'wrong', newPassword: 'abcdef' } }).catch((e) => e);
+    expect(error).toMatchObject({ status: 401, message: apiErrors.wrongOldPassword });
+    expect(calls.map((c) => c.url)).toEqual(['/api/account/password']);
+    expect(getSession()).toMatchObject({ token, refreshToken: 'r1' });
   });
 
   it('reports a network failure as status 0', async () => {

@@ -1,4 +1,4 @@
-import { API_V2_ACCEPT, errorBodySchema, refreshResponseSchema, type ErrorHint } from '@latchkey/contract';
+import { API_V2_ACCEPT, apiErrors, errorBodySchema, refreshResponseSchema, type ErrorHint } from '@latchkey/contract';
 import { getI18n } from 'react-i18next';
 import { decodeClaims, isExpired } from './jwt';
 import { localText } from './server-text';
@@ -101,6 +101,21 @@ function tokenIsStale(token: string): boolean {
   return claims === null || isExpired(claims);
 }
 
+/**
+ * A 401 that answers what the person typed (the current password when changing it), not the session:
+ * the session is fine, so it is neither refreshed nor retried — a retry would check the password twice.
+ */
+const TYPED_SECRET_REFUSALS: ReadonlySet<string> = new Set([apiErrors.wrongOldPassword]);
+
+async function refusesTypedSecret(res: Response): Promise<boolean> {
+  try {
+    const parsed = errorBodySchema.safeParse(await res.clone().json());
+    return parsed.success && TYPED_SECRET_REFUSALS.has(parsed.data.message);
+  } catch {
+    return false;
+  }
+}
+
 /** The one place the portal talks to the API: bearer token, refresh on expiry or 401, typed errors. */
 export async function request(path: string, opts: RequestOptions = {}): Promise<Response> {
   const useAuth = opts.auth ?? true;
@@ -112,7 +127,7 @@ export async function request(path: string, opts: RequestOptions = {}): Promise<
   let token = getSession().token;
   if (token && tokenIsStale(token) && (await refreshSession())) token = getSession().token;
   let res = await send(path, opts, token);
-  if (res.status === 401 && getSession().refreshToken) {
+  if (res.status === 401 && getSession().refreshToken && !(await refusesTypedSecret(res))) {
     if (await refreshSession()) res = await send(path, opts, getSession().token);
     else clearSession();
   }
