@@ -52,6 +52,12 @@ export const deviceConfigUserSchema = z.object({
   end: z.nullable(z.number()),
   /** A share's days and hours (an addition to the document's shape; absent = any time). */
   timeWindow: z.optional(z.nullable(timeRuleSchema)),
+  /**
+   * Epoch seconds: an operation signed under a certificate of this user whose notBefore is earlier is
+   * refused. Set when the user's earlier certificates were ended (a password reset or change); absent or
+   * null = none ended.
+   */
+  certifiedAfter: z.optional(z.nullable(z.int())),
 });
 export type DeviceConfigUser = z.infer<typeof deviceConfigUserSchema>;
 

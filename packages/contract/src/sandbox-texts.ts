@@ -54,6 +54,7 @@ export const operationErrors = {
   foreignChain: 'The certificate chain does not end at the Latchkey platform CA',
   certificateExpired: 'The certificate has expired; register the key again at /auth/certificate',
   certificateNotYetValid: 'The certificate is not valid yet',
+  certificateRevoked: 'The certificate predates a password reset or change that ended the earlier keys; register the key again at /auth/certificate',
   signature: 'The operation signature does not match the key of the certificate',
   claimsInvalid: 'The operation claims are not a JSON object',
   issuer: 'The operation issuer (iss) is not the user the certificate was issued to',

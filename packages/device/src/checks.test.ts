@@ -172,6 +172,17 @@ describe('verifyOperation refuses, with the reason', () => {
     expect(reasonOf(unlock(), { config: current })).toBe('accepted');
   });
 
+  it('a certificate of the user issued before their certifiedAfter; one from that second on, and any without it, is accepted', async () => {
+    const cutOff = Math.floor(Date.now() / 1000) - 1800;
+    const earlier = await issueLeaf(ca, { userId: alice.userId, notBefore: (cutOff - 1) * 1000 });
+    const later = await issueLeaf(ca, { userId: alice.userId, notBefore: cutOff * 1000 });
+    const ended = testConfig(LOCK, [configUser(alice, { certifiedAfter: cutOff })]);
+    expect(reasonOf(unlock(earlier), { config: ended })).toBe(operationErrors.certificateRevoked);
+    expect(reasonOf(unlock(later), { config: ended })).toBe('accepted');
+    expect(reasonOf(unlock(earlier), { config: testConfig(LOCK, [configUser(alice, { certifiedAfter: null })]) })).toBe('accepted');
+    expect(reasonOf(unlock(earlier))).toBe('accepted');
+  });
+
   it('a USER signing what only an ADMIN may do', () => {
     const share = { type: 'ADD_USER', user: randomUUID(), role: 'USER' };
     expect(reasonOf(unlock(alice, { operation: share }))).toBe(operationErrors.adminOnly);

@@ -25,8 +25,8 @@ import type { IssuedLeaf, PlatformTrust } from './trust.js';
 /**
  * What a lock checks before it acts, from its own config and the platform CA alone: the operation's
  * chain, signature, issuer, subject, times, single use, the user's place in the config (bounds, window,
- * role) and the lock's time and location rules. The same checks run on the platform; a lock that is
- * offline makes the same decision.
+ * role, a certificate no older than the user's `certifiedAfter`) and the lock's time and location rules.
+ * The same checks run on the platform; a lock that is offline makes the same decision.
  */
 
 export type Verdict<T> = ({ ok: true } & T) | { ok: false; reason: string };
@@ -88,6 +88,8 @@ function checkOperation(jws: string, { config, lockId, platformCa, now, replayCa
 
   if (!config) return refuse(deviceRefusals.noConfig);
   const user = config.users.find((u) => u.userId === leaf.userId) ?? refuse(operationErrors.noAccess);
+  // The platform ended this user's earlier certificates (a password reset or change): only later ones count.
+  if (typeof user.certifiedAfter === 'number' && leaf.notBefore < user.certifiedAfter * 1000) refuse(operationErrors.certificateRevoked);
   const termsProblem = checkUserTerms(user, now);
   if (termsProblem) refuse(termsProblem);
   if (operation.type === 'MUTATE_LOCK') {

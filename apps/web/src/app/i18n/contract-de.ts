@@ -147,6 +147,8 @@ export const contractDe: Catalogue<typeof contractEn> = {
     certificateExpired:
       'Das Zertifikat ist abgelaufen; registrieren Sie den Schlüssel erneut bei /auth/certificate',
     certificateNotYetValid: 'Das Zertifikat ist noch nicht gültig',
+    certificateRevoked:
+      'Das Zertifikat stammt von vor einem Zurücksetzen oder Ändern des Passworts, das die früheren Schlüssel beendet hat; registrieren Sie den Schlüssel erneut bei /auth/certificate',
     signature: 'Die Signatur der Operation passt nicht zum Schlüssel des Zertifikats',
     claimsInvalid: 'Die Claims der Operation sind kein JSON-Objekt',
     issuer:

@@ -93,6 +93,7 @@ export function currentLocation(): Promise<OperationLocation> {
 const CERTIFICATE_REFUSALS: readonly string[] = [
   operationErrors.certificateExpired,
   operationErrors.certificateNotYetValid,
+  operationErrors.certificateRevoked,
   operationErrors.foreignChain,
   operationErrors.x5cInvalid,
   operationErrors.issuer,
