@@ -30,6 +30,12 @@ export const users = pgTable(
     inviteExpiresAt: timestamp('invite_expires_at', { withTimezone: true }),
     passwordChangeRequired: boolean('password_change_required').notNull().default(false),
     emailVerified: boolean('email_verified').notNull().default(false),
+    /**
+     * Certificates issued to the user before this instant are refused, by the platform and (through the
+     * configs, in whole seconds) by every device: set when a password reset or change ends the earlier keys.
+     * Later certificates are issued with a notBefore no earlier than it.
+     */
+    certifiedAfter: timestamp('certified_after', { withTimezone: true }),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex('users_email_key').on(t.email)],
