@@ -1,6 +1,7 @@
 import { buildApp, SECRETS_UNENCRYPTED_WARNING } from './app.js';
 import type { Config } from './config.js';
 import { registerAdminRoutes, serveAdminSocket } from './backup.js';
+import { checkPorts, PortError, portProblem, servicePorts, type ServicePort } from './port-check.js';
 
 /**
  * Starts and stops; nothing else. SIGTERM (a rolling restart): first the drain (SHUTDOWN_DRAIN_SECONDS, 5 s
@@ -13,7 +14,28 @@ import { registerAdminRoutes, serveAdminSocket } from './backup.js';
  * from the drain: docs/deploy.md, rolling restarts.
  */
 export async function run(config: Config): Promise<void> {
+  // Every port is checked before anything starts, so a busy one costs no start-up and leaves no log of a
+  // server that then fails: one line naming the variable to change, exit 1.
+  const ports = servicePorts(config);
+  try {
+    await checkPorts(ports);
+  } catch (error) {
+    if (error instanceof PortError) exitWith(error.message);
+    throw error;
+  }
   const app = await buildApp(config, { adminRoutes: registerAdminRoutes });
+  // Taken between the check and the listen (another program started meanwhile): the same line.
+  async function open<T>(variable: ServicePort['variable'], listen: () => Promise<T>): Promise<T> {
+    try {
+      return await listen();
+    } catch (error) {
+      const port = ports.find((p) => p.variable === variable);
+      const problem = port && portProblem(port, error);
+      if (!problem) throw error;
+      await app.close().catch(() => undefined);
+      return exitWith(problem);
+    }
+  }
 
   let closing = false;
   async function shutdown(signal: string) {
@@ -44,10 +66,10 @@ export async function run(config: Config): Promise<void> {
 
   // The embedded database's backups go through the running service (docs/decisions/0011-backups.md).
   await serveAdminSocket(app);
-  await app.listen({ host: config.host, port: config.port });
-  const metricsAt = await app.metrics.listen();
+  await open('PORT', () => app.listen({ host: config.host, port: config.port }));
+  const metricsAt = await open('METRICS_PORT', () => app.metrics.listen());
   // The embedded device broker's mutual-TLS port (none with an external broker, MQTT_URL).
-  const mqttPort = await app.mqtt.listen();
+  const mqttPort = await open('MQTT_PORT', () => app.mqtt.listen());
   if (mqttPort !== null) app.log.info(`Devices connect over MQTT with TLS on port ${mqttPort}`);
   if (metricsAt) app.log.info(`Metrics at ${metricsAt}/metrics`);
   const url = config.publicUrl;
@@ -55,4 +77,10 @@ export async function run(config: Config): Promise<void> {
   // The one line a person starting `npm start` looks for.
   console.log(`\n  Latchkey portal: ${url}\n  API docs:        ${url}${config.apiPrefix}/docs\n`);
   if (!config.secretsEncryptionKey) console.warn(`  Warning: ${SECRETS_UNENCRYPTED_WARNING}\n`);
+}
+
+/** A problem the person starting the service fixes with a variable: its line alone, no stack, exit 1. */
+function exitWith(message: string): never {
+  console.error(`latchkey: ${message}`);
+  process.exit(1);
 }
