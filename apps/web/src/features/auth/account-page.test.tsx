@@ -49,6 +49,22 @@ describe('AccountPage (issue 29)', () => {
     expect(await screen.findByText(accountErrors.lastOwner)).toBeInTheDocument();
   });
 
+  it('says how hard the new password is to guess, counting the account’s own email and name as guessable', async () => {
+    stub();
+    const user = userEvent.setup();
+    renderRoute(<AccountPage />, { path: '/account', initial: '/account' });
+    const field = await screen.findByLabelText(/^New password/);
+    await user.type(field, 'password');
+    expect(await screen.findByText('Password strength: very weak')).toBeInTheDocument();
+    await user.clear(field);
+    await user.type(field, 'tuba-Orchid-57-glacier!');
+    expect(await screen.findByText('Password strength: very strong')).toBeInTheDocument();
+    // The account's own address is the first thing an attacker tries.
+    await user.clear(field);
+    await user.type(field, 'me@example.com');
+    expect(await screen.findByText('Password strength: very weak')).toBeInTheDocument();
+  });
+
   it('changes the password with the current one', async () => {
     const calls = stub();
     const user = userEvent.setup();

@@ -17,10 +17,11 @@ import {
 } from '@mui/material';
 import { useMutation } from '@tanstack/react-query';
 import { useEffect, useId, useState } from 'react';
-import { useForm } from 'react-hook-form';
+import { useForm, useWatch } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { ConfirmDialog } from '../../components/ui/confirm-dialog';
 import { FormTextField } from '../../components/ui/form-text-field';
+import { PasswordStrengthHint } from '../../components/ui/password-strength-hint';
 import { MessageDialog } from '../../components/ui/message-dialog';
 import { showSaved } from '../../components/ui/saved-notice';
 import { formatDateTime } from '../../lib/dates';
@@ -118,6 +119,8 @@ function PasswordCard() {
   const { t } = useTranslation();
   const [error, setError] = useState<string | null>(null);
   const form = useForm({ resolver: zodResolver(changePasswordSchema), defaultValues: { oldPassword: '', newPassword: '' }, mode: 'onTouched' });
+  const newPassword = useWatch({ control: form.control, name: 'newPassword' });
+  const account = useAccount();
   const onSubmit = form.handleSubmit(async (values) => {
     setError(null);
     try {
@@ -136,6 +139,7 @@ function PasswordCard() {
       <Box component="form" noValidate onSubmit={onSubmit} sx={{ display: 'grid', gap: 1, maxWidth: 420 }}>
         <FormTextField control={form.control} name="oldPassword" type="password" autoComplete="current-password" label={t('account.currentPassword')} />
         <FormTextField control={form.control} name="newPassword" type="password" autoComplete="new-password" label={t('recovery.newPassword')} />
+        <PasswordStrengthHint password={newPassword} userInputs={[account.data?.email ?? '', account.data?.displayName ?? '']} />
         {error ? <Alert severity="error">{error}</Alert> : null}
         <Box>
           <Button type="submit" variant="contained" disabled={form.formState.isSubmitting}>

@@ -2,10 +2,11 @@ import { zodResolver } from '@hookform/resolvers/zod';
 import { registerFormSchema, type AuthErrorEntry } from '@latchkey/contract';
 import { Box, Button, Checkbox, FormControlLabel, FormHelperText, Link } from '@mui/material';
 import { useState } from 'react';
-import { Controller, useForm } from 'react-hook-form';
+import { Controller, useForm, useWatch } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useNavigate } from 'react-router';
 import { paths } from '../../app/paths';
+import { PasswordStrengthHint } from '../../components/ui/password-strength-hint';
 import { visuallyHidden } from '../../components/ui/visually-hidden';
 import { usePortalConfig } from '../../lib/config';
 import { completeSignIn, register } from './api';
@@ -26,6 +27,7 @@ export function RegisterPage() {
     defaultValues: { email: '', displayName: '', password: '', repeatPassword: '', agreement: false as unknown as true },
   });
   const { isSubmitting } = form.formState;
+  const [email, displayName, password] = useWatch({ control: form.control, name: ['email', 'displayName', 'password'] });
 
   const onSubmit = form.handleSubmit(async ({ email, displayName, password }) => {
     setError(null);
@@ -54,6 +56,7 @@ export function RegisterPage() {
         autoComplete="new-password"
         required
       />
+      <PasswordStrengthHint password={password} userInputs={[email, displayName]} />
       <AuthTextField
         control={form.control}
         name="repeatPassword"

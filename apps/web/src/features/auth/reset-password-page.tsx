@@ -3,10 +3,11 @@ import { addRecoveryTexts } from './recovery-texts';
 import { accountErrors, resetPasswordFormSchema } from '@latchkey/contract';
 import { Alert, Button, Typography } from '@mui/material';
 import { useState } from 'react';
-import { useForm } from 'react-hook-form';
+import { useForm, useWatch } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useNavigate, useSearchParams } from 'react-router';
 import { paths } from '../../app/paths';
+import { PasswordStrengthHint } from '../../components/ui/password-strength-hint';
 import { ApiError, errorMessage } from '../../lib/http';
 import { resetPassword } from '../../lib/trust-api';
 import { completeSignIn } from './api';
@@ -29,6 +30,7 @@ export function ResetPasswordPage() {
   const token = params.get('token') ?? '';
   const [error, setError] = useState<{ message: string; spent: boolean } | null>(null);
   const form = useForm({ resolver: zodResolver(resetPasswordFormSchema), mode: 'onTouched', defaultValues: { password: '', repeatPassword: '' } });
+  const password = useWatch({ control: form.control, name: 'password' });
 
   const onSubmit = form.handleSubmit(async ({ password }) => {
     setError(null);
@@ -64,6 +66,7 @@ export function ResetPasswordPage() {
         <>
           <Typography>{t('recovery.resetIntro')}</Typography>
           <AuthTextField control={form.control} name="password" label={t('recovery.newPassword')} type="password" autoComplete="new-password" required />
+          <PasswordStrengthHint password={password} />
           <AuthTextField
             control={form.control}
             name="repeatPassword"
