@@ -62,6 +62,7 @@ import { registerVirtualDevices } from './modules/devices/virtual/virtual-device
 import { devicesRoutes } from './modules/devices/devices.routes.js';
 import { tilesRoutes } from './modules/tiles/tiles.routes.js';
 import { sitesRoutes } from './modules/sites/sites.routes.js';
+import { downloadsRoutes, platformSetupRoutes } from './modules/downloads/downloads.routes.js';
 import { createLogoStorage } from './plugins/storage/index.js';
 import { createMailer } from './plugins/mailer/index.js';
 
@@ -111,6 +112,8 @@ export interface BuildOptions {
   logStream?: { write(line: string): void };
   /** Routes for the metrics port beside /metrics (main.ts: the embedded database's backup). */
   adminRoutes?: (server: FastifyInstance, app: FastifyInstance) => Promise<void> | void;
+  /** Where the device package's tarball is (tests); by default apps/api/dist/downloads, from the build. */
+  downloadsDir?: string;
 }
 
 /**
@@ -324,11 +327,13 @@ async function registerHttp(app: FastifyInstance, config: Config, options: Build
       await api.register(tilesRoutes);
       await api.register(sitesRoutes);
       await api.register(webhookTestEventRoutes);
+      await api.register(platformSetupRoutes, { dir: options.downloadsDir });
     },
     { prefix: config.apiPrefix },
   );
   await app.register(cdnRoutes);
   await app.register(jwksRoutes);
+  await app.register(downloadsRoutes, { dir: options.downloadsDir });
 
   await registerSpa(app, config);
 }

@@ -173,7 +173,7 @@ describe.each(BROKERS)('a latchkey-device process through $broker', ({ external 
       if (external) {
         // The device CA lives in the database the test app created: the broker's certificates come from it.
         mosquitto = await startMosquitto(t.app.deviceCa, await deviceCrl(t.app.db, t.app.deviceCa));
-        app = await buildApp({ ...t.app.config, mqtt: { ...t.app.config.mqtt, url: mosquitto.url, publicUrl: mosquitto.url } }, { database: t.database, logger: false });
+        app = await buildApp({ ...t.app.config, mqtt: { ...t.app.config.mqtt, url: mosquitto.url, publicUrl: mosquitto.deviceUrl } }, { database: t.database, logger: false });
       } else {
         await app.mqtt.listen();
       }
@@ -226,7 +226,7 @@ describe.each(BROKERS)('a latchkey-device process through $broker', ({ external 
       const [row] = await t.database.db.select().from(lockDevices).where(eq(lockDevices.id, deviceId));
       expect(row!.certificateSerial).toBe(certificate.serialNumber.toLowerCase());
       const identity = JSON.parse(fs.readFileSync(path.join(dir, 'device.json'), 'utf8')) as { deviceId: string; lockId: string; mqttUrl: string };
-      expect(identity).toMatchObject({ deviceId, lockId, mqttUrl: external ? mosquitto!.url : `mqtts://127.0.0.1:${app.mqtt.port}` });
+      expect(identity).toMatchObject({ deviceId, lockId, mqttUrl: external ? mosquitto!.deviceUrl : `mqtts://127.0.0.1:${app.mqtt.port}` });
       expect((await deviceStatus()).body).toMatchObject({ deviceId, provisioned: true, connected: false });
     });
 
@@ -316,7 +316,7 @@ describe.each(BROKERS)('a latchkey-device process through $broker', ({ external 
       expect(await eventually(() => refusal.test(since()) && (since().match(/Not connected to/g) ?? []).length >= 2, 10_000), since()).toBe(true);
       expect(since()).not.toMatch(/Connected to/);
       // The same certificate and key, presented afresh, are refused the same way.
-      const direct = mqtt.connect(external ? mosquitto!.url : `mqtts://127.0.0.1:${app.mqtt.port}`, {
+      const direct = mqtt.connect(external ? mosquitto!.deviceUrl : `mqtts://127.0.0.1:${app.mqtt.port}`, {
         cert: fs.readFileSync(path.join(dir, 'certificate.pem')),
         key: fs.readFileSync(path.join(dir, 'key.pem')),
         ca: fs.readFileSync(path.join(dir, 'device-ca.pem')),

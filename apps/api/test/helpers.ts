@@ -53,7 +53,7 @@ export interface TestApp {
 }
 
 /** A real app on a real, freshly migrated database. Call close() in afterAll. */
-export async function createTestApp(env: Env = {}, build: Pick<BuildOptions, 'cors'> = {}): Promise<TestApp> {
+export async function createTestApp(env: Env = {}, build: Pick<BuildOptions, 'cors' | 'downloadsDir'> = {}): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-test-'));
   const config = loadConfig({
     DATA_DIR: dataDir,
