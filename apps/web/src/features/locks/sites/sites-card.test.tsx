@@ -85,4 +85,15 @@ describe('Sites card (Locks page)', () => {
     await u.click(within(dialog).getByRole('button', { name: 'Save' }));
     expect(await within(sitesList).findByText('HQ')).toBeInTheDocument();
   });
+
+  it('writes each lock’s name above its site choice, never over "No site"', async () => {
+    storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
+    stubFetch((call) => (call.url === SITES ? json([site({})]) : json({ code: 404, message: 'Not found' }, 404)));
+    renderRoute(<SitesCard appId="app-1" locks={[sampleLock()]} />);
+    const select = await screen.findByRole('combobox', { name: 'Front Door' });
+    expect(select).toHaveDisplayValue('No site');
+    // MUI draws an unshrunk label inside the field, on top of the chosen option's text.
+    const label = document.querySelector(`label[for="${select.id}"]`);
+    expect(label).toHaveAttribute('data-shrink', 'true');
+  });
 });

@@ -96,7 +96,9 @@ export function SitesCard({ appId, locks }: { appId: string; locks: Lock[] }) {
                 select
                 size="small"
                 label={lock.name}
-                slotProps={{ select: { native: true } }}
+                // A native select always shows its chosen option ("No site" too): the label sits above it,
+                // never over it.
+                slotProps={{ select: { native: true }, inputLabel: { shrink: true } }}
                 value={siteOf(lock.id)}
                 onChange={(e) =>
                   void run(() => move.mutateAsync({ lockId: lock.id, siteId: e.target.value || null }), {
