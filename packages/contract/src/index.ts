@@ -29,3 +29,4 @@ export * from './device-texts.js';
 export * from './devices.js';
 export * from './device-messages.js';
 export * from './usage-rules.js';
+export * from './platform-setup.js';
