@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -9,6 +9,7 @@ import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { knownMigrations, type Database } from './db/client.js';
+import { bearerMatches } from './lib/bearer-token.js';
 
 /**
  * Backups that restore (docs/decisions/0011-backups.md).
@@ -160,12 +161,10 @@ function run(command: string, args: string[]): Promise<Buffer> {
 export function registerAdminRoutes(server: FastifyInstance, app: FastifyInstance): void {
   if (app.database.kind !== 'pglite') return;
   const token = app.config.metrics.token;
-  const expected = token ? Buffer.from(`Bearer ${token}`) : null;
   server.post('/admin/backup', async (request, reply) => {
-    if (!expected)
+    if (!token)
       return reply.code(403).send({ code: 403, message: 'Backups over HTTP need METRICS_TOKEN (then send it as a bearer token); without it, run `npm run backup` on the host.' });
-    const given = Buffer.from(request.headers.authorization ?? '');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    if (!bearerMatches(request.headers.authorization, token))
       return reply.code(401).header('www-authenticate', 'Bearer realm="admin"').send({ code: 401, message: 'A bearer token (METRICS_TOKEN) is needed for /admin/backup' });
     return reply.type('application/octet-stream').send(await backupPglite(app.database));
   });

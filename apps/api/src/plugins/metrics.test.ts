@@ -66,6 +66,13 @@ describe('GET /metrics', () => {
     expect((await t.app.inject({ url: '/metrics', headers: { authorization: TOKEN } })).statusCode).toBe(401);
   });
 
+  it('takes the bearer scheme in any case, as HTTP auth schemes are, and still refuses a wrong token whatever its case', async () => {
+    for (const scheme of ['bearer', 'BEARER', 'BeArEr'])
+      expect((await t.app.inject({ url: '/metrics', headers: { authorization: `${scheme} ${TOKEN}` } })).statusCode).toBe(200);
+    expect((await t.app.inject({ url: '/metrics', headers: { authorization: `bearer ${TOKEN.toUpperCase()}` } })).statusCode).toBe(401);
+    expect((await t.app.inject({ url: '/metrics', headers: { authorization: `Basic ${TOKEN}` } })).statusCode).toBe(401);
+  });
+
   it('is not served on the public port when METRICS_TOKEN is not set', async () => {
     const other = await createTestApp({ OUTBOUND_ALLOW: '127.0.0.1' }); // the outbound guard is process-wide
     try {

@@ -1,10 +1,10 @@
-import { timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { OPERATION_TYPES, operationErrors } from '@latchkey/contract';
 import type { Database } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { RequestDurations, type Series } from '../lib/request-durations.js';
+import { bearerMatches } from '../lib/bearer-token.js';
 
 /**
  * Prometheus metrics: one registry per app (tests build several apps in one process), the
@@ -242,10 +242,9 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
     return reply.type(registry.contentType).header('cache-control', 'no-store').send(body);
   };
   if (options.token) {
-    const expected = Buffer.from(`Bearer ${options.token}`);
+    const token = options.token;
     app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
-      const given = Buffer.from(request.headers.authorization ?? '');
-      if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      if (!bearerMatches(request.headers.authorization, token))
         return reply.code(401).header('www-authenticate', 'Bearer realm="metrics"').send({ code: 401, message: 'A bearer token (METRICS_TOKEN) is needed for /metrics' });
       return serve(request, reply);
     });
