@@ -22,6 +22,7 @@ import { Outbound } from './lib/outbound.js';
 import { Issuers } from './lib/issuer-discovery.js';
 import { ApplicationReads } from './modules/applications/applications.service.js';
 import { isUnder, pathOf } from './lib/url-paths.js';
+import { RequestLog, serializeRequest } from './lib/request-log.js';
 import { registerAuth, registerOwnership } from './plugins/auth.js';
 import { registerCors, type CorsOptions } from './plugins/cors.js';
 import { registerLockUserAuth } from './plugins/lock-user-auth.js';
@@ -134,16 +135,19 @@ function createServer(config: Config, options: BuildOptions): FastifyInstance {
     // LOG_LEVEL=silent writes nothing, so it runs without a logger: a pino logger at level silent still
     // made a child per request and the two request log calls, about 9 % of a bare Fastify's throughput
     // (docs/performance.md).
-    // `err` through serializeError: a database error is logged without its statement or parameters.
+    // `err` through serializeError: a database error is logged without its statement or parameters; `req`
+    // with its URL redacted (lib/redact-url.ts), so no query value — an emailed link's secret — is logged.
     logger:
       options.logger === false || config.logLevel === 'silent'
         ? false
         : {
             level: config.logLevel,
-            serializers: { err: serializeError },
+            serializers: { err: serializeError, req: serializeRequest },
             ...(options.logStream ? { stream: options.logStream } : {}),
             ...(tracing ? { mixin: traceIds } : {}),
           },
+    // No request log lines unless ACCESS_LOG: then one per request, when it completes (lib/request-log.ts).
+    logController: new RequestLog(config.accessLog),
     trustProxy: config.trustProxy,
     bodyLimit: 256 * 1024,
     // With traces on (src/tracing.ts), the request id is the trace id: logs, x-request-id and traces meet.

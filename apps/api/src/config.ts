@@ -18,6 +18,8 @@ const envSchema = z.object({
   DATA_DIR: z.string().default('.data'),
   WEB_DIST_DIR: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** One log line per request (its URL redacted); off by default: it costs a log write on every request. */
+  ACCESS_LOG: bool.default(false),
   TRUST_PROXY: bool.default(false),
 
   DATABASE_URL: z.string().optional(),
@@ -121,6 +123,7 @@ export function loadConfig(env: Env = process.env) {
     dataDir,
     webDistDir: e.WEB_DIST_DIR ? path.resolve(e.WEB_DIST_DIR) : undefined,
     logLevel: e.LOG_LEVEL,
+    accessLog: e.ACCESS_LOG,
     trustProxy: e.TRUST_PROXY,
     database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, accessCache: e.ACCESS_CACHE },
     jwt: {

@@ -66,7 +66,7 @@ async function flush(): Promise<void> {
 }
 
 beforeAll(async () => {
-  const config = loadConfig({ DATA_DIR: (dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-trace-'))), LOG_LEVEL: 'info', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' });
+  const config = loadConfig({ DATA_DIR: (dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-trace-'))), LOG_LEVEL: 'info', ACCESS_LOG: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' });
   sdk = startTracing(config.tracing, exporter as unknown as SpanExporter);
   // As main.ts does: the service's modules (Fastify, http, pg) are loaded after tracing has started.
   const { buildApp } = await import('./app.js');
@@ -111,6 +111,27 @@ describe('traces', () => {
     expect(res.headers.get('x-request-id')).toBe(traceId);
   });
 
+  it('records no query value and no email address of a URL in its spans or its log line', async () => {
+    const { port } = app.server.address() as AddressInfo;
+    const secret = `tr4ce-secret-${randomUUID()}`;
+    const email = `traced-${randomUUID().slice(0, 8)}@example.com`;
+    const res = await fetch(`http://127.0.0.1:${port}/api/account/email/verify?code=${secret}&other=${secret}x`, { method: 'PUT' });
+    expect(res.status).toBe(400);
+    const id = res.headers.get('x-request-id')!;
+    const invite = await fetch(`http://127.0.0.1:${port}/api/share/invite/${encodeURIComponent(email)}?visitor=${secret}`, { method: 'POST' });
+    const inviteId = invite.headers.get('x-request-id')!;
+    await flush();
+    const traced = exporter.spans.filter((s) => [id, inviteId].includes(s.spanContext().traceId));
+    expect(traced.length).toBeGreaterThanOrEqual(2);
+    const recorded = JSON.stringify([traced.map((s) => ({ name: s.name, attributes: s.attributes, events: s.events })), lines]);
+    expect(recorded).toContain('code=REDACTED');
+    expect(recorded).not.toContain(secret);
+    expect(recorded).not.toContain(email);
+    expect(recorded).not.toContain(encodeURIComponent(email));
+    const completed = lines.find((l) => l.reqId === id && l.msg === 'request completed') as { req?: { url?: string } } | undefined;
+    expect(completed?.req?.url).toBe('/api/account/email/verify?code=REDACTED&other=REDACTED');
+  });
+
   it('puts the trace id in the request’s log lines and the x-request-id answer, and exports its spans', async () => {
     const { port } = app.server.address() as AddressInfo;
     const res = await fetch(`http://127.0.0.1:${port}/api/health`);
@@ -118,7 +139,8 @@ describe('traces', () => {
     const id = res.headers.get('x-request-id');
     expect(id).toMatch(/^[0-9a-f]{32}$/);
     const logged = lines.filter((l) => l.reqId === id);
-    expect(logged.map((l) => l.msg)).toEqual(expect.arrayContaining(['incoming request', 'request completed']));
+    // One access-log line per request (ACCESS_LOG), written when it completes.
+    expect(logged.map((l) => l.msg)).toEqual(['request completed']);
     for (const line of logged) expect(line.traceId).toBe(id);
 
     await sdk.shutdown(); // flushes the batch
