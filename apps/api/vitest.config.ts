@@ -15,6 +15,8 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['test/scale/**', '**/node_modules/**'],
+    // One migrated database per run, which every test file's database is a copy of.
+    globalSetup: ['test/global-setup.ts'],
     // Caps for a hang, not budgets: on CI's two shared cores, a test that makes its own app (a fresh PGlite
     // and its migrations) took over 20 s under load, and timed out without anything being wrong.
     testTimeout: 60_000,

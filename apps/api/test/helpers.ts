@@ -4,6 +4,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
+import { inject } from 'vitest';
 import { buildApp, type BuildOptions } from '../src/app.js';
 import { loadConfig, type Env } from '../src/config.js';
 import { createDatabase, type Database } from '../src/db/client.js';
@@ -14,23 +15,49 @@ import { createDatabase, type Database } from '../src/db/client.js';
  */
 export const testDbKind = process.env.TEST_DB_KIND === 'postgres' ? 'postgres' : 'pglite';
 
+/** What test/global-setup.ts provided; nothing outside a Vitest run (a script importing these helpers). */
+function provided(key: 'pgliteTemplate' | 'postgresTemplate'): string | undefined {
+  try {
+    return inject(key);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The migrated PGlite data directory test/global-setup.ts dumped, read once per test file. */
+let pgliteTemplate: Promise<Blob | undefined> | undefined;
+
+function loadPgliteTemplate(): Promise<Blob | undefined> {
+  pgliteTemplate ??= (async () => {
+    const file = provided('pgliteTemplate');
+    return file ? new Blob([await fs.promises.readFile(file)]) : undefined;
+  })();
+  return pgliteTemplate;
+}
+
+/**
+ * A migrated database of its own: a copy of the one test/global-setup.ts migrated (PGlite loads its dump,
+ * PostgreSQL creates the database from its template), or — without that set-up — migrated here.
+ */
 async function createTestDatabase(): Promise<{ database: Database; url?: string; drop: () => Promise<void> }> {
   if (testDbKind === 'pglite') {
-    const database = await createDatabase({});
-    await database.migrate();
+    const template = await loadPgliteTemplate();
+    const database = await createDatabase({ loadDataDir: template });
+    if (!template) await database.migrate();
     return { database, drop: async () => {} };
   }
   const adminUrl = process.env.TEST_DATABASE_URL;
   if (!adminUrl) throw new Error('TEST_DB_KIND=postgres needs TEST_DATABASE_URL');
   const name = `latchkey_test_${randomUUID().replace(/-/g, '')}`;
+  const template = provided('postgresTemplate');
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`create database ${name}`);
+  await admin.query(template ? `create database ${name} template ${template}` : `create database ${name}`);
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const database = await createDatabase({ url: url.toString(), poolSize: 5 });
-  await database.migrate();
+  if (!template) await database.migrate();
   return {
     database,
     url: url.toString(),

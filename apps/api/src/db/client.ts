@@ -81,16 +81,21 @@ export interface DatabaseOptions {
   /** PGlite data directory; undefined = in memory (tests). */
   dataDir?: string;
   poolSize?: number;
+  /**
+   * PGlite only: start from this data directory (a tarball as dumpDataDir() gives it) instead of an empty
+   * cluster. The tests load one migrated database this way rather than migrating each afresh.
+   */
+  loadDataDir?: Blob;
 }
 
 export async function createDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.url) return createPostgres(options.url, options.poolSize ?? 10);
-  return createPglite(options.dataDir);
+  return createPglite(options.dataDir, options.loadDataDir);
 }
 
-async function createPglite(dataDir: string | undefined): Promise<Database> {
+async function createPglite(dataDir: string | undefined, loadDataDir: Blob | undefined): Promise<Database> {
   if (dataDir) fs.mkdirSync(dataDir, { recursive: true });
-  const client = new PGlite(dataDir);
+  const client = loadDataDir ? new PGlite({ dataDir, loadDataDir }) : new PGlite(dataDir);
   await client.waitReady;
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   return {
