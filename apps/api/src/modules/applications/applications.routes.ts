@@ -13,6 +13,7 @@ import {
   ownerSchema,
   updateApplicationSchema,
 } from '@latchkey/contract';
+import { forgetDevice } from '../devices/devices.service.js';
 import { authItemsRoutes } from './auth-items.routes.js';
 import { createApplication, deleteApplication, getApplicationJson, listApplicationsJson, updateApplication } from './applications.service.js';
 import { addOwner, listOwners, queryDirectory, removeOwner } from './owners.service.js';
@@ -61,7 +62,8 @@ export async function applicationsRoutes(instance: FastifyInstance) {
     one,
     { ...owner, schema: { tags, security, params: applicationIdParamsSchema, response: { 204: z.null(), 401: E, 404: E } } },
     async (request, reply) => {
-      await deleteApplication(app.db, request.params.applicationId);
+      // The devices of its locks are cut off and their retained configs cleared, as an unbind does.
+      for (const deviceId of await deleteApplication(app.db, request.params.applicationId)) forgetDevice(app, deviceId);
       return reply.code(204).send(null);
     },
   );

@@ -19,10 +19,12 @@ import {
   applicationKeys,
   applicationOwners,
   applications,
+  locks,
 } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
 import { checkLogoUrl } from '../logos/logos.service.js';
 import { addFrontDoor } from '../locks/locks.service.js';
+import { unbindDevicesOfLocks } from '../devices/unbind.service.js';
 import { accessTags, type AccessCache } from '../../lib/access-cache.js';
 import { ApplicationBodyCache } from './application-cache.js';
 import { recordChange, type Change, type ChangeActor } from '../history/history.service.js';
@@ -210,8 +212,16 @@ export async function updateApplication(app: FastifyInstance, applicationId: str
   if (!(await updateWithHistory(app.db, applicationId, set, by))) throw notFound(apiErrors.applicationNotFound);
 }
 
-export async function deleteApplication(db: Db, applicationId: string): Promise<void> {
-  await db.delete(applications).where(eq(applications.id, applicationId));
+/**
+ * Deletes the application. The devices of its locks are unbound first, as "Unbind" does (certificates
+ * revoked in the same transaction); answers their ids, which the caller cuts off (`forgetDevice`) once committed.
+ */
+export async function deleteApplication(db: Db, applicationId: string): Promise<string[]> {
+  return db.transaction(async (tx) => {
+    const unbound = await unbindDevicesOfLocks(tx, eq(locks.applicationId, applicationId));
+    await tx.delete(applications).where(eq(applications.id, applicationId));
+    return unbound;
+  });
 }
 
 /** Keys, issuers, CORS domains and owners live in rows of their own; their changes still bump the version. */

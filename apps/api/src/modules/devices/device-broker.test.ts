@@ -132,6 +132,46 @@ describe('the embedded broker', () => {
     expect(retained).toEqual([]);
   });
 
+  /** Deleting what owns a device must cut it off exactly as an unbind does. */
+  const expectUnbound = async (device: ProvisionedDevice, remove: () => Promise<{ statusCode: number }>) => {
+    const client = await connectMqtt(port, deviceTls(device));
+    await t.app.deviceBus.publish(deviceTopic(device.deviceId, 'config'), 'config-jws with the lock’s users', { retain: true });
+    let open = true;
+    client.once('close', () => (open = false));
+    expect((await remove()).statusCode).toBe(204);
+    const crl = new x509.X509Crl((await t.app.inject({ method: 'GET', url: '/api/device-ca/crl.pem' })).body);
+    expect(crl.entries.map((e) => e.serialNumber.toLowerCase())).toContain(new x509.X509Certificate(device.certificate).serialNumber.toLowerCase());
+    expect(await eventually(() => !open)).toBe(true);
+    expect(await refusal(connectMqtt(port, deviceTls(device)))).toMatch(/not authorized/i);
+    const retained = async () => {
+      const held: string[] = [];
+      await t.app.deviceBus.subscribe(deviceTopic(device.deviceId, 'config'), (_topic, payload) => held.push(payload.toString()));
+      return held;
+    };
+    expect(await eventually(async () => (await retained()).length === 0)).toBe(true);
+  };
+
+  it('deleting a lock unbinds its device: cut off, its retained config cleared, its certificate in the CRL', async () => {
+    const device = await newDevice();
+    await expectUnbound(device, () => t.app.inject({ method: 'DELETE', url: `/api/platform/application/${applicationId}/lock/${device.lockId}`, headers: bearer(owner.token) }));
+  });
+
+  it('deleting an application unbinds the devices of its locks: cut off, retained configs cleared, certificates in the CRL', async () => {
+    const doomed = await createApplication(t, owner.userId);
+    const device = await provisionDevice(t, owner.token, doomed, await createLock(t, doomed));
+    await expectUnbound(device, () => t.app.inject({ method: 'DELETE', url: `/api/platform/application/${doomed}`, headers: bearer(owner.token) }));
+  });
+
+  it('deleting another application’s lock through this application leaves its device bound', async () => {
+    const device = await newDevice();
+    const stranger = await createOwner(t);
+    const theirs = await createApplication(t, stranger.userId);
+    const res = await t.app.inject({ method: 'DELETE', url: `/api/platform/application/${theirs}/lock/${device.lockId}`, headers: bearer(stranger.token) });
+    expect(res.statusCode).toBe(404);
+    const client = await connectMqtt(port, deviceTls(device));
+    await client.endAsync();
+  });
+
   it('drops an oversized message and closes its sender; the broker keeps serving the others', async () => {
     const [big, small] = [await newDevice(), await newDevice()];
     const bystander = await connectMqtt(port, deviceTls(small));

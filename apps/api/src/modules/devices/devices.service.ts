@@ -9,8 +9,7 @@ import { normaliseSerial, type DeviceAuthority } from '../../plugins/mqtt/author
 import { diff, recordChange, type ChangeActor } from '../history/history.service.js';
 import { getLockRow } from '../locks/locks.service.js';
 import type { DeviceCa } from './device-ca.js';
-
-type DeviceRow = typeof lockDevices.$inferSelect;
+import { revokeDevice } from './unbind.service.js';
 
 /** Provisioning codes: 10 characters from an alphabet without 0/O or 1/I, 50 random bits, shown as XXXXX-XXXXX. */
 const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
@@ -62,12 +61,6 @@ export async function isCurrentCertificate(db: Db, deviceId: string, serial: str
     )
     .limit(1);
   return rows.length > 0;
-}
-
-/** Revokes a device's certificates at once: its current one and any still within a renewal grace. */
-async function revokeDevice(tx: Db, device: DeviceRow): Promise<void> {
-  await tx.update(revokedDeviceCertificates).set({ revokedAt: sql`now()` }).where(and(eq(revokedDeviceCertificates.deviceId, device.id), gt(revokedDeviceCertificates.revokedAt, sql`now()`)));
-  if (device.certificateSerial) await tx.insert(revokedDeviceCertificates).values({ serial: device.certificateSerial, deviceId: device.id }).onConflictDoNothing();
 }
 
 /**

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { applicationIdParamsSchema, createLockSchema, errorBodySchema, lockIdParamsSchema, lockSchema, updateLockSchema } from '@latchkey/contract';
+import { forgetDevice } from '../devices/devices.service.js';
 import { createLock, deleteLock, getLock, listLocks, updateLock } from './locks.service.js';
 
 const tags = ['locks'];
@@ -48,7 +49,8 @@ export async function locksRoutes(instance: FastifyInstance) {
     one,
     { ...owner, schema: { tags, security, params: lockIdParamsSchema, response: { 204: z.null(), 401: E, 404: E } } },
     async (request, reply) => {
-      await deleteLock(app.db, request.params.applicationId, request.params.lockId, request.user);
+      // Its device is cut off and its retained config cleared, as an unbind does.
+      for (const deviceId of await deleteLock(app.db, request.params.applicationId, request.params.lockId, request.user)) forgetDevice(app, deviceId);
       return reply.code(204).send(null);
     },
   );

@@ -16,6 +16,7 @@ import { conflict, notFound } from '../../errors.js';
 import type { AuthUser } from '../../plugins/auth.js';
 import { platformActor, recordActivity } from '../activity/activity.service.js';
 import { diff, recordChange, type ChangeActor } from '../history/history.service.js';
+import { unbindDevicesOfLocks } from '../devices/unbind.service.js';
 
 export type LockRow = typeof locks.$inferSelect;
 /** The device bound to a lock (modules/devices); once provisioned it, not the database, holds the lock's state. */
@@ -175,14 +176,20 @@ export async function updateLock(db: Db, applicationId: string, lockId: string, 
   });
 }
 
-export async function deleteLock(db: Db, applicationId: string, lockId: string, by: ChangeActor): Promise<void> {
+/**
+ * Deletes the lock. Its device is unbound first, as "Unbind" does (certificate revoked in the same
+ * transaction); answers the unbound devices' ids, which the caller cuts off (`forgetDevice`) once committed.
+ */
+export async function deleteLock(db: Db, applicationId: string, lockId: string, by: ChangeActor): Promise<string[]> {
   if (!isUuid(lockId)) throw notFound(lockErrors.lockNotFound);
-  await db.transaction(async (tx) => {
+  return db.transaction(async (tx) => {
+    const unbound = await unbindDevicesOfLocks(tx, and(eq(locks.id, lockId), eq(locks.applicationId, applicationId))!);
     const [removed] = await tx
       .delete(locks)
       .where(and(eq(locks.id, lockId), eq(locks.applicationId, applicationId)))
       .returning({ name: locks.name, colour: locks.colour });
     if (!removed) throw notFound(lockErrors.lockNotFound);
     await recordChange(tx, { applicationId, actor: by, kind: 'lock', subject: removed.name, changes: diff(removed, { name: null, colour: null }) });
+    return unbound;
   });
 }
