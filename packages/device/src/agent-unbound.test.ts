@@ -1,0 +1,99 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Aedes } from 'aedes';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deviceTopicPrefix } from '@latchkey/contract';
+import { VirtualActuator } from './actuators.js';
+import { DeviceAgent } from './agent.js';
+import { createKeyAndCsr } from './provision.js';
+import { StateDir } from './state-dir.js';
+import { certifyCsr, createDeviceCa, createTestCa, type TestCa } from './test-fixture.js';
+
+/**
+ * A device whose certificate the platform no longer accepts (unbound from its lock, or replaced): the
+ * broker refuses every connect as not authorized, as the platform's does.
+ */
+let platformCa: TestCa;
+let deviceCa: TestCa;
+let broker: { aedes: Aedes; server: Server; port: number; refusals: number };
+
+beforeAll(async () => {
+  [platformCa, deviceCa] = await Promise.all([createTestCa(), createDeviceCa()]);
+  const state = { refusals: 0 };
+  const aedes = await Aedes.createBroker({
+    authenticate: (_client, _username, _password, done) => {
+      state.refusals++;
+      done(Object.assign(new Error('not authorized'), { returnCode: 5 }) as Parameters<typeof done>[0], false);
+    },
+  });
+  const server = createServer(aedes.handle);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  broker = Object.assign(state, { aedes, server, port: (server.address() as AddressInfo).port });
+});
+afterAll(() => new Promise<void>((resolve) => broker.aedes.close(() => broker.server.close(() => resolve()))));
+
+async function provisioned() {
+  const dir = await mkdtemp(path.join(tmpdir(), 'latchkey-unbound-'));
+  const state = new StateDir(dir);
+  const deviceId = randomUUID();
+  const { privateKeyPem, csrPem } = await createKeyAndCsr();
+  await state.write('key', privateKeyPem, 0o600);
+  await state.write('certificate', await certifyCsr(deviceCa, csrPem, deviceId, 90));
+  await state.write('deviceCa', deviceCa.pem);
+  await state.write('platformCa', platformCa.pem);
+  await state.write('identity', JSON.stringify({ deviceId, lockId: randomUUID(), mqttUrl: `mqtt://127.0.0.1:${broker.port}`, topicPrefix: deviceTopicPrefix(deviceId), apiUrl: 'http://localhost/api' }));
+  return { dir, state, deviceId };
+}
+
+describe('a device the platform refuses as not authorized', () => {
+  it('says it was unbound or replaced at each refusal, and stops trying after five in a row', async () => {
+    const device = await provisioned();
+    const warnings: string[] = [];
+    const before = broker.refusals;
+    const agent = await DeviceAgent.start({
+      state: device.state,
+      actuator: new VirtualActuator(),
+      firmware: 'test',
+      log: { info: () => undefined, warn: (m) => warnings.push(m) },
+      reconnectMs: 20,
+      maxReconnectMs: 50,
+    });
+    try {
+      await agent.refused;
+      expect(broker.refusals - before).toBe(5);
+      const refusals = warnings.filter((w) => w.includes('refused this device as not authorized'));
+      expect(refusals.map((w) => /\((\d) of 5\)/.exec(w)?.[1])).toEqual(['1', '2', '3', '4', '5']);
+      expect(refusals[0]).toContain('unbound from its lock, or replaced by another device');
+      // Stopped: no reconnect is scheduled any more.
+      expect(warnings.filter((w) => w.startsWith('Not connected'))).toHaveLength(4);
+    } finally {
+      await agent.stop();
+      await rm(device.dir, { recursive: true, force: true });
+    }
+  });
+
+  it('`latchkey-device run` ends saying the device was unbound and how to provision it again', async () => {
+    const device = await provisioned();
+    try {
+      const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = execFile(
+          process.execPath,
+          ['--import', 'tsx', path.join(import.meta.dirname, 'cli.ts'), 'run', '--dir', device.dir],
+          { timeout: 50_000 },
+          (_error, _stdout, err) => resolve({ code: child.exitCode, stderr: err }),
+        );
+      });
+      expect(code).toBe(2);
+      expect(stderr).toContain(`The platform no longer accepts device ${device.deviceId}`);
+      expect(stderr).toContain('it was unbound from its lock, or replaced by another device');
+      expect(stderr).toContain(`latchkey-device provision --api <url> --code <code> --dir ${device.dir}`);
+      expect(stderr).not.toMatch(/^\s+at /m);
+    } finally {
+      await rm(device.dir, { recursive: true, force: true });
+    }
+  });
+});
