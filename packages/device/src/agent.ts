@@ -37,9 +37,14 @@ export interface AgentOptions {
   reconnectMs?: number;
   maxReconnectMs?: number;
   keepaliveS?: number;
+  /** After this many refusals in a row as not authorized (the device was unbound or replaced), it stops trying. Default 5. */
+  maxNotAuthorized?: number;
 }
 
 const RENEWAL_CHECK_MS = 6 * 3_600_000;
+/** A CONNACK refusal as not authorized: MQTT 3.1.1 return code 5, MQTT 5 reason code 135. */
+const NOT_AUTHORIZED_CODES = new Set([5, 135]);
+const DEFAULT_MAX_NOT_AUTHORIZED = 5;
 
 /**
  * A lock on the network: connects to the platform's broker with its own certificate (mutual TLS over
@@ -60,6 +65,14 @@ export class DeviceAgent {
   private renewTimer: NodeJS.Timeout | null = null;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private reconnectAttempts = 0;
+  /** Refusals as not authorized since the last connect. */
+  private notAuthorized = 0;
+  private refusedForGood!: () => void;
+  /**
+   * Settles once the broker has refused this device as not authorized `maxNotAuthorized` times in a row:
+   * its certificate is no longer the lock's (unbound, or replaced by another device). It has stopped trying.
+   */
+  readonly refused = new Promise<void>((resolve) => (this.refusedForGood = resolve));
   private renewalAsked = 0;
   private stopping = false;
   private writes: Promise<unknown> = Promise.resolve();
@@ -91,7 +104,7 @@ export class DeviceAgent {
       void this.online();
     });
     this.client.on('message', (topic, payload) => void this.receive(topic, payload));
-    this.client.on('error', (error) => this.log.warn(`MQTT: ${error.message}`));
+    this.client.on('error', (error) => this.failed(error));
     this.client.on('close', () => {
       this.flushed = false;
       this.scheduleReconnect();
@@ -166,8 +179,24 @@ export class DeviceAgent {
     }, delay);
   }
 
+  private failed(error: Error & { code?: unknown }): void {
+    if (!NOT_AUTHORIZED_CODES.has(error.code as number)) return this.log.warn(`MQTT: ${error.message}`);
+    this.notAuthorized++;
+    const max = this.options.maxNotAuthorized ?? DEFAULT_MAX_NOT_AUTHORIZED;
+    this.log.warn(
+      `The platform refused this device as not authorized (${this.notAuthorized} of ${max}): it has been unbound from its lock, or replaced by another device`,
+    );
+    if (this.notAuthorized < max) return;
+    // Trying again cannot help: only a new provisioning can. No more reconnects; run says so and exits.
+    this.stopping = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = null;
+    this.refusedForGood();
+  }
+
   private async online(): Promise<void> {
     this.reconnectAttempts = 0;
+    this.notAuthorized = 0;
     this.flushed = false;
     this.log.info(`Connected to ${this.files.identity.mqttUrl} as ${this.deviceId}`);
     try {

@@ -55,9 +55,26 @@ export async function runCommand(state: StateDir, choice: RunChoice): Promise<vo
     directAccessEndpoints: choice.advertise?.length ? choice.advertise : undefined,
   });
   console.log(`Device ${agent.deviceId} running with the ${agent.controller.actuator.kind} actuator; config ${agent.controller.config ? `version ${agent.controller.config.version}` : 'not received yet'}.`);
-  const [signal] = (await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')])) as [string];
-  console.log(`${signal ?? 'Signal'}: locking and disconnecting`);
+  const ended = await Promise.race([
+    once(process, 'SIGINT').then(() => 'SIGINT'),
+    once(process, 'SIGTERM').then(() => 'SIGTERM'),
+    agent.refused.then(() => 'refused' as const),
+  ]);
+  if (ended === 'refused') {
+    await agent.stop();
+    throw new UserError(unboundMessage(agent.deviceId, state.dir));
+  }
+  console.log(`${ended}: locking and disconnecting`);
   await agent.stop();
+}
+
+/** What `run` says when the platform keeps refusing the device: unbound or replaced, and how to set it up again. */
+export function unboundMessage(deviceId: string, dir: string): string {
+  return [
+    `The platform no longer accepts device ${deviceId} (refused as not authorized on every try): it was unbound from its lock, or replaced by another device.`,
+    `Stopped trying. To use this controller again, choose "Connect a device" on the lock's page and provision it with the new code:`,
+    `  latchkey-device provision --api <url> --code <code>${dir === new StateDir().dir ? '' : ` --dir ${dir}`}`,
+  ].join('\n');
 }
 
 /**
