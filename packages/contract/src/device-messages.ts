@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { deviceErrors, MAX_CSR_LENGTH, MAX_DEVICE_MESSAGE_BYTES, MAX_DIRECT_ACCESS_ENDPOINTS, MAX_FIRMWARE_LENGTH } from './device-texts.js';
 import { lockRoleSchema, timeRuleSchema, usageRequirementsSchema } from './locks.js';
 import { messages } from './messages.js';
+import { MAX_OPERATION_LENGTH } from './operations.js';
 import { checkText } from './text.js';
 
 /**
@@ -78,12 +79,21 @@ export const deviceOperationMessageSchema = z.object({
 });
 export type DeviceOperationMessage = z.infer<typeof deviceOperationMessageSchema>;
 
-/** `…/result`, device → platform. */
+/**
+ * `…/result`, device → platform. An answer to an operation from `…/op` names its requestId. An outcome the
+ * device decided on its own (its local endpoint, `latchkey-device execute`) says `method: "local"`, when it
+ * was decided (`at`), and — done — the operation's JWS, which the platform checks and logs once; refusals
+ * there are reported together, `count` of them with one reason.
+ */
 export const deviceResultSchema = z.object({
   requestId: z.string().check(z.minLength(1), z.maxLength(100)),
   outcome: z.enum(['DONE', 'REFUSED']),
   reason: z.optional(z.string().check(z.maxLength(500), checkText())),
   state: z.optional(z.object({ locked: z.boolean() })),
+  method: z.optional(z.enum(['local'])),
+  at: z.optional(z.iso.datetime({ offset: true })),
+  jws: z.optional(z.string().check(z.minLength(1), z.maxLength(MAX_OPERATION_LENGTH))),
+  count: z.optional(z.int().check(z.minimum(1), z.maximum(1_000_000))),
 });
 export type DeviceResult = z.infer<typeof deviceResultSchema>;
 

@@ -50,12 +50,17 @@ export const deviceRefusals = {
   configSignature: 'The configuration signature does not match its certificate',
   configLock: 'The configuration is for another lock',
   configOlder: 'The configuration is older than the one the lock holds',
+  notRecorded: 'The lock could not record the operation as used, so it did not act on it',
+  tooManyRefusals: 'Too many refused operations from this address: try again in a minute',
 } as const;
 
 /** What the lock's log says of an operation its device (real or virtual) decided. */
 export const deviceLogReasons = {
   done: 'Done by the lock’s device',
   refused: (reason: string) => `Refused by the lock’s device: ${reason}`,
+  /** What the device decided at its local endpoint (or `latchkey-device execute`) and reported afterwards. */
+  doneLocal: 'Done by the lock’s device, at its local endpoint',
+  refusedLocal: (reason: string) => `Refused by the lock’s device, at its local endpoint: ${reason}`,
   /** The device refused without saying why. */
   noReason: 'The lock refused the operation',
 } as const;

@@ -6,10 +6,13 @@ import path from 'node:path';
 import { Aedes } from 'aedes';
 import mqtt from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { deviceTopicPrefix, operationErrors, type DeviceResult, type DeviceStateMessage } from '@latchkey/contract';
+import { deviceRefusals, deviceTopicPrefix, operationErrors, type DeviceResult, type DeviceStateMessage } from '@latchkey/contract';
 import { VirtualActuator } from './actuators.js';
 import { DeviceAgent, type Logger } from './agent.js';
+import { executeCommand } from './cli-commands.js';
 import { createKeyAndCsr } from './provision.js';
+import { ReplayCache } from './replay-cache.js';
+import { ReplayStore } from './replay-store.js';
 import { StateDir } from './state-dir.js';
 import {
   certifyCsr,
@@ -213,7 +216,7 @@ describe('DeviceAgent without the platform', () => {
     const device = await provisioned(`mqtt://127.0.0.1:${port}`);
     cleanup.push(() => rm(device.dir, { recursive: true }));
     await device.state.write('config', signConfig(platformCa, testConfig(device.lockId, [configUser(alice)])));
-    const agent = await startAgent(device.state, { httpPort: 0, httpHost: '127.0.0.1' });
+    const agent = await startAgent(device.state, { httpPort: 0, httpHost: '127.0.0.1', refusalReportMs: 20 });
     const url = `http://127.0.0.1:${agent.httpPort}/execute`;
 
     const jws = signOperation(alice, unlockClaims(alice, device.lockId));
@@ -234,9 +237,9 @@ describe('DeviceAgent without the platform', () => {
     });
     // The two decisions are reported; the requests that were not operations (400) are not.
     await expect.poll(() => results.length, { timeout: 5000 }).toBe(2);
-    expect(results[0]).toMatchObject({ outcome: 'DONE', state: { locked: false } });
+    expect(results[0]).toMatchObject({ outcome: 'DONE', state: { locked: false }, method: 'local', jws });
     expect(results[0]!.requestId).toMatch(/^local-[0-9a-f-]{36}$/);
-    expect(results[1]).toMatchObject({ outcome: 'REFUSED', reason: operationErrors.replayed });
+    expect(results[1]).toMatchObject({ outcome: 'REFUSED', reason: operationErrors.replayed, method: 'local', count: 1 });
   });
 
   it('keeps outcomes the platform has not heard across a restart, and reports them when connected', async () => {
@@ -272,5 +275,86 @@ describe('DeviceAgent without the platform', () => {
     const second = await startAgent(device.state, { httpPort: 0, httpHost: '127.0.0.1' });
     const replay = await fetch(`http://127.0.0.1:${second.httpPort}/execute`, { method: 'POST', body: jws });
     expect(await replay.json()).toEqual({ code: 403, message: operationErrors.replayed });
+  });
+
+  it('has an operation’s use on disk before the lock moves: a kill the moment the door opens cannot let it through again', async () => {
+    const device = await provisioned('mqtt://127.0.0.1:1');
+    cleanup.push(() => rm(device.dir, { recursive: true }));
+    await device.state.write('config', signConfig(platformCa, testConfig(device.lockId, [configUser(alice)])));
+    const journalAtUnlock: (string | null)[] = [];
+    const actuator = new VirtualActuator();
+    const unlock = actuator.unlock.bind(actuator);
+    actuator.unlock = async () => {
+      journalAtUnlock.push(await device.state.read('replayJournal'));
+      return unlock();
+    };
+    const agent = await startAgent(device.state, { httpPort: 0, httpHost: '127.0.0.1', actuator });
+    const jws = signOperation(alice, unlockClaims(alice, device.lockId));
+    expect((await fetch(`http://127.0.0.1:${agent.httpPort}/execute`, { method: 'POST', body: jws })).status).toBe(204);
+    expect(journalAtUnlock).toHaveLength(1);
+    expect(journalAtUnlock[0]?.split('\n').filter(Boolean)).toHaveLength(1);
+    // What is on disk then is what a restart reads: the same operation is refused.
+    const restored = new ReplayCache();
+    await new ReplayStore(new StateDir(device.dir), restored).load(Date.now());
+    expect(restored.size).toBe(1);
+  });
+
+  it('is the one process deciding for its directory: a second agent is refused, execute is refused beside an agent without a local endpoint and handed to one with it', async () => {
+    const device = await provisioned('mqtt://127.0.0.1:1');
+    cleanup.push(() => rm(device.dir, { recursive: true }));
+    await device.state.write('config', signConfig(platformCa, testConfig(device.lockId, [configUser(alice)])));
+    const jws = signOperation(alice, unlockClaims(alice, device.lockId));
+    const first = await startAgent(device.state);
+    await expect(startAgent(device.state)).rejects.toThrow(/Another latchkey-device \(run, pid \d+\)/);
+    await expect(executeCommand(device.state, jws, {})).rejects.toThrow(/serves no local endpoint/);
+    expect(first.controller.state.locked).toBe(true);
+    await first.stop();
+
+    const serving = await startAgent(device.state, { httpPort: 0, httpHost: '127.0.0.1' });
+    expect((await fetch(`http://127.0.0.1:${serving.httpPort}/execute`, { method: 'POST', body: jws })).status).toBe(204);
+    // Handed to the running agent, whose replay cache has it: refused, exit code 1.
+    expect(await executeCommand(device.state, jws, {})).toBe(1);
+    await serving.stop();
+    // Stopped, it leaves the directory to the next process, which still refuses the operation it obeyed.
+    expect(await device.state.holder()).toBeNull();
+    expect(await executeCommand(device.state, jws, {})).toBe(1);
+  });
+});
+
+describe('DeviceAgent’s local endpoint under refusals', () => {
+  let broker: Broker;
+  beforeAll(async () => {
+    broker = await startBroker();
+  });
+  afterAll(() => broker.close());
+
+  it('answers 429 to an address past its refusals, and reports refusals together — one result per reason with its count — and each done operation with its JWS', async () => {
+    const device = await provisioned(`mqtt://127.0.0.1:${broker.port}`);
+    const platform = await observe(broker.port, device.prefix);
+    cleanup.push(() => platform.client.endAsync(), () => rm(device.dir, { recursive: true }));
+    await device.state.write('config', signConfig(platformCa, testConfig(device.lockId, [configUser(alice)])));
+    const agent = await startAgent(device.state, { httpPort: 0, httpHost: '127.0.0.1', refusalReportMs: 200, localRefusalLimit: { max: 3, windowMs: 60_000 } });
+    await platform.next('presence');
+    const url = `http://127.0.0.1:${agent.httpPort}/execute`;
+    const post = (body: string) => fetch(url, { method: 'POST', body });
+
+    const jws = signOperation(alice, unlockClaims(alice, device.lockId));
+    expect((await post(jws)).status).toBe(204);
+    const done = JSON.parse(await platform.next('result')) as DeviceResult;
+    expect(done).toMatchObject({ outcome: 'DONE', method: 'local', jws, state: { locked: false } });
+    expect(Date.parse(done.at!)).toBeGreaterThan(Date.now() - 10_000);
+
+    for (let i = 0; i < 3; i++) expect((await post(jws)).status).toBe(403);
+    // Past the limit, even a good operation is not looked at.
+    const fresh = signOperation(alice, unlockClaims(alice, device.lockId));
+    const limited = await post(fresh);
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await limited.json()).toEqual({ code: 429, message: deviceRefusals.tooManyRefusals });
+
+    const refused = JSON.parse(await platform.next('result', (t) => t.includes('REFUSED'))) as DeviceResult;
+    expect(refused).toMatchObject({ outcome: 'REFUSED', method: 'local', reason: operationErrors.replayed, count: 3 });
+    expect(refused.jws).toBeUndefined();
+    expect(platform.seen.filter((m) => m.topic === `${device.prefix}/result`)).toHaveLength(2);
   });
 });

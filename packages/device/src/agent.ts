@@ -14,8 +14,9 @@ import { localEndpoints, startLocalHttp } from './local-http.js';
 import { MAX_PENDING_RESULTS, readPendingResults, writePendingResults } from './pending-results.js';
 import { acceptCertificate, needsRenewal, requestRenewal } from './renewal.js';
 import { ReplayCache } from './replay-cache.js';
+import { RefusalTally } from './refusal-tally.js';
 import { ReplayStore } from './replay-store.js';
-import { loadDevice, type DeviceFiles, type StateDir } from './state-dir.js';
+import { loadDevice, UserError, type DeviceFiles, type DirectoryHolder, type StateDir } from './state-dir.js';
 import { PlatformTrust } from './trust.js';
 
 export interface Logger {
@@ -39,6 +40,10 @@ export interface AgentOptions {
   keepaliveS?: number;
   /** After this many refusals in a row as not authorized (the device was unbound or replaced), it stops trying. Default 5. */
   maxNotAuthorized?: number;
+  /** How long local refusals are counted before they are reported together (default a minute). */
+  refusalReportMs?: number;
+  /** Refusals per client address at the local endpoint before it answers 429 (default 10 a minute). */
+  localRefusalLimit?: { max: number; windowMs: number };
 }
 
 const RENEWAL_CHECK_MS = 6 * 3_600_000;
@@ -51,7 +56,10 @@ const DEFAULT_MAX_NOT_AUTHORIZED = 5;
  * mqtts:// or wss://), keeps presence (`online`, retained, with `offline` as its Last Will), reports its
  * state, takes signed configs and operations and answers each operation on `…/result`. It decides every
  * operation itself (LockController) from the last config it verified, which it keeps on disk, so the
- * same decisions hold offline, through the local endpoint, after a restart.
+ * same decisions hold offline, through the local endpoint, after a restart. An operation's use is on disk
+ * before the lock acts on it; an outcome decided locally is reported to the platform (at once, or once
+ * connected again), refusals counted together. It holds its state directory (`device.lock`) while it runs:
+ * one replay cache per lock.
  */
 export class DeviceAgent {
   readonly controller: LockController;
@@ -60,6 +68,7 @@ export class DeviceAgent {
   httpPort: number | null = null;
   private readonly topic: (name: string) => string;
   private readonly pending: DeviceResult[] = [];
+  private readonly refusals: RefusalTally;
   private readonly log: Logger;
   private http: Server | null = null;
   private renewTimer: NodeJS.Timeout | null = null;
@@ -90,8 +99,10 @@ export class DeviceAgent {
     controller: LockController,
     private readonly replayStore: ReplayStore,
     pending: DeviceResult[],
+    private readonly holder: DirectoryHolder,
   ) {
     this.controller = controller;
+    this.refusals = new RefusalTally((results) => this.sendAll(results), options.refusalReportMs);
     this.pending.push(...pending);
     this.log = options.log ?? consoleLogger;
     this.endpoints = options.directAccessEndpoints;
@@ -116,21 +127,36 @@ export class DeviceAgent {
   /** Loads the device's files, restores its last config and recent operations, connects, and serves the local endpoint. */
   static async start(options: AgentOptions): Promise<DeviceAgent> {
     const files = await loadDevice(options.state);
-    const log = options.log ?? consoleLogger;
-    const trust = new PlatformTrust(files.platformCaPem);
-    const replayCache = new ReplayCache();
-    const replayStore = new ReplayStore(options.state, replayCache);
-    await replayStore.load(Date.now());
-    const controller = new LockController({ lockId: files.identity.lockId, platformCa: trust, actuator: options.actuator, replayCache });
-    if (files.configJws) {
-      const verdict = verifyConfig(files.configJws, { platformCa: trust, lockId: files.identity.lockId });
-      if (verdict.ok) controller.setConfig(verdict.config);
-      else log.warn(`The stored config is not usable (${verdict.reason}); waiting for the platform's`);
+    const holder: DirectoryHolder = { pid: process.pid, token: randomUUID(), command: 'run', httpPort: null };
+    const other = await options.state.take(holder);
+    if (other) throw new UserError(`Another latchkey-device (${other.command}, pid ${other.pid}) is using ${options.state.dir}: one process per lock`);
+    try {
+      const log = options.log ?? consoleLogger;
+      const trust = new PlatformTrust(files.platformCaPem);
+      const replayCache = new ReplayCache();
+      const replayStore = new ReplayStore(options.state, replayCache);
+      await replayStore.load(Date.now());
+      let agent: DeviceAgent | null = null;
+      const controller = new LockController({
+        lockId: files.identity.lockId,
+        platformCa: trust,
+        actuator: options.actuator,
+        replayCache,
+        record: () => agent!.saveReplayCache(),
+      });
+      if (files.configJws) {
+        const verdict = verifyConfig(files.configJws, { platformCa: trust, lockId: files.identity.lockId });
+        if (verdict.ok) controller.setConfig(verdict.config);
+        else log.warn(`The stored config is not usable (${verdict.reason}); waiting for the platform's`);
+      }
+      agent = new DeviceAgent(options, files, controller, replayStore, await readPendingResults(options.state), holder);
+      if (options.httpPort !== undefined) await agent.serveLocally(options.httpPort, options.httpHost);
+      agent.renewTimer = setInterval(() => void agent.renewIfDue(), RENEWAL_CHECK_MS);
+      return agent;
+    } catch (error) {
+      await options.state.release(holder);
+      throw error;
     }
-    const agent = new DeviceAgent(options, files, controller, replayStore, await readPendingResults(options.state));
-    if (options.httpPort !== undefined) await agent.serveLocally(options.httpPort, options.httpHost);
-    agent.renewTimer = setInterval(() => void agent.renewIfDue(), RENEWAL_CHECK_MS);
-    return agent;
   }
 
   get deviceId(): string {
@@ -143,11 +169,12 @@ export class DeviceAgent {
     if (this.renewTimer) clearInterval(this.renewTimer);
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     await this.controller.close({ lock: true });
+    await this.refusals.flush();
     await this.writes;
     if (this.client.connected) await this.client.publishAsync(this.topic('presence'), 'offline', { qos: 1, retain: true }).catch(() => undefined);
     await this.client.endAsync();
     await new Promise<void>((resolve) => (this.http ? this.http.close(() => resolve()) : resolve()));
-    await this.options.state.remove('agent');
+    await this.options.state.release(this.holder);
   }
 
   private mqttOptions(): IClientOptions {
@@ -260,11 +287,27 @@ export class DeviceAgent {
     await this.report(message.requestId, result);
   }
 
-  /** Publishes an outcome on `…/result`, or keeps it for when the broker is back. */
+  /** Publishes an answer to an operation from the platform on `…/result`, or keeps it for when the broker is back. */
   private async report(requestId: string, result: HandleResult): Promise<void> {
-    await this.saveReplayCache().catch(() => undefined);
     const message: DeviceResult = { requestId, outcome: result.outcome, state: { locked: result.state.locked } };
     if (result.reason) message.reason = result.reason.slice(0, 500);
+    await this.send(message);
+  }
+
+  /**
+   * An outcome of the local endpoint: done, it is reported with the operation, for the platform's log;
+   * refused, it is counted and reported with the others of its window.
+   */
+  private reportLocal(result: HandleResult, jws: string): void {
+    if (result.outcome === 'REFUSED') return this.refusals.add(result.reason ?? '', result.state.locked);
+    void this.send({ requestId: `local-${randomUUID()}`, outcome: 'DONE', state: { locked: result.state.locked }, method: 'local', at: new Date().toISOString(), jws });
+  }
+
+  private async sendAll(messages: DeviceResult[]): Promise<void> {
+    for (const message of messages) await this.send(message);
+  }
+
+  private async send(message: DeviceResult): Promise<void> {
     // Outcomes go out in the order they were decided: while older ones wait to be sent, a new one waits behind them.
     if (this.client.connected && this.flushed && this.pending.length === 0) {
       try {
@@ -287,12 +330,12 @@ export class DeviceAgent {
   }
 
   /**
-   * Puts the used operations on disk (replay-store.ts: appended to a journal), one write after another;
-   * `stop` waits for the last. Operations accepted while a write is waiting its turn join that write (it
-   * takes what is new when it starts), so a burst costs a write or two, not one each, and every result
-   * still leaves only once its operation is on disk.
+   * Puts the used operations on disk (replay-store.ts: appended to a journal and synced), one write after
+   * another; `stop` waits for the last. The controller calls it before it acts on an operation. Operations
+   * accepted while a write is waiting its turn join that write (it takes what is new when it starts), so a
+   * burst costs a write or two, not one each, and no lock moves before its operation is on disk.
    */
-  private saveReplayCache(): Promise<void> {
+  saveReplayCache(): Promise<void> {
     if (this.replayWrite) return this.replayWrite;
     const write = () => {
       this.replayWrite = null;
@@ -309,12 +352,14 @@ export class DeviceAgent {
       controller: this.controller,
       port,
       host,
-      onOutcome: (result) => void this.report(`local-${randomUUID()}`, result),
+      onOutcome: (result, jws) => this.reportLocal(result, jws),
+      refusalLimit: this.options.localRefusalLimit,
     });
     this.http = server;
     this.httpPort = bound;
     this.endpoints ??= localEndpoints(bound, host);
-    await this.options.state.write('agent', JSON.stringify({ pid: process.pid, httpPort: bound }));
+    this.holder.httpPort = bound;
+    await this.options.state.updateHolder(this.holder);
     this.log.info(`Local endpoint: POST http://${host ?? '0.0.0.0'}:${bound}/execute`);
   }
 

@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import type { DeviceResult } from '@latchkey/contract';
 import { X509Certificate, randomUUID } from 'node:crypto';
 import { VirtualActuator, CommandActuator, type Actuator } from './actuators.js';
 import { DeviceAgent } from './agent.js';
@@ -9,7 +10,7 @@ import { provision } from './provision.js';
 import { isMalformed } from './refusals.js';
 import { ReplayCache } from './replay-cache.js';
 import { ReplayStore } from './replay-store.js';
-import { loadDevice, StateDir, UserError } from './state-dir.js';
+import { loadDevice, StateDir, UserError, type DirectoryHolder } from './state-dir.js';
 import { PlatformTrust } from './trust.js';
 
 /** What the commands of `latchkey-device` do; cli.ts reads the arguments and calls these. */
@@ -78,39 +79,61 @@ export function unboundMessage(deviceId: string, dir: string): string {
 }
 
 /**
- * Decides one signed operation on this device. When `run` is serving a local endpoint, the operation
- * goes to it, so one process moves the lock and remembers what it obeyed; otherwise it is decided here
- * from the stored config, and an unlock waits until the lock has closed again. Returns the exit code.
+ * Decides one signed operation on this device, in the one process that holds its state directory (and so
+ * its replay cache): when `run` holds it and serves a local endpoint, the operation goes to that endpoint;
+ * when `run` holds it without one (or another `execute` does), it is refused here with what to do, never
+ * decided beside it. Otherwise it is decided here from the stored config — its use on disk before the lock
+ * moves — and an unlock waits until the lock has closed again. Returns the exit code.
  */
 export async function executeCommand(state: StateDir, jws: string, choice: ActuatorChoice): Promise<number> {
-  const running = await runningAgent(state);
-  if (running) {
-    const answer = await fetch(`http://127.0.0.1:${running.httpPort}/execute`, { method: 'POST', body: jws.trim(), headers: { 'content-type': 'text/plain' } });
-    if (answer.status === 204) return done('DONE');
-    const body = (await answer.json().catch(() => ({}))) as { message?: string };
-    return done('REFUSED', body.message ?? `HTTP ${answer.status}`);
-  }
   const files = await loadDevice(state);
-  const trust = new PlatformTrust(files.platformCaPem);
-  const replayCache = new ReplayCache();
-  const replayStore = new ReplayStore(state, replayCache);
-  await replayStore.load(Date.now());
-  const stored = files.configJws ? verifyConfig(files.configJws, { platformCa: trust, lockId: files.identity.lockId }) : null;
-  const controller = new LockController({ lockId: files.identity.lockId, platformCa: trust, actuator: actuatorFrom(choice), replayCache, config: stored?.ok ? stored.config : null });
-  const result = await controller.handle(jws.trim());
-  await replayStore.save(Date.now());
-  // A decision is told to the platform by the agent when it next connects; what was not an operation is not.
-  const report = { requestId: `local-${randomUUID()}`, outcome: result.outcome, state: { locked: result.state.locked }, ...(result.reason ? { reason: result.reason.slice(0, 500) } : {}) };
-  if (result.outcome === 'DONE' || !isMalformed(result.reason!)) await writePendingResults(state, [...(await readPendingResults(state)), report]);
-  if (result.outcome !== 'DONE') return done('REFUSED', result.reason);
-  done('DONE');
-  if (!controller.state.locked) {
-    console.log(`Unlocked until ${new Date(controller.state.unlockedUntil!).toLocaleTimeString()}; locking again then.`);
-    const timer = setInterval(() => undefined, 60_000);
-    while (!controller.state.locked) await once(controller, 'state');
-    clearInterval(timer);
+  const holder: DirectoryHolder = { pid: process.pid, token: randomUUID(), command: 'execute', httpPort: null };
+  const other = await state.take(holder);
+  if (other) {
+    if (other.command === 'run' && other.httpPort) {
+      const answer = await fetch(`http://127.0.0.1:${other.httpPort}/execute`, { method: 'POST', body: jws.trim(), headers: { 'content-type': 'text/plain' } });
+      if (answer.status === 204) return done('DONE');
+      const body = (await answer.json().catch(() => ({}))) as { message?: string };
+      return done('REFUSED', body.message ?? `HTTP ${answer.status}`);
+    }
+    throw new UserError(
+      other.command === 'run'
+        ? `latchkey-device run (pid ${other.pid}) decides this lock's operations and serves no local endpoint: start it with --http-port for execute to hand operations to it, or stop it first`
+        : `Another latchkey-device execute (pid ${other.pid}) is deciding an operation for ${state.dir}: try again once it has finished`,
+    );
   }
-  return 0;
+  try {
+    const trust = new PlatformTrust(files.platformCaPem);
+    const replayCache = new ReplayCache();
+    const replayStore = new ReplayStore(state, replayCache);
+    await replayStore.load(Date.now());
+    const stored = files.configJws ? verifyConfig(files.configJws, { platformCa: trust, lockId: files.identity.lockId }) : null;
+    const controller = new LockController({
+      lockId: files.identity.lockId,
+      platformCa: trust,
+      actuator: actuatorFrom(choice),
+      replayCache,
+      config: stored?.ok ? stored.config : null,
+      record: () => replayStore.save(Date.now()),
+    });
+    const result = await controller.handle(jws.trim());
+    // A decision is told to the platform by the agent when it next connects; what was not an operation is not.
+    const report: DeviceResult = { requestId: `local-${randomUUID()}`, outcome: result.outcome, state: { locked: result.state.locked }, method: 'local', at: new Date().toISOString() };
+    if (result.outcome === 'DONE') report.jws = jws.trim();
+    else Object.assign(report, { reason: result.reason!.slice(0, 500), count: 1 });
+    if (result.outcome === 'DONE' || !isMalformed(result.reason!)) await writePendingResults(state, [...(await readPendingResults(state)), report]);
+    if (result.outcome !== 'DONE') return done('REFUSED', result.reason);
+    done('DONE');
+    if (!controller.state.locked) {
+      console.log(`Unlocked until ${new Date(controller.state.unlockedUntil!).toLocaleTimeString()}; locking again then.`);
+      const timer = setInterval(() => undefined, 60_000);
+      while (!controller.state.locked) await once(controller, 'state');
+      clearInterval(timer);
+    }
+    return 0;
+  } finally {
+    await state.release(holder);
+  }
 }
 
 function done(outcome: 'DONE' | 'REFUSED', reason?: string): number {
@@ -118,25 +141,12 @@ function done(outcome: 'DONE' | 'REFUSED', reason?: string): number {
   return outcome === 'DONE' ? 0 : 1;
 }
 
-/** The `run` process serving this state directory's local endpoint, if one is alive. */
-async function runningAgent(state: StateDir): Promise<{ pid: number; httpPort: number } | null> {
-  const text = await state.read('agent');
-  if (!text) return null;
-  const agent = JSON.parse(text) as { pid: number; httpPort: number };
-  try {
-    process.kill(agent.pid, 0);
-    return agent;
-  } catch {
-    return null;
-  }
-}
-
 export async function statusCommand(state: StateDir): Promise<void> {
   const files = await loadDevice(state);
   const { identity } = files;
   const certificate = new X509Certificate(files.certificatePem);
   const stored = files.configJws ? verifyConfig(files.configJws, { platformCa: new PlatformTrust(files.platformCaPem), lockId: identity.lockId }) : null;
-  const running = await runningAgent(state);
+  const running = await state.holder();
   const lines = [
     ['Device', identity.deviceId],
     ['Lock', identity.lockId],
@@ -144,7 +154,7 @@ export async function statusCommand(state: StateDir): Promise<void> {
     ['Broker', identity.mqttUrl],
     ['Certificate', `valid until ${new Date(certificate.validTo).toISOString()}`],
     ['Config', !stored ? 'none yet' : stored.ok ? `version ${stored.config.version}, ${stored.config.users.length} users, unlock time ${stored.config.unlockTime} s` : `not usable: ${stored.reason}`],
-    ['Agent', running ? `running (pid ${running.pid}, local endpoint on port ${running.httpPort})` : 'not running with a local endpoint'],
+    ['Agent', !running ? 'not running' : running.command === 'execute' ? `execute running (pid ${running.pid})` : `running (pid ${running.pid}${running.httpPort ? `, local endpoint on port ${running.httpPort}` : ', no local endpoint'})`],
     ['State dir', state.dir],
   ];
   for (const [name, value] of lines) console.log(`${`${name}:`.padEnd(13)}${value}`);

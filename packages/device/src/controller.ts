@@ -19,6 +19,12 @@ export interface LockControllerOptions {
   replayCache?: ReplayCache;
   /** Epoch ms; the tests move it. */
   clock?: () => number;
+  /**
+   * Puts the operations the replay cache has taken on disk (durably), before the lock acts on one or answers
+   * DONE: a crash after the door moved can never let the same operation through again. When it fails, the
+   * operation is refused and nothing moves.
+   */
+  record?: () => Promise<void>;
 }
 
 export interface LockState {
@@ -67,6 +73,7 @@ export class LockController extends EventEmitter<ControllerEvents> {
   private relockTimer: NodeJS.Timeout | null = null;
   private moves: Promise<unknown> = Promise.resolve();
   private readonly clock: () => number;
+  private readonly record: (() => Promise<void>) | undefined;
 
   constructor(options: LockControllerOptions) {
     super();
@@ -76,6 +83,7 @@ export class LockController extends EventEmitter<ControllerEvents> {
     this.current = options.config ?? null;
     this.replayCache = options.replayCache ?? new ReplayCache();
     this.clock = options.clock ?? Date.now;
+    this.record = options.record;
   }
 
   get config(): DeviceConfig | null {
@@ -103,6 +111,13 @@ export class LockController extends EventEmitter<ControllerEvents> {
   async handle(jws: string): Promise<HandleResult> {
     const verdict = verifyOperation(jws, { config: this.current, lockId: this.lockId, platformCa: this.trust, now: this.clock(), replayCache: this.replayCache });
     if (!verdict.ok) return { outcome: 'REFUSED', reason: verdict.reason, state: this.state };
+    if (this.record) {
+      try {
+        await this.record();
+      } catch {
+        return { outcome: 'REFUSED', reason: deviceRefusals.notRecorded, state: this.state };
+      }
+    }
     const { operation, userId } = verdict.verified;
     const done = { outcome: 'DONE' as const, operation, userId };
     if (operation.type !== 'MUTATE_LOCK') return { ...done, state: this.state };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { appendFile, chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 
@@ -8,7 +8,7 @@ import path from 'node:path';
  * its private key (PKCS#8 PEM, mode 0600, never sent anywhere), its certificate, the CAs it trusts, the
  * last config the platform signed (so it keeps deciding after a restart without the network) and the
  * operations it has obeyed recently (so one cannot be used again through another path), and the outcomes
-the platform has not been told yet. Each file is
+the platform has not been told yet, and `device.lock` while a process uses it. Each file is
  * written to a temporary name and renamed, so a power cut leaves the old file or the new one.
  */
 
@@ -34,7 +34,7 @@ const FILES = {
   replay: 'replay.json',
   replayJournal: 'replay.log',
   results: 'pending-results.json',
-  agent: 'agent.json',
+  lock: 'device.lock',
 } as const;
 type FileName = keyof typeof FILES;
 
@@ -54,10 +54,69 @@ export class StateDir {
     await rename(temporary, target);
   }
 
-  /** Adds to the end of a journal file (made with `mode` when it is new). */
+  /**
+   * Adds to the end of a journal file (made with `mode` when it is new) and waits until the disk has it
+   * (fsync): what it records survives a power cut or a kill the moment it returns.
+   */
   async append(name: FileName, content: string, mode = 0o644): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    await appendFile(this.file(name), content, { mode });
+    const handle = await open(this.file(name), 'a', mode);
+    try {
+      await handle.appendFile(content);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /**
+   * Takes this directory for one process (`device.lock`, made exclusively, holding the pid and what the
+   * holder serves): a lock's replay cache is in one process only, so an operation it obeyed is refused on
+   * every path. A lock file whose process is gone is taken over. Answers null when taken, else the holder.
+   */
+  async take(holder: DirectoryHolder): Promise<DirectoryHolder | null> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await writeFile(this.file('lock'), JSON.stringify(holder), { flag: 'wx', mode: 0o600 });
+        return null;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      const current = await this.holder();
+      if (current) return current;
+      // Its process is gone: take it over.
+      await this.remove('lock');
+    }
+    throw new UserError(`Could not take ${this.file('lock')}: another latchkey-device keeps taking it`);
+  }
+
+  /** Says what the holder now serves (its local endpoint's port). */
+  async updateHolder(holder: DirectoryHolder): Promise<void> {
+    await this.write('lock', JSON.stringify(holder), 0o600);
+  }
+
+  /** The process holding this directory, if one is alive. */
+  async holder(): Promise<DirectoryHolder | null> {
+    let text: string | null;
+    try {
+      text = await this.read('lock');
+    } catch {
+      return null;
+    }
+    if (!text) return null;
+    try {
+      const holder = JSON.parse(text) as DirectoryHolder;
+      return typeof holder.pid === 'number' && isAlive(holder.pid) ? holder : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Lets the directory go, if `holder` holds it. */
+  async release(holder: Pick<DirectoryHolder, 'token'>): Promise<void> {
+    const current = await this.holder();
+    if (current?.token === holder.token) await this.remove('lock');
   }
 
   /** The file's text, or null when it does not exist. */
@@ -82,6 +141,24 @@ export class StateDir {
   async readIdentity(): Promise<DeviceIdentity | null> {
     const text = await this.read('identity');
     return text === null ? null : (JSON.parse(text) as DeviceIdentity);
+  }
+}
+
+/** The process using a device directory: `run` (with its local endpoint's port, when it serves one) or `execute`. */
+export interface DirectoryHolder {
+  pid: number;
+  /** Which taker in the process: a second agent in the same process is refused too. */
+  token: string;
+  command: 'run' | 'execute';
+  httpPort: number | null;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
