@@ -74,7 +74,11 @@ describe('Getting Started: the way to a first unlock', () => {
       // The repository's example, served by this portal (a build asset; in tests Vite's file URL).
       expect.stringMatching(/^curl -fsSLo unlock-from-backend\.mjs '?http:\/\/localhost(:\d+)?\/\S*unlock-from-backend\S*\.mjs\S*'? &&$/),
     ]);
-    expect(value(text, 'KEY_FILE')).toBe(`./latchkey-${edKey.kid}.private.jwk.json`);
+    // Read from the folder the commands run in, where the browser saved it: the example's folder is made
+    // by the command itself, so the text never asks to move the key into it first.
+    expect(value(text, 'KEY_FILE')).toBe(`../latchkey-${edKey.kid}.private.jwk.json`);
+    expect(screen.getByText(/run the commands in the folder that holds it/)).toBeInTheDocument();
+    expect(screen.queryByText(/into the latchkey-unlock folder before/)).not.toBeInTheDocument();
     expect(value(text, 'ALG')).toBeUndefined();
     expect(screen.getByText(/its private key was saved as latchkey-kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k\.private\.jwk\.json/)).toBeInTheDocument();
     expect(text).toMatch(/\nnode unlock-from-backend\.mjs$/);
@@ -102,7 +106,7 @@ describe('Getting Started: the way to a first unlock', () => {
       // The guide, once the application has that key: the file saved, not a .jwk.json that is not there.
       renderGuide({ ...sampleApplication, authDomains: ['https://auth.acme.test'], authKeys: { [sent.kid]: sent } });
       const text = await command();
-      expect(value(text, 'KEY_FILE')).toBe(`./latchkey-${sent.kid}.private.pem`);
+      expect(value(text, 'KEY_FILE')).toBe(`../latchkey-${sent.kid}.private.pem`);
       expect(value(text, 'ALG')).toBe('EdDSA');
       expect(screen.getByText(new RegExp(`saved as latchkey-${sent.kid}\\.private\\.pem`))).toBeInTheDocument();
     } finally {

@@ -294,7 +294,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     runText:
       'Die Befehle legen für das Beispiel einen eigenen Ordner an, damit die Installation von jose Ihr Projekt nicht verändert, laden examples/unlock-from-backend.mjs von diesem Portal und führen es aus (Node.js 20 oder neuer). KEY_FILE ist Ihr privater Schlüssel (das JWK mit seiner kid oder ein PKCS#8-PEM), dessen öffentliche Hälfte Sie hinzugefügt haben: Er verlässt Ihren Server nie.',
     keyFileText:
-      'Hat das Portal diesen Schlüssel erzeugt, wurde sein privater Schlüssel als {{file}} gespeichert: Verschieben Sie diese Datei vor dem Ausführen in den Ordner latchkey-unlock (oder setzen Sie KEY_FILE auf Ihre eigene Schlüsseldatei).',
+      'Hat das Portal diesen Schlüssel erzeugt, wurde sein privater Schlüssel als {{file}} gespeichert (meist in Ihrem Download-Ordner): Führen Sie die Befehle in dem Ordner aus, der ihn enthält. Sie legen darin den Ordner latchkey-unlock an und lesen den Schlüssel von dort als ../{{file}}, Sie müssen also nichts verschieben (oder setzen Sie KEY_FILE auf Ihre eigene Schlüsseldatei).',
     watchTitle: 'Beim Öffnen zusehen',
     watchText:
       'Lassen Sie die Seite des Schlosses offen, während das Skript läuft: Die Öffnung erscheint sofort in seiner Aktivität, und das Schloss zählt herunter, bis es wieder verriegelt. Eine Ablehnung erscheint dort ebenfalls, mit ihrem Grund.',

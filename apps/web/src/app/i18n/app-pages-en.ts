@@ -288,7 +288,7 @@ export const appPagesEn = {
     runText:
       'The commands make a folder of their own for the example, so installing jose leaves your project alone, fetch examples/unlock-from-backend.mjs from this portal and run it (Node.js 20 or later). KEY_FILE is your private key (the JWK with its kid, or a PKCS#8 PEM) whose public half you added: it never leaves your server.',
     keyFileText:
-      'If the portal generated this key, its private key was saved as {{file}}: move that file into the latchkey-unlock folder before running the commands (or set KEY_FILE to your own key file).',
+      'If the portal generated this key, its private key was saved as {{file}} (in your downloads folder, usually): run the commands in the folder that holds it. They make the latchkey-unlock folder inside it and read the key from there as ../{{file}}, so nothing needs moving (or set KEY_FILE to your own key file).',
     watchTitle: 'Watch it unlock',
     watchText:
       'Keep the lock’s page open while the script runs: the unlock appears in its activity at once, and the lock counts down to locked again. A refusal shows there too, with its reason.',

@@ -57,7 +57,8 @@ export function UnlockGuide() {
   const command = unlockCommand({
     apiBase: `${window.location.origin}/api`,
     scriptUrl: exampleScriptUrl(window.location.origin),
-    keyFile: keyFile ? `./${keyFile}` : KEY_FILE_PLACEHOLDER,
+    // The key stays where the browser saved it: the commands run beside it and make the example's folder there.
+    keyFile: keyFile ? `../${keyFile}` : KEY_FILE_PLACEHOLDER,
     issuer: issuer ?? ISSUER_PLACEHOLDER,
     kid: kid ?? KID_PLACEHOLDER,
     ...(key && keyFormat === 'pem' ? { alg: algorithmFor(key) } : {}),
