@@ -207,6 +207,29 @@ describe('the embedded broker', () => {
     await old.endAsync();
   });
 
+  it('checks the once-a-minute renewal rule before the CA signs: a second CSR within the minute costs no signature', async () => {
+    const device = await newDevice();
+    await t.database.db.update(lockDevices).set({ certificateNotAfter: new Date(Date.now() + 20 * 86_400_000) }).where(eq(lockDevices.id, device.deviceId));
+    const signed = vi.spyOn(t.app.deviceCa, 'issueDeviceCertificate');
+    const logged = vi.spyOn(t.app.log, 'info');
+    try {
+      const client = await connectMqtt(port, deviceTls(device));
+      const answer = await subscribeNext(client, deviceTopic(device.deviceId, 'certificate'));
+      const csr = await createCsr(await generateDeviceKey('ed25519'), `CN=${device.deviceId}`);
+      await client.publishAsync(deviceTopic(device.deviceId, 'renew'), csr, { qos: 1 });
+      await answer.next;
+      expect(signed).toHaveBeenCalledTimes(1);
+      for (let i = 0; i < 5; i++) await client.publishAsync(deviceTopic(device.deviceId, 'renew'), csr, { qos: 1 });
+      const refusals = () => logged.mock.calls.filter(([fields, message]) => message?.toString().includes('renewed within the minute') && (fields as { deviceId?: string }).deviceId === device.deviceId).length;
+      expect(await eventually(() => refusals() === 5)).toBe(true);
+      expect(signed).toHaveBeenCalledTimes(1);
+      await client.endAsync();
+    } finally {
+      signed.mockRestore();
+      logged.mockRestore();
+    }
+  });
+
   it('refuses MQTT over WebSocket without a device certificate beneath it', async () => {
     const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
     const client = mqtt.connect(`${address.replace('http', 'ws')}/mqtt`, { reconnectPeriod: 0, protocolVersion: 4 });

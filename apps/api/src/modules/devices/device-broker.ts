@@ -36,30 +36,31 @@ export async function registerDeviceBroker(app: FastifyInstance): Promise<void> 
 
 /**
  * A new certificate for a provisioned device from the CSR it sent. With several instances on one external
- * broker each receives the request; the update below lets only the first of them issue.
+ * broker each receives the request; the row lock below lets only the first of them have the CA sign.
  */
 async function renewCertificate(app: FastifyInstance, deviceId: string, payload: Buffer): Promise<void> {
   if (payload.length > MAX_CSR_LENGTH || !/^[0-9a-f-]{36}$/.test(deviceId)) {
     app.log.info({ deviceId }, 'device certificate renewal refused: not a device id or CSR');
     return;
   }
-  const issued = await app.deviceCa.issueDeviceCertificate(payload.toString('utf8'), deviceId);
-  const renewed = await app.db.transaction(async (tx) => {
+  // The once-a-minute check comes before the CA signs: a device asking again and again costs a row lock, not a signature.
+  const issued = await app.db.transaction(async (tx) => {
     const recent = sql`now() + make_interval(days => ${DEVICE_CERTIFICATE_DAYS}) - make_interval(secs => ${RENEWAL_INTERVAL_S})`;
     const [before] = await tx
       .select({ serial: lockDevices.certificateSerial })
       .from(lockDevices)
       .where(and(eq(lockDevices.id, deviceId), lt(lockDevices.certificateNotAfter, recent)))
       .for('update');
-    if (!before?.serial) return false;
-    await tx.update(lockDevices).set({ certificateSerial: issued.serial, certificateNotAfter: issued.notAfter }).where(eq(lockDevices.id, deviceId));
+    if (!before?.serial) return null;
+    const certificate = await app.deviceCa.issueDeviceCertificate(payload.toString('utf8'), deviceId);
+    await tx.update(lockDevices).set({ certificateSerial: certificate.serial, certificateNotAfter: certificate.notAfter }).where(eq(lockDevices.id, deviceId));
     await tx
       .insert(revokedDeviceCertificates)
       .values({ serial: before.serial, deviceId, revokedAt: sql`now() + make_interval(secs => ${RENEWAL_GRACE_S})` })
       .onConflictDoNothing();
-    return true;
+    return certificate;
   });
-  if (!renewed) {
+  if (!issued) {
     app.log.info({ deviceId }, 'device certificate renewal refused: unknown, unprovisioned or renewed within the minute');
     return;
   }
