@@ -20,6 +20,10 @@ export const MAX_CSR_LENGTH = 8 * 1024;
 export const MAX_FIRMWARE_LENGTH = 100;
 export const MAX_DIRECT_ACCESS_ENDPOINTS = 4;
 export const DEVICE_TOPIC_ROOT = 'latchkey/d';
+/** The embedded broker holds at most this many connections of one device at once (a reconnect under the same client id replaces its old one). */
+export const MAX_DEVICE_CONNECTIONS = 4;
+/** The embedded broker grants a device at most this many subscriptions over its connections. */
+export const MAX_DEVICE_SUBSCRIPTIONS = 32;
 
 /** The topics of one device, under `latchkey/d/<deviceId>`. */
 export const DEVICE_TOPICS = ['presence', 'state', 'config', 'op', 'result', 'renew', 'certificate'] as const;

@@ -372,6 +372,7 @@ function templates(): Record<string, Template | Template[]> {
     'POST /api/tile/:tileId/sign-in': { body: { email: 'fuzz-share@example.com' } },
     'POST /api/tile/sign-in/verify': { body: { token: 'ZnV6ei1zaWduLWluLWxpbmstZnV6ei1zaWduLWluLWxpbms' } },
     'PUT /api/tile/:tileId': { body: { siteId: OTHER_ID, devices: [OTHER_ID] } },
+    [`PUT ${A}/lock/:lockId/tile/:tileId`]: { body: { name: 'Fuzz tile' } },
     // A device's provisioning: its one-time code, and a CSR (PEM, several lines: line breaks are its own).
     'POST /api/device-provisioning': { body: { code: 'FUZZ-CODE-1234', csr: '-----BEGIN CERTIFICATE REQUEST-----\nMIIBFuzz\n-----END CERTIFICATE REQUEST-----\n' }, fixed: ['csr'] },
     // The SDKs' lock properties (the owner is an admin of the lock) and audit lists.

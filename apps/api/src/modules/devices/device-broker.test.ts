@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as x509 from '@peculiar/x509';
 import mqtt from 'mqtt';
 import { eq } from 'drizzle-orm';
-import { deviceTopic, MAX_DEVICE_MESSAGE_BYTES } from '@latchkey/contract';
+import { deviceTopic, MAX_DEVICE_CONNECTIONS, MAX_DEVICE_MESSAGE_BYTES, MAX_DEVICE_SUBSCRIPTIONS } from '@latchkey/contract';
 import { lockDevices } from '../../db/schema.js';
 import { createTestApp, eventually, type TestApp } from '../../../test/helpers.js';
 import { closed, connectMqtt, createCsr, deviceTls, generateDeviceKey, subscribeNext, provisionDevice, type ProvisionedDevice } from '../../../test/fixtures/devices.js';
@@ -79,6 +79,39 @@ describe('the embedded broker', () => {
     spy.mockRestore();
     const client = await connectMqtt(port, deviceTls(device));
     await client.endAsync();
+  });
+
+  it('holds at most MAX_DEVICE_CONNECTIONS connections of one device; one more is told to try again, and a reconnect under a held client id replaces its connection', async () => {
+    const device = await newDevice();
+    const clients = [];
+    for (let i = 0; i < MAX_DEVICE_CONNECTIONS; i++) clients.push(await connectMqtt(port, { ...deviceTls(device), clientId: `${device.deviceId}-${i}` }));
+    expect(await refusal(connectMqtt(port, { ...deviceTls(device), clientId: `${device.deviceId}-extra` }))).toMatch(/server unavailable/i);
+    // The same client id again takes over its own connection.
+    const replaced = closed(clients[0]!);
+    clients[0] = await connectMqtt(port, { ...deviceTls(device), clientId: `${device.deviceId}-0` });
+    await replaced;
+    // Another device is not affected by this one's cap.
+    const other = await newDevice();
+    await (await connectMqtt(port, deviceTls(other))).endAsync();
+    await clients.pop()!.endAsync();
+    clients.push(await connectMqtt(port, { ...deviceTls(device), clientId: `${device.deviceId}-extra` }));
+    await Promise.all(clients.map((client) => client.endAsync()));
+  });
+
+  it('grants a device at most MAX_DEVICE_SUBSCRIPTIONS subscriptions over its connections; a filter held already is granted again', async () => {
+    const device = await newDevice();
+    const [first, second] = [await connectMqtt(port, { ...deviceTls(device), clientId: `${device.deviceId}-a` }), await connectMqtt(port, { ...deviceTls(device), clientId: `${device.deviceId}-b` })];
+    const filter = (i: number) => `latchkey/d/${device.deviceId}/x${i}`;
+    const half = MAX_DEVICE_SUBSCRIPTIONS / 2;
+    for (let i = 0; i < half; i++) await first.subscribeAsync(filter(i), { qos: 1 });
+    for (let i = half; i < MAX_DEVICE_SUBSCRIPTIONS; i++) await second.subscribeAsync(filter(i), { qos: 1 });
+    expect(await refusal(second.subscribeAsync(filter(MAX_DEVICE_SUBSCRIPTIONS), { qos: 1 }))).toMatch(/subscribe error/i);
+    expect(await refusal(first.subscribeAsync([filter(1000), filter(1001)], { qos: 1 }))).toMatch(/subscribe error/i);
+    expect(await first.subscribeAsync(filter(0), { qos: 1 })).toHaveLength(1);
+    // One given up makes room for another.
+    await first.unsubscribeAsync(filter(0));
+    expect(await first.subscribeAsync(filter(MAX_DEVICE_SUBSCRIPTIONS), { qos: 1 })).toHaveLength(1);
+    await Promise.all([first.endAsync(), second.endAsync()]);
   });
 
   it('refuses a publish outside the device’s own topics: it reaches no subscriber and the connection is closed', async () => {

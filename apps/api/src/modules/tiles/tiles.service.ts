@@ -240,8 +240,9 @@ export const tileUrl = (publicUrl: string, tileId: string) => `${publicUrl.repla
 export async function listLockTiles(db: Db, applicationId: string, lockId: string, publicUrl: string): Promise<LockTile[]> {
   await getLockRow(db, applicationId, lockId);
   const own = await db
-    .select({ tileId: tileLocks.tileId, createdAt: tileLocks.createdAt })
+    .select({ tileId: tileLocks.tileId, name: tiles.name, createdAt: tileLocks.createdAt })
     .from(tileLocks)
+    .innerJoin(tiles, eq(tiles.id, tileLocks.tileId))
     .where(eq(tileLocks.lockId, lockId))
     .orderBy(asc(tileLocks.createdAt), asc(tileLocks.tileId));
   if (own.length === 0) return [];
@@ -252,6 +253,7 @@ export async function listLockTiles(db: Db, applicationId: string, lockId: strin
     .orderBy(asc(tileLocks.createdAt));
   return own.map((t) => ({
     tileId: t.tileId,
+    name: t.name,
     url: tileUrl(publicUrl, t.tileId),
     otherLockIds: all.filter((r) => r.tileId === t.tileId && r.lockId !== lockId).map((r) => r.lockId),
     createdAt: Math.floor(t.createdAt.getTime() / 1000),
@@ -263,7 +265,7 @@ export async function createLockTile(db: Db, applicationId: string, lockId: stri
   await getLockRow(db, applicationId, lockId);
   const tileId = randomUUID();
   await linkTile(db, applicationId, lockId, tileId, by);
-  return { tileId, url: tileUrl(publicUrl, tileId), otherLockIds: [], createdAt: Math.floor(Date.now() / 1000) };
+  return { tileId, name: null, url: tileUrl(publicUrl, tileId), otherLockIds: [], createdAt: Math.floor(Date.now() / 1000) };
 }
 
 export async function deleteLockTile(db: Db, applicationId: string, lockId: string, tileId: string, by: ChangeActor): Promise<void> {

@@ -5,7 +5,7 @@ import tls from 'node:tls';
 import { Aedes, type AedesPublishPacket, type Client, type Connection } from 'aedes';
 import { WebSocketServer, createWebSocketStream } from 'ws';
 import type { FastifyBaseLogger } from 'fastify';
-import { DEVICE_TOPIC_ROOT } from '@latchkey/contract';
+import { DEVICE_TOPIC_ROOT, MAX_DEVICE_CONNECTIONS, MAX_DEVICE_SUBSCRIPTIONS } from '@latchkey/contract';
 import { mayPublish, mayReceive, maySubscribe, MAX_DEVICE_PACKET_BYTES } from './acl.js';
 import { normaliseSerial, type DeviceAuthority } from './authority.js';
 import type { BridgedBroker, BridgedMessage, BrokerBridge } from './bridge.js';
@@ -24,6 +24,8 @@ const SERVER_UNAVAILABLE = 3;
 const refusal = (message: string, returnCode = NOT_AUTHORIZED) => Object.assign(new Error(message), { returnCode });
 /** The device could not be looked up (the database did not answer): not a verdict on the device, which tries again. */
 class LookupFailed extends Error {}
+/** The device is at its connection cap: it may connect again once one of its connections ends. */
+class TooManyConnections extends Error {}
 
 /** A TLS handshake that has not finished by then is dropped. */
 const HANDSHAKE_TIMEOUT_MS = 10_000;
@@ -42,6 +44,8 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
   private readonly clients = new Map<string, Set<Client>>();
   /** Admitted connections by MQTT client id: a device cannot take over another device's client id. */
   private readonly byClientId = new Map<string, Client>();
+  /** The filters granted to each connection, so a device's subscriptions are counted against its cap. */
+  private readonly filters = new WeakMap<Client, Set<string>>();
   /** Raised by every disconnect(): a connect whose database check began before it is refused. */
   private readonly cuts = new Map<string, number>();
   private tlsServer: tls.Server | null = null;
@@ -68,7 +72,7 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
       authenticate: (client, _username, _password, done) =>
         void bus.authenticate(client).then(
           (ok) => done(ok ? null : refusal('not authorized'), ok),
-          (err: unknown) => done(err instanceof LookupFailed ? refusal('server unavailable', SERVER_UNAVAILABLE) : refusal('not authorized'), false),
+          (err: unknown) => done(err instanceof LookupFailed || err instanceof TooManyConnections ? refusal('server unavailable', SERVER_UNAVAILABLE) : refusal('not authorized'), false),
         ),
       authorizePublish: (client, packet, done) => done(bus.authorizePublish(client, packet.topic, packet.payload) ? null : new Error('publish refused')),
       authorizeSubscribe: (client, subscription, done) => done(null, bus.authorizeSubscribe(client, subscription.topic) ? subscription : null),
@@ -76,6 +80,9 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
     });
     bus.broker = broker;
     broker.on('clientDisconnect', (client) => bus.forget(client));
+    broker.on('unsubscribe', (filters, client) => {
+      for (const filter of filters) bus.filters.get(client)?.delete(filter);
+    });
     broker.on('clientError', (client, err) => log.debug({ err, clientId: client.id }, 'mqtt client error'));
     // A device's message (its Last Will included) once the broker has taken it.
     broker.on('publish', (packet, client) => {
@@ -246,6 +253,12 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
       this.log.info({ deviceId, clientId: client.id }, 'mqtt connect refused: the client id is held by another device');
       return false;
     }
+    // A connection under the same client id is about to be replaced by this one: it does not count.
+    const held = [...(this.clients.get(deviceId) ?? [])].filter((other) => other.id !== client.id).length;
+    if (held >= MAX_DEVICE_CONNECTIONS) {
+      this.log.warn({ deviceId, held }, 'mqtt connect refused: the device holds as many connections as it may');
+      throw new TooManyConnections();
+    }
     let set = this.clients.get(deviceId);
     if (!set) this.clients.set(deviceId, (set = new Set()));
     set.add(client);
@@ -267,8 +280,28 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
   private authorizeSubscribe(client: Client, filter: string): boolean {
     const deviceId = this.identities.get(client.conn)?.deviceId;
     const ok = deviceId !== undefined && maySubscribe(deviceId, filter);
-    if (!ok) this.log.warn({ deviceId, filter }, 'mqtt subscribe refused');
-    return ok;
+    if (!ok) {
+      this.log.warn({ deviceId, filter }, 'mqtt subscribe refused');
+      return false;
+    }
+    const own = this.filtersOf(client);
+    if (own.has(filter)) return true;
+    let count = 0;
+    for (const other of this.clients.get(deviceId) ?? [client]) count += this.filtersOf(other).size;
+    if (count >= MAX_DEVICE_SUBSCRIPTIONS) {
+      this.log.warn({ deviceId, filter, count }, 'mqtt subscribe refused: the device holds as many subscriptions as it may');
+      return false;
+    }
+    own.add(filter);
+    return true;
+  }
+
+  /** A connection's filters: those granted here (some perhaps not yet stored), and those its session restored. */
+  private filtersOf(client: Client): Set<string> {
+    let filters = this.filters.get(client);
+    if (!filters) this.filters.set(client, (filters = new Set()));
+    for (const filter of Object.keys((client as unknown as { subscriptions: Record<string, unknown> }).subscriptions ?? {})) filters.add(filter);
+    return filters;
   }
 
   private authorizeForward(client: Client, packet: AedesPublishPacket): boolean {
