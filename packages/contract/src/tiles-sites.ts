@@ -33,6 +33,8 @@ export type AssociateTile = z.infer<typeof associateTileSchema>;
 /** A lock's tile on the owner's lock page. */
 export const lockTileSchema = z.object({
   tileId: z.string(),
+  /** What the owner calls it ("Front door sticker"); null until named. */
+  name: z.nullable(z.string()),
   /** The short URL a phone opens: the portal's /t/{tileId}. */
   url: z.string(),
   /** The other locks the same tile opens (a tile may open several doors). */
@@ -40,6 +42,10 @@ export const lockTileSchema = z.object({
   createdAt: z.number(),
 });
 export type LockTile = z.infer<typeof lockTileSchema>;
+
+/** PUT /platform/application/{id}/lock/{lockId}/tile/{tileId}: names the tile (1–200 characters), or unnames it (null). */
+export const tileNameSchema = z.object({ name: z.nullable(requiredText(MAX_TEXT_LENGTH)) });
+export type TileName = z.infer<typeof tileNameSchema>;
 
 /** GET /site (NetworkSiteResponse). Geofence members are 0: Latchkey's sites have no position yet. */
 export const siteSchema = z.object({

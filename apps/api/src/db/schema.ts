@@ -412,14 +412,18 @@ export const usedOperationIds = pgTable(
   (t) => [index('used_operation_ids_expires_at_idx').on(t.expiresAt)],
 );
 
-/** The sandbox Outbox: every email the platform sent for an application, as rendered. */
+/**
+ * The Outbox: every email the platform sent for an application, as rendered; and, on a service without SMTP,
+ * the emails a portal account was sent (its codes and links are nowhere else a person can read them).
+ */
 export const sentEmails = pgTable(
   'sent_emails',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    applicationId: uuid('application_id')
-      .notNull()
-      .references(() => applications.id, { onDelete: 'cascade' }),
+    /** The application it was sent for (its owners see it); null for a portal account's own email. */
+    applicationId: uuid('application_id').references(() => applications.id, { onDelete: 'cascade' }),
+    /** The portal account it was sent to (only that account sees it); null for an application's email. */
+    userId: uuid('user_id').references(() => users.id, { onDelete: 'cascade' }),
     kind: text('kind').notNull(),
     to: text('to').notNull(),
     subject: text('subject').notNull(),
@@ -427,7 +431,11 @@ export const sentEmails = pgTable(
     text: text('text').notNull(),
     createdAt: createdAt(),
   },
-  (t) => [index('sent_emails_application_idx').on(t.applicationId, t.createdAt)],
+  (t) => [
+    index('sent_emails_application_idx').on(t.applicationId, t.createdAt),
+    index('sent_emails_user_idx').on(t.userId, t.createdAt),
+    check('sent_emails_reader_check', sql`${t.applicationId} is not null or ${t.userId} is not null`),
+  ],
 );
 
 /**
@@ -557,6 +565,8 @@ export const tiles = pgTable(
       .references(() => applications.id, { onDelete: 'cascade' }),
     /** The site it was associated under (PUT /tile/{tileId}); null: none, the application stands for it. */
     siteId: uuid('site_id').references(() => sites.id, { onDelete: 'set null' }),
+    /** What its owners call it; null until named (the portal then shows the start of its id). */
+    name: text('name'),
     createdAt: createdAt(),
   },
   (t) => [index('tiles_application_id_idx').on(t.applicationId)],

@@ -11,6 +11,7 @@ import {
   ownerTileParamsSchema,
   tileLocksSchema,
   tileErrors,
+  tileNameSchema,
   tileParamsSchema,
   tileSignInResponseSchema,
   tileSignInSchema,
@@ -21,6 +22,7 @@ import { pickLanguage } from '@latchkey/email';
 import { refuseIfExceeded } from '../../plugins/rate-limit.js';
 import { afterReply } from '../account/account-trust.service.js';
 import { initiateTileSignIn, verifyTileSignIn } from './tile-sign-in.js';
+import { renameLockTile } from './tile-name.js';
 import {
   adminLock,
   associateTile,
@@ -177,6 +179,15 @@ export async function tilesRoutes(instance: FastifyInstance) {
     async (request, reply) => {
       await deleteLockTile(app.db, request.params.applicationId, request.params.lockId, request.params.tileId, request.user);
       return reply.code(204).send(null);
+    },
+  );
+
+  app.put(
+    `${base}/:tileId`,
+    { ...owner, schema: { tags, security, params: ownerTileParamsSchema, body: tileNameSchema, summary: 'Names the tile (null: no name)', response: { 200: lockTileSchema, 400: E, 401: E, 404: E } } },
+    async (request) => {
+      const { applicationId, lockId, tileId } = request.params;
+      return renameLockTile(app.db, applicationId, lockId, tileId, request.body, publicUrl, request.user);
     },
   );
 

@@ -34,6 +34,11 @@ export async function createLockTile(appId: string, lockId: string): Promise<Loc
   return lockTileSchema.parse(await res.json());
 }
 
+export async function renameLockTile(appId: string, lockId: string, tileId: string, name: string | null): Promise<LockTile> {
+  const res = await request(`${tilesPath(appId, lockId)}/${encodeURIComponent(tileId)}`, { method: 'PUT', body: { name } });
+  return lockTileSchema.parse(await res.json());
+}
+
 export async function deleteLockTile(appId: string, lockId: string, tileId: string): Promise<void> {
   await request(`${tilesPath(appId, lockId)}/${encodeURIComponent(tileId)}`, { method: 'DELETE' });
 }
@@ -103,6 +108,14 @@ export function useCreateTile(appId: string, lockId: string) {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: () => createLockTile(appId, lockId),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: tileKeys.list(appId, lockId) }),
+  });
+}
+
+export function useRenameTile(appId: string, lockId: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ tileId, name }: { tileId: string; name: string | null }) => renameLockTile(appId, lockId, tileId, name),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: tileKeys.list(appId, lockId) }),
   });
 }

@@ -1,4 +1,4 @@
-import { faPlus, faQrcode, faTrash } from '@fortawesome/free-solid-svg-icons';
+import { faPen, faPlus, faQrcode, faTrash } from '@fortawesome/free-solid-svg-icons';
 import type { LockTile } from '@latchkey/contract';
 import {
   Alert,
@@ -21,7 +21,8 @@ import { Icon } from '../../../components/ui/icon';
 import { SectionCard } from '../../../components/ui/section-card';
 import { useOperation } from '../../../components/ui/use-operation';
 import { errorMessage } from '../../../lib/http';
-import { useCreateTile, useDeleteTile, useLockTiles, useTileQr } from './api';
+import { LockNameDialog } from '../list/lock-name-dialog';
+import { useCreateTile, useDeleteTile, useLockTiles, useRenameTile, useTileQr } from './api';
 
 /** The tile's printable QR code for its short URL, drawn by the server. */
 function QrDialog({
@@ -75,10 +76,13 @@ export function TilesCard({ appId, lockId }: { appId: string; lockId: string }) 
   const tiles = useLockTiles(appId, lockId);
   const create = useCreateTile(appId, lockId);
   const remove = useDeleteTile(appId, lockId);
+  const rename = useRenameTile(appId, lockId);
   const { run, dialogs } = useOperation();
   const [showing, setShowing] = useState<LockTile | null>(null);
   const [removing, setRemoving] = useState<LockTile | null>(null);
-  const short = (tile: LockTile) => tile.tileId.slice(0, 8);
+  const [renaming, setRenaming] = useState<LockTile | null>(null);
+  // A tile is called by its name; an unnamed one by the start of its id.
+  const short = (tile: LockTile) => tile.name ?? tile.tileId.slice(0, 8);
 
   return (
     <SectionCard
@@ -111,7 +115,10 @@ export function TilesCard({ appId, lockId }: { appId: string; lockId: string }) 
           {tiles.data.map((tile) => (
             <ListItem key={tile.tileId} divider sx={{ flexWrap: 'wrap', gap: 1, px: 0 }}>
               <Box sx={{ minWidth: 0, flex: '1 1 12rem' }}>
-                <Typography sx={{ fontFamily: 'monospace', overflowWrap: 'anywhere' }}>
+                <Typography sx={{ fontWeight: 600, overflowWrap: 'anywhere' }}>
+                  {tile.name ?? t('tiles.unnamed')}
+                </Typography>
+                <Typography variant="body2" color="text.secondary" sx={{ fontFamily: 'monospace', overflowWrap: 'anywhere' }}>
                   {tile.tileId}
                 </Typography>
                 {tile.otherLockIds.length > 0 && (
@@ -130,6 +137,9 @@ export function TilesCard({ appId, lockId }: { appId: string; lockId: string }) 
                 >
                   {t('tiles.showQr')}
                 </Button>
+                <IconButton aria-label={t('tiles.renameOne', { id: short(tile) })} onClick={() => setRenaming(tile)}>
+                  <Icon icon={faPen} />
+                </IconButton>
                 <IconButton
                   aria-label={t('tiles.removeOne', { id: short(tile) })}
                   onClick={() => setRemoving(tile)}
@@ -142,6 +152,20 @@ export function TilesCard({ appId, lockId }: { appId: string; lockId: string }) 
         </List>
       )}
       {showing && <QrDialog appId={appId} lockId={lockId} tile={showing} onClose={() => setShowing(null)} />}
+      <LockNameDialog
+        open={renaming !== null}
+        title={t('tiles.renameTitle')}
+        initialName={renaming?.name ?? ''}
+        submitLabel={t('tiles.save')}
+        label={t('tiles.name')}
+        onCancel={() => setRenaming(null)}
+        onSubmit={async (name) => {
+          const result = await run(() => rename.mutateAsync({ tileId: renaming!.tileId, name }), { notice: true, inPlace: () => true });
+          if (!result.ok) return result.message;
+          setRenaming(null);
+          return null;
+        }}
+      />
       <ConfirmDialog
         open={removing !== null}
         title={t('tiles.removeTitle')}

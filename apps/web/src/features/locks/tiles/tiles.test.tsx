@@ -13,6 +13,7 @@ const TILES = `${LOCKS}/lock-1/tile`;
 const TILE_ID = '3f0c2a8e-5b1d-4c7e-9a2f-0d1e2f3a4b5c';
 const tile = (over: Partial<LockTile> = {}): LockTile => ({
   tileId: TILE_ID,
+  name: null,
   url: `http://localhost/t/${TILE_ID}`,
   otherLockIds: [],
   createdAt: 1_800_000_000,
@@ -76,6 +77,33 @@ describe('Tiles card (lock page)', () => {
     );
     await waitFor(() => expect(screen.queryByText(TILE_ID)).not.toBeInTheDocument());
     expect(calls.some((c) => c.method === 'DELETE' && c.url === `${TILES}/${TILE_ID}`)).toBe(true);
+  });
+});
+
+describe('Tiles card: names', () => {
+  it('shows an unnamed tile as such, names it, and then calls it by its name', async () => {
+    signIn();
+    let tiles: LockTile[] = [tile()];
+    const calls = stubFetch((call) => {
+      if (call.url === TILES && call.method === 'GET') return json(tiles);
+      if (call.url === `${TILES}/${TILE_ID}` && call.method === 'PUT') {
+        tiles = [tile({ name: (call.body as { name: string }).name })];
+        return json(tiles[0]);
+      }
+      return json({ code: 404, message: 'Not found' }, 404);
+    });
+    renderRoute(<TilesCard appId="app-1" lockId="lock-1" />);
+    const list = await screen.findByRole('list', { name: 'Tiles' });
+    expect(within(list).getByText('Unnamed tile')).toBeInTheDocument();
+    const u = userEvent.setup();
+    await u.click(screen.getByRole('button', { name: 'Rename tile 3f0c2a8e' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Name this tile' });
+    await u.type(within(dialog).getByRole('textbox', { name: /Tile name/ }), 'Sticker by the gate');
+    await u.click(within(dialog).getByRole('button', { name: 'Save' }));
+    expect(await within(list).findByText('Sticker by the gate')).toBeInTheDocument();
+    expect(within(list).getByText(TILE_ID)).toBeInTheDocument();
+    expect(calls.find((c) => c.method === 'PUT')?.body).toEqual({ name: 'Sticker by the gate' });
+    expect(await screen.findByRole('button', { name: 'Remove tile Sticker by the gate' })).toBeInTheDocument();
   });
 });
 
