@@ -25,6 +25,52 @@ export const HISTORY_KINDS = [
 export const historyKindSchema = z.enum(HISTORY_KINDS);
 export type HistoryKind = z.infer<typeof historyKindSchema>;
 
+/**
+ * Every field the history records (a nested member as `parent.member`): the portal has a label for each.
+ * A service that records a new field adds it here.
+ */
+export const HISTORY_FIELDS = [
+  // An application's details, URLs and branding (recorded by the database trigger).
+  'name',
+  'companyName',
+  'mailingAddress',
+  'privacyPolicy',
+  'supportContact',
+  'appLink',
+  'logoUrl',
+  'emailPreferences.senderEmail',
+  'emailPreferences.senderName',
+  'emailPreferences.primaryColour',
+  'emailPreferences.secondaryColour',
+  'emailPreferences.onlySendEssentialEmails',
+  'emailPreferences.callToAction',
+  'authKeys',
+  'authDomains',
+  'authDomainDiscovery',
+  'corsDomains',
+  'owners',
+  'users',
+  // Locks, their settings (the SDKs' lock properties too), device and shares.
+  'colour',
+  'device',
+  'settings.name',
+  'settings.unlockTime',
+  'settings.usageRequirements',
+  'settings.permittedAddresses',
+  'settings.hidden',
+  'role',
+  'start',
+  'end',
+  'timeWindow',
+  // Webhooks, tiles and sites.
+  'url',
+  'events',
+  'secret',
+  'tile',
+  'locks',
+  'site',
+] as const;
+
 /** What a secret's before and after read as, in the database and on the wire. */
 export const REDACTED = '[redacted]';
 export const HISTORY_PAGE_SIZE = 50;

@@ -200,11 +200,27 @@ export type LockLogPage = z.infer<typeof lockLogPageSchema>;
 export const lockIdParamsSchema = z.object({ applicationId: idParam(), lockId: idParam() });
 export const lockShareParamsSchema = z.object({ applicationId: idParam(), lockId: idParam(), userId: idParam() });
 
-/** The sandbox Outbox: what the platform sent for an application, newest first. */
+/**
+ * What the Outbox lists: an application's emails (share invitations and notices, the branding test, a tile's
+ * sign-in link) and, on a service without SMTP, the signed-in account's own emails (`account-…`).
+ */
+export const OUTBOX_EMAIL_KINDS = [
+  'lock-invitation',
+  'lock-share',
+  'branding-test',
+  'tile-sign-in',
+  'account-verify-email',
+  'account-key-code',
+  'account-passkey-code',
+  'account-passkey-added',
+] as const;
+export type OutboxEmailKind = (typeof OUTBOX_EMAIL_KINDS)[number];
+
+/** The Outbox: what the platform sent for an application (and to the reader's own account), newest first. */
 export const OUTBOX_PAGE_SIZE = 100;
 export const sentEmailSchema = z.object({
   id: z.string(),
-  /** lock-invitation (a share to someone without an account yet) or lock-share. */
+  /** One of OUTBOX_EMAIL_KINDS (a string, so a newer service's kind still reads). */
   kind: z.string(),
   to: z.string(),
   subject: z.string(),
