@@ -51,7 +51,7 @@ test('connect a device from the lock page, see it come online, unlock from the p
 
   await login(page, email);
   // A verified account: the lock page without the verification banner.
-  await page.goto((await mailMatch(email, /https?:\/\/\S+\/verify-email\?\S+/)).match[0]);
+  await page.goto((await mailMatch(email, /https?:\/\/\S+\/verify-email#\S+/)).match[0]);
   await expect(page.getByText('Thank you: your email address is verified.')).toBeVisible();
   await page.goto(`/${appId}/locks/${lock.id}`);
   await expect(page.getByRole('heading', { name: lock.name, level: 1 })).toBeVisible();

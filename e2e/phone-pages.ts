@@ -88,10 +88,10 @@ export async function seed(request: APIRequestContext): Promise<Seed> {
 export const signedOutPages = [
   '/login',
   '/register',
-  '/accept-invite?email=new.person%40example.com&code=ABC123',
+  '/accept-invite#email=new.person%40example.com&code=ABC123',
   '/forgot-password',
-  '/reset-password?userId=00000000-0000-4000-8000-000000000000&token=not-a-real-token',
-  '/verify-email?code=not-a-real-code',
+  '/reset-password#userId=00000000-0000-4000-8000-000000000000&token=not-a-real-token',
+  '/verify-email#code=not-a-real-code',
   '/no-such-page/at-all',
 ];
 

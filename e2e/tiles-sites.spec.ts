@@ -66,7 +66,7 @@ test('a tile’s QR code on the lock page, a site on the Locks page; on a phone,
   // The owner makes a tile on the lock page: its QR code opens at once, for the tile's short URL.
   await login(page, owner.email);
   // A verified account: the pages below without the verification banner.
-  await page.goto((await mailMatch(owner.email, /https?:\/\/\S+\/verify-email\?\S+/)).match[0]);
+  await page.goto((await mailMatch(owner.email, /https?:\/\/\S+\/verify-email#\S+/)).match[0]);
   await expect(page.getByText('Thank you: your email address is verified.')).toBeVisible();
   await page.goto(`/${owner.appId}/locks/${owner.lock.id}`);
   const tiles = page.getByRole('region', { name: 'Tiles' });
@@ -195,11 +195,12 @@ test('prints a tile’s QR code, opens /t/{tileId} at a phone’s width as a sha
   await screenshot(door, 'tile-check-email');
 
   // The emailed link, opened on the phone: signed in, the link gone from the address bar, the door listed.
-  const link = (await mailMatch(sharedUser, new RegExp(`${baseURL}/t/${tile.tileId}\\?signin=[A-Za-z0-9_-]+`))).match[0];
+  const link = (await mailMatch(sharedUser, new RegExp(`${baseURL}/t/${tile.tileId}#signin=[A-Za-z0-9_-]+`))).match[0];
   await door.goto(link);
   const frontDoor = door.getByRole('region', { name: owner.lock.name });
   await expect(frontDoor.getByText('Locked', { exact: true })).toBeVisible();
   expect(new URL(door.url()).search).toBe('');
+  expect(new URL(door.url()).hash).toBe('');
   expect(await door.evaluate(() => sessionStorage.getItem('latchkey.tileSignIn'))).toContain('authToken');
   expect(await door.evaluate(() => localStorage.getItem('token'))).toBeNull();
   await settled(door);
@@ -219,7 +220,7 @@ test('prints a tile’s QR code, opens /t/{tileId} at a phone’s width as a sha
   expect(JSON.stringify(log)).toContain(sharedUser);
 
   // The link worked once; Sign out forgets the token.
-  expect((await request.post('/api/tile/sign-in/verify', { data: { token: new URL(link).searchParams.get('signin') } })).status()).toBe(400);
+  expect((await request.post('/api/tile/sign-in/verify', { data: { token: new URLSearchParams(new URL(link).hash.slice(1)).get('signin') } })).status()).toBe(400);
   await door.getByRole('button', { name: 'Sign out' }).click();
   await expect(door.getByRole('textbox', { name: 'Email address' })).toBeVisible();
   expect(await door.evaluate(() => sessionStorage.getItem('latchkey.tileSignIn'))).toBeNull();

@@ -32,7 +32,12 @@ export const passwordResetVerifySchema = z.object({
 });
 export type PasswordResetVerify = z.infer<typeof passwordResetVerifySchema>;
 
-export const verifyEmailQuerySchema = z.object({ code: linkSecret() });
+/**
+ * PUT /account/email/verify: the emailed code in the body `{code}` (the portal: a body is never logged) or,
+ * as the platform's SDKs send it, in the query (`?code=`; logs and traces redact query values). One of the two.
+ */
+export const verifyEmailQuerySchema = z.object({ code: z.optional(linkSecret()) });
+export const verifyEmailBodySchema = z.optional(z.nullable(z.object({ code: z.optional(linkSecret()) })));
 
 /** `?method=EMAIL` (the headless SDK may send it; the JavaScript SDK sends none: EMAIL is the one method). */
 export const keyVerificationQuerySchema = z.object({ method: z.optional(z.enum(['EMAIL'], { error: 'Only EMAIL is offered' })) });
@@ -86,6 +91,7 @@ export const accountErrors = {
   resetLinkUsed: 'This password reset link has already been used. Ask for a new one.',
   resetLinkExpired: 'This password reset link has expired. Ask for a new one.',
   verifyLinkInvalid: 'This verification link is not valid, was already used or has expired. Send a new one from the portal.',
+  verifyCodeMissing: 'The verification code is missing: send it as {"code": …} in the body (or ?code= in the URL).',
   unverifiedSendLimit:
     'Verify your email address to send more emails: until then the platform sends at most 5 emails a day for your account.',
   secondFactorRequired:

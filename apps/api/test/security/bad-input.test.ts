@@ -320,7 +320,8 @@ function templates(): Record<string, Template | Template[]> {
     'POST /api/account/invite': { body: { email: 'fuzz-invite@example.com' } },
     'POST /api/account/password/reset/initialize': { body: { email: 'fuzz-new@example.com' } },
     'POST /api/account/password/reset/verify': { body: { userId: OTHER_ID, token: 'ZnV6ei1yZXNldC10b2tlbi1mdXp6LXJlc2V0LXRva2Vu', password: 'fuzz-pass-3' } },
-    'PUT /api/account/email/verify': { query: { code: 'ZnV6ei12ZXJpZnktY29kZS1mdXp6LXZlcmlmeS1jb2Rl' } },
+    // The code in the body (the portal) or in the query (the SDKs).
+    'PUT /api/account/email/verify': [{ body: { code: 'ZnV6ei12ZXJpZnktY29kZS1mdXp6LXZlcmlmeS1jb2Rl' } }, { query: { code: 'ZnV6ei12ZXJpZnktY29kZS1mdXp6LXZlcmlmeS1jb2Rl' } }],
     'POST /api/account/passkeys': { body: { response: passkeyResponse, name: 'Fuzz key' } },
     'POST /api/account/passkeys/options': { body: { code: '123456' } },
     'DELETE /api/account/passkeys/:passkeyId': { params: { passkeyId: 'ZnV6ei1wYXNza2V5' } },

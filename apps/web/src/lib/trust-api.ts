@@ -20,7 +20,8 @@ export async function resetPassword(body: PasswordResetVerify): Promise<AuthResp
 }
 
 export async function verifyEmail(code: string): Promise<void> {
-  await request(`/account/email/verify?code=${encodeURIComponent(code)}`, { method: 'PUT', auth: false });
+  // In the body, never the URL: a URL is what server and proxy logs record.
+  await request('/account/email/verify', { method: 'PUT', body: { code }, auth: false });
 }
 
 export async function resendVerification(): Promise<void> {

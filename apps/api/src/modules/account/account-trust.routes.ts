@@ -2,13 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
+  accountErrors,
   authResponseSchema,
   errorBodySchema,
   passwordResetInitializeSchema,
   passwordResetVerifySchema,
+  verifyEmailBodySchema,
   verifyEmailQuerySchema,
 } from '@latchkey/contract';
 import { pickLanguage } from '@latchkey/email';
+import { badRequest } from '../../errors.js';
 import { refuseIfExceeded } from '../../plugins/rate-limit.js';
 import { accountManagementRoutes } from './account-management.js';
 import { passkeyRoutes } from './passkeys.js';
@@ -81,10 +84,18 @@ export async function accountTrustRoutes(instance: FastifyInstance) {
     {
       config: { public: true },
       preHandler: async (request) => refuseIfExceeded(await linkUses(request)),
-      schema: { tags: ['account'], summary: 'Proves the account’s email address with the emailed code', querystring: verifyEmailQuerySchema, response: { 204: z.null(), 400: E, 429: E } },
+      schema: {
+        tags: ['account'],
+        summary: 'Proves the account’s email address with the emailed code: in the body (`{code}`), or in the query as the SDKs send it',
+        querystring: verifyEmailQuerySchema,
+        body: verifyEmailBodySchema,
+        response: { 204: z.null(), 400: E, 429: E },
+      },
     },
     async (request, reply) => {
-      await verifyEmail(app, request.query.code);
+      const code = request.body?.code ?? request.query.code;
+      if (!code) throw badRequest(accountErrors.verifyCodeMissing);
+      await verifyEmail(app, code);
       return reply.code(204).send(null);
     },
   );

@@ -66,7 +66,8 @@ export async function initializePasswordReset(app: App, email: string, language:
     tokenHash: hashSecret(token),
     expiresAt: new Date(Date.now() + PASSWORD_RESET_TTL_MINUTES * 60_000),
   });
-  const url = `${app.config.publicUrl}/reset-password?userId=${encodeURIComponent(user.id)}&token=${encodeURIComponent(token)}`;
+  // In the fragment: a browser never sends it, so no server or proxy log sees the token (the page reads it).
+  const url = `${app.config.publicUrl}/reset-password#userId=${encodeURIComponent(user.id)}&token=${encodeURIComponent(token)}`;
   await sendAccountEmail(app, address, { kind: 'passwordReset', url, minutes: PASSWORD_RESET_TTL_MINUTES }, language);
 }
 
@@ -128,11 +129,12 @@ export async function sendVerificationEmail(app: App, user: { id: string; email:
       expiresAt: new Date(Date.now() + EMAIL_VERIFICATION_TTL_HOURS * 3_600_000),
     });
   });
-  const url = `${app.config.publicUrl}/verify-email?code=${encodeURIComponent(code)}`;
+  // In the fragment, as the reset link's token: the page sends it to the API in a body.
+  const url = `${app.config.publicUrl}/verify-email#code=${encodeURIComponent(code)}`;
   await sendAccountEmail(app, user.email, { kind: 'verifyEmail', url, hours: EMAIL_VERIFICATION_TTL_HOURS }, language);
 }
 
-/** PUT /account/email/verify?code=…: the code alone proves the address (the SDK sends no token). */
+/** PUT /account/email/verify (`{code}`, or `?code=` from the SDKs): the code alone proves the address (the SDK sends no token). */
 export async function verifyEmail(app: App, code: string): Promise<void> {
   const verified = await app.db.transaction(async (tx) => {
     const [spent] = await tx

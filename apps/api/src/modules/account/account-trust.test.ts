@@ -35,10 +35,14 @@ async function mailsTo(to: string): Promise<Mail[]> {
     .map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as Mail)
     .filter((m) => m.to === to);
 }
+/** The newest emailed link to `pathname`: its secrets are in the fragment, which a browser never sends. */
 const lastLink = async (to: string, pathname: string) => {
-  const pattern = new RegExp(`http://localhost:3000${pathname}\\?[^\\s)]+`);
+  const pattern = new RegExp(`http://localhost:3000${pathname}#[^\\s)]+`);
   const match = (await mailsTo(to)).map((m) => m.text.match(pattern)).filter(Boolean).at(-1);
-  return match ? new URL(match[0]) : null;
+  if (!match) return null;
+  const url = new URL(match[0]);
+  expect(url.search).toBe('');
+  return { searchParams: new URLSearchParams(url.hash.slice(1)) };
 };
 
 async function registered(password = 'first-pass') {
@@ -163,6 +167,20 @@ describe('email verification (issue 29)', () => {
     const before = (await mailsTo(email)).length;
     expect((await post('/account/email/reverify', undefined, bearer(token))).statusCode).toBe(204);
     expect(await mailsTo(email)).toHaveLength(before);
+  });
+
+  it('takes the code in the body `{code}` as well as in the query; with neither, a 400 that says what is missing', async () => {
+    const { email, token } = await registered();
+    const code = (await lastLink(email, '/verify-email'))!.searchParams.get('code')!;
+    const put = (payload?: object, query = '') =>
+      t.app.inject({ method: 'PUT', url: `/api/account/email/verify${query}`, ...(payload ? { payload } : {}) });
+    expect((await put()).json()).toEqual({ code: 400, message: accountErrors.verifyCodeMissing });
+    expect((await put({})).json()).toEqual({ code: 400, message: accountErrors.verifyCodeMissing });
+    expect((await put({ code: 'not-the-code' })).json()).toEqual({ code: 400, message: accountErrors.verifyLinkInvalid });
+    expect((await put({ code: 'not a code!' })).statusCode).toBe(400);
+    expect((await put({ code })).statusCode).toBe(204);
+    expect((await t.app.inject({ method: 'GET', url: '/api/account', headers: bearer(token) })).json().emailVerified).toBe(true);
+    expect((await put({ code })).json()).toEqual({ code: 400, message: accountErrors.verifyLinkInvalid });
   });
 
   it('reverify sends a new link and the older one stops working; expired links are refused', async () => {

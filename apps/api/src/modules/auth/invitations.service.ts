@@ -25,7 +25,8 @@ export async function createInvitation(
   if (existing) await app.db.update(users).set(values).where(eq(users.id, existing.id));
   else await app.db.insert(users).values({ email, ...values }).onConflictDoUpdate({ target: users.email, set: values });
 
-  const inviteUrl = `${app.config.publicUrl}/accept-invite?email=${encodeURIComponent(email)}&code=${encodeURIComponent(code)}`;
+  // In the fragment: a browser never sends it, so no server or proxy log sees the code (the page reads it).
+  const inviteUrl = `${app.config.publicUrl}/accept-invite#email=${encodeURIComponent(email)}&code=${encodeURIComponent(code)}`;
   const mail = await renderBrandedEmail({
     branding: {
       name: 'Latchkey',

@@ -46,7 +46,7 @@ async function mailsTo(to: string): Promise<Mail[]> {
 }
 /** The secret of the newest sign-in link mailed to `to`, for `tile`. */
 async function linkSecret(to: string, tile = tileId): Promise<string | null> {
-  const pattern = new RegExp(`${t.app.config.publicUrl}/t/${tile}\\?signin=([A-Za-z0-9_-]+)`);
+  const pattern = new RegExp(`${t.app.config.publicUrl}/t/${tile}#signin=([A-Za-z0-9_-]+)`);
   const match = (await mailsTo(to)).map((m) => m.text.match(pattern)).filter(Boolean).at(-1);
   return match ? match[1]! : null;
 }

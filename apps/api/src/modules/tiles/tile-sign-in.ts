@@ -68,7 +68,8 @@ export async function initiateTileSignIn(app: App, tileId: string, email: string
   });
   const { branding } = await loadApplication(app.db, user.applicationId);
   const words = texts[language] ?? texts.en;
-  const url = `${app.config.publicUrl}/t/${id}?signin=${encodeURIComponent(secret)}`;
+  // In the fragment: a browser never sends it, so no server or proxy log sees the secret (the page reads it).
+  const url = `${app.config.publicUrl}/t/${id}#signin=${encodeURIComponent(secret)}`;
   const rendered = await renderBrandedEmail({
     branding,
     message: {

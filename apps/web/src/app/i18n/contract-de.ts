@@ -225,6 +225,7 @@ export const contractDe: Catalogue<typeof contractEn> = {
     resetLinkExpired: 'Dieser Link zum Zurücksetzen des Passworts ist abgelaufen. Fordern Sie einen neuen an.',
     verifyLinkInvalid:
       'Dieser Bestätigungslink ist ungültig, wurde bereits verwendet oder ist abgelaufen. Senden Sie im Portal einen neuen.',
+    verifyCodeMissing: 'Der Bestätigungscode fehlt: Senden Sie ihn als {"code": …} im Body (oder als ?code= in der URL).',
     unverifiedSendLimit:
       'Bestätigen Sie Ihre E-Mail-Adresse, um mehr E-Mails zu senden: Bis dahin versendet die Plattform für Ihr Konto höchstens 5 E-Mails am Tag.',
     secondFactorRequired:

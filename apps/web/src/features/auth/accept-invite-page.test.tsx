@@ -1,4 +1,4 @@
-import { screen } from '@testing-library/react';
+import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { getSession } from '../../lib/session';
@@ -20,11 +20,13 @@ describe('AcceptInvitePage (account creation from an invitation link)', () => {
       return json({ userId: 'u', email: 'new@example.com', displayName: 'New', emailVerified: true, publicKey: null });
     });
     const user = userEvent.setup();
-    renderRoute(<AcceptInvitePage />, {
+    const { router } = renderRoute(<AcceptInvitePage />, {
       path: '/accept-invite',
-      initial: '/accept-invite?email=new%40example.com&code=CODE1',
+      initial: '/accept-invite#email=new%40example.com&code=CODE1',
       extra: [{ path: '/start', element: <p>start</p> }],
     });
+    // The link's code leaves the address bar once read; the page keeps it.
+    await waitFor(() => expect(router.state.location.hash).toBe(''));
     await user.type(screen.getByLabelText(/^Password/), 'chosen-pw');
     await user.type(screen.getByLabelText(/Repeat password/), 'chosen-pw');
     await user.click(screen.getByRole('button', { name: 'Choose password' }));
@@ -37,5 +39,18 @@ describe('AcceptInvitePage (account creation from an invitation link)', () => {
     ]);
     expect(calls.find((c) => c.url === '/api/account/password')!.headers.Authorization).toBe(`Bearer ${codeToken}`);
     expect(getSession()).toMatchObject({ token: finalToken, refreshToken: 'r2', email: 'new@example.com' });
+  });
+
+  it('still takes an invitation mailed with its email and code in the query, and takes them out of the address bar', async () => {
+    const calls = stubFetch(() => json({ code: 401, message: 'Wrong email or password' }, 401));
+    const user = userEvent.setup();
+    const { router } = renderRoute(<AcceptInvitePage />, { path: '/accept-invite', initial: '/accept-invite?email=old%40example.com&code=OLD1' });
+    expect(await screen.findByText(/old@example\.com/)).toBeInTheDocument();
+    await waitFor(() => expect(router.state.location.search).toBe(''));
+    await user.type(screen.getByLabelText(/^Password/), 'chosen-pw');
+    await user.type(screen.getByLabelText(/Repeat password/), 'chosen-pw');
+    await user.click(screen.getByRole('button', { name: 'Choose password' }));
+    await waitFor(() => expect(calls.some((c) => c.url === '/api/auth/token')).toBe(true));
+    expect(calls.find((c) => c.url === '/api/auth/token')!.body).toEqual({ email: 'old@example.com', password: 'OLD1' });
   });
 });

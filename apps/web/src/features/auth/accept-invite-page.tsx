@@ -4,24 +4,30 @@ import { Alert, Button, Typography } from '@mui/material';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { useLocation, useNavigate, useSearchParams } from 'react-router';
+import { useLocation, useNavigate } from 'react-router';
 import { paths } from '../../app/paths';
 import { clearSession } from '../../lib/session';
+import { useLinkSecrets } from '../../lib/use-link-secrets';
 import { acceptInvitation, InvitationLinkSpent } from './api';
 import { AuthPageFrame } from './auth-page-frame';
 import { AuthTextField } from './auth-text-field';
 import { AuthErrorDialog } from './auth-error-dialog';
 import { authErrorOf } from './auth-error';
 
-/** /accept-invite?email=&code= from the invitation email: choose a password, then you are signed in. */
+const LINK = ['email', 'code'] as const;
+
+/**
+ * /accept-invite#email=&code= from the invitation email (the fragment: never sent to a server): choose a
+ * password, then you are signed in.
+ */
 export function AcceptInvitePage() {
   const { t } = useTranslation();
   const navigate = useNavigate();
-  const [params] = useSearchParams();
-  const email = params.get('email') ?? '';
-  // From the emailed link the code is in the query; after a code sign-in on /login it travels in router state.
+  const link = useLinkSecrets(LINK);
+  const email = link.email;
+  // From the emailed link the code is in the fragment; after a code sign-in on /login it travels in router state.
   const state = useLocation().state as { code?: string; signedIn?: boolean } | null;
-  const code = params.get('code') ?? state?.code ?? '';
+  const code = link.code || state?.code || '';
   const [error, setError] = useState<AuthErrorEntry | null>(null);
   const form = useForm({
     resolver: zodResolver(choosePasswordFormSchema),

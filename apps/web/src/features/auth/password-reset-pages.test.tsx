@@ -1,5 +1,5 @@
 import { accountErrors } from '@latchkey/contract';
-import { screen } from '@testing-library/react';
+import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { getSession } from '../../lib/session';
@@ -32,7 +32,7 @@ describe('Forgot password (issue 29)', () => {
 });
 
 describe('Reset password (issue 29)', () => {
-  const initial = '/reset-password?userId=7d4f1f0e-4a5b-4c1d-9e2f-0a1b2c3d4e5f&token=abc_DEF-123';
+  const initial = '/reset-password#userId=7d4f1f0e-4a5b-4c1d-9e2f-0a1b2c3d4e5f&token=abc_DEF-123';
 
   it('sets the new password with the link, signs in and goes to /start', async () => {
     const token = makeJwt({ exp: nowSeconds() + 600, sid: 's', email: 'me@example.com' });
@@ -58,6 +58,28 @@ describe('Reset password (issue 29)', () => {
     expect(getSession().token).toBe(token);
   });
 
+  it('reads the link from the fragment once and takes it out of the address bar', async () => {
+    stubFetch(() => noContent());
+    const { router } = renderRoute(<ResetPasswordPage />, { path: '/reset-password', initial });
+    expect(await screen.findByLabelText(/^New password/)).toBeInTheDocument();
+    await waitFor(() => expect(router.state.location.hash).toBe(''));
+    expect(router.state.location.pathname).toBe('/reset-password');
+    // Still the form: the link's values were kept when they left the URL.
+    expect(screen.getByLabelText(/^New password/)).toBeInTheDocument();
+  });
+
+  it('still takes a link mailed with its values in the query', async () => {
+    const calls = stubFetch(() => json({ code: 400, message: accountErrors.resetLinkUsed }, 400));
+    const user = userEvent.setup();
+    const { router } = renderRoute(<ResetPasswordPage />, { path: '/reset-password', initial: '/reset-password?userId=7d4f1f0e-4a5b-4c1d-9e2f-0a1b2c3d4e5f&token=older' });
+    await user.type(screen.getByLabelText(/^New password/), 'brand-new');
+    await user.type(screen.getByLabelText(/Repeat password/), 'brand-new');
+    await user.click(screen.getByRole('button', { name: 'Set new password' }));
+    expect(await screen.findByText(accountErrors.resetLinkUsed)).toBeInTheDocument();
+    expect(calls[0]!.body).toMatchObject({ userId: '7d4f1f0e-4a5b-4c1d-9e2f-0a1b2c3d4e5f', token: 'older' });
+    expect(router.state.location.search).toBe('');
+  });
+
   it('a used link says so and offers a new one', async () => {
     stubFetch(() => json({ code: 400, message: accountErrors.resetLinkUsed }, 400));
     const user = userEvent.setup();
@@ -72,16 +94,24 @@ describe('Reset password (issue 29)', () => {
 });
 
 describe('Verify email (issue 29)', () => {
-  it('proves the address with the link’s code', async () => {
+  it('proves the address with the link’s code, sent in the body, and takes the code out of the address bar', async () => {
     const calls = stubFetch(() => noContent());
-    renderRoute(<VerifyEmailPage />, { path: '/verify-email', initial: '/verify-email?code=xyz' });
+    const { router } = renderRoute(<VerifyEmailPage />, { path: '/verify-email', initial: '/verify-email#code=xyz' });
     expect(await screen.findByText('Thank you: your email address is verified.')).toBeInTheDocument();
-    expect(calls.map((c) => [c.method, c.url])).toEqual([['PUT', '/api/account/email/verify?code=xyz']]);
+    expect(calls.map((c) => [c.method, c.url, c.body])).toEqual([['PUT', '/api/account/email/verify', { code: 'xyz' }]]);
+    expect(router.state.location.hash).toBe('');
+  });
+
+  it('still takes a link mailed with its code in the query, and sends it in the body', async () => {
+    const calls = stubFetch(() => noContent());
+    renderRoute(<VerifyEmailPage />, { path: '/verify-email', initial: '/verify-email?code=older' });
+    expect(await screen.findByText('Thank you: your email address is verified.')).toBeInTheDocument();
+    expect(calls.map((c) => [c.method, c.url, c.body])).toEqual([['PUT', '/api/account/email/verify', { code: 'older' }]]);
   });
 
   it('says when the link is no good', async () => {
     stubFetch(() => json({ code: 400, message: accountErrors.verifyLinkInvalid }, 400));
-    renderRoute(<VerifyEmailPage />, { path: '/verify-email', initial: '/verify-email?code=old' });
+    renderRoute(<VerifyEmailPage />, { path: '/verify-email', initial: '/verify-email#code=old' });
     expect(await screen.findByText(accountErrors.verifyLinkInvalid)).toBeInTheDocument();
   });
 });

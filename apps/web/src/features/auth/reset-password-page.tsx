@@ -5,29 +5,29 @@ import { Alert, Button, Typography } from '@mui/material';
 import { useState } from 'react';
 import { useForm, useWatch } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { Link as RouterLink, useNavigate, useSearchParams } from 'react-router';
+import { Link as RouterLink, useNavigate } from 'react-router';
 import { paths } from '../../app/paths';
 import { PasswordStrengthHint } from '../../components/ui/password-strength-hint';
 import { ApiError, errorMessage } from '../../lib/http';
 import { resetPassword } from '../../lib/trust-api';
+import { useLinkSecrets } from '../../lib/use-link-secrets';
 import { completeSignIn } from './api';
 import { AuthPageFrame } from './auth-page-frame';
 import { AuthTextField } from './auth-text-field';
 
 addRecoveryTexts();
 
+const LINK = ['userId', 'token'] as const;
 const SPENT: readonly string[] = [accountErrors.resetLinkUsed, accountErrors.resetLinkExpired, accountErrors.resetLinkInvalid];
 
 /**
- * /reset-password?userId=&token= from the email: a new password (the contract's password rules), then every session of
+ * /reset-password#userId=&token= from the email (the fragment: never sent to a server): a new password (the contract's password rules), then every session of
  * the account has ended and this one is signed in. A used, expired or broken link says so and offers a new one.
  */
 export function ResetPasswordPage() {
   const { t } = useTranslation();
   const navigate = useNavigate();
-  const [params] = useSearchParams();
-  const userId = params.get('userId') ?? '';
-  const token = params.get('token') ?? '';
+  const { userId, token } = useLinkSecrets(LINK);
   const [error, setError] = useState<{ message: string; spent: boolean } | null>(null);
   const form = useForm({ resolver: zodResolver(resetPasswordFormSchema), mode: 'onTouched', defaultValues: { password: '', repeatPassword: '' } });
   const password = useWatch({ control: form.control, name: 'password' });

@@ -2,20 +2,24 @@ import { Alert, CircularProgress } from '@mui/material';
 import { addRecoveryTexts } from './recovery-texts';
 import { useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { useSearchParams } from 'react-router';
 import { paths } from '../../app/paths';
 import { errorMessage } from '../../lib/http';
 import { getSession } from '../../lib/session';
 import { verifyEmail } from '../../lib/trust-api';
+import { useLinkSecrets } from '../../lib/use-link-secrets';
 import { AuthPageFrame } from './auth-page-frame';
 
 addRecoveryTexts();
 
-/** /verify-email?code= from the verification email: proves the address (no sign-in needed, as in the SDK). */
+const LINK = ['code'] as const;
+
+/**
+ * /verify-email#code= from the verification email (the fragment: never sent to a server): proves the address
+ * (no sign-in needed, as in the SDK); the code goes to the API in the request's body.
+ */
 export function VerifyEmailPage() {
   const { t } = useTranslation();
-  const [params] = useSearchParams();
-  const code = params.get('code') ?? '';
+  const { code } = useLinkSecrets(LINK);
   const [state, setState] = useState<{ done: boolean; error: string | null }>({ done: false, error: null });
   const sent = useRef(false);
 

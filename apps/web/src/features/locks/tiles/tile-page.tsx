@@ -5,50 +5,45 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { useParams, useSearchParams } from 'react-router';
+import { useParams } from 'react-router';
 import { LanguageButtons } from '../../../app/layouts/language-buttons';
 import { FormTextField } from '../../../components/ui/form-text-field';
 import { PageLoader } from '../../../components/ui/page-loader';
 import { SectionCard } from '../../../components/ui/section-card';
 import { ApiError, errorMessage } from '../../../lib/http';
 import { getSession, subscribeSession } from '../../../lib/session';
+import { useLinkSecrets } from '../../../lib/use-link-secrets';
 import { LockStateChip } from '../lock-state';
 import { UnlockButton } from '../lock/unlock-button';
 import type { UnlockDeps } from '../unlock-api';
 import { certifyAsTileUser, executeAsTileUser, requestTileSignIn, useTileLocks, verifyTileSignIn } from './api';
 import { forgetTileSignIn, getTileSignIn, storeTileSignIn } from './tile-session';
 
+const SIGN_IN_LINK = ['signin'] as const;
+
 /**
  * /t/{tileId}: what a phone opens from a tile's QR code. Whoever may open the doors behind the tile sees
  * them and unlocks one from the browser, with the lock page's own Unlock (its signed operation and
  * whatever checks it asks for): the portal's signed-in owner, or a person a lock is shared with, who signs
- * in here with a one-time link emailed to the address it was shared with (`?signin=` brings it back). A
+ * in here with a one-time link emailed to the address it was shared with (`#signin=` brings it back). A
  * tile with nothing for them says so.
  */
 export function TilePage() {
   const { t } = useTranslation();
   const { tileId = '' } = useParams();
-  const [params, setParams] = useSearchParams();
   const queryClient = useQueryClient();
   const session = useSyncExternalStore(subscribeSession, getSession);
   const [signIn, setSignIn] = useState<TileSignInResponse | null>(() => getTileSignIn());
   const [exchanging, setExchanging] = useState(false);
   const [linkError, setLinkError] = useState<string | null>(null);
 
-  // The emailed link: its secret leaves the address bar at once and is spent once, for a lock-user token.
-  const linkSecret = params.get('signin');
+  // The emailed link (its secret in the fragment, never sent to a server): the secret leaves the address bar
+  // at once and is spent once, for a lock-user token.
+  const linkSecret = useLinkSecrets(SIGN_IN_LINK).signin;
   const spent = useRef<string | null>(null);
   useEffect(() => {
     if (!linkSecret || spent.current === linkSecret) return;
     spent.current = linkSecret;
-    setParams(
-      (current) => {
-        const next = new URLSearchParams(current);
-        next.delete('signin');
-        return next;
-      },
-      { replace: true },
-    );
     setExchanging(true);
     setLinkError(null);
     verifyTileSignIn(linkSecret)
@@ -58,7 +53,7 @@ export function TilePage() {
       })
       .catch((e: unknown) => setLinkError(errorMessage(e)))
       .finally(() => setExchanging(false));
-  }, [linkSecret, setParams]);
+  }, [linkSecret]);
 
   const portalSignedIn = Boolean(session.token || session.refreshToken);
   const who = signIn ? { bearer: signIn.authToken, userId: signIn.userId } : portalSignedIn ? { userId: 'portal' } : null;

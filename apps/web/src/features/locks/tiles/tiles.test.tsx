@@ -183,17 +183,18 @@ describe('Tile page signed out: a shared user signs in with an emailed link', ()
     expect(screen.queryByRole('heading', { name: 'Check your email' })).not.toBeInTheDocument();
   });
 
-  it('spends ?signin= once, keeps the lock-user token in sessionStorage, strips the link from the URL, lists the doors and signs out', async () => {
+  it('spends #signin= once, keeps the lock-user token in sessionStorage, strips the link from the URL, lists the doors and signs out', async () => {
     const calls = stubFetch((call) => {
       if (call.url === '/api/tile/sign-in/verify') return json(signedIn);
       if (call.url === `/api/tile/${TILE_ID}/lock`) return json([sampleLock({ name: 'Side Gate' })]);
       return json({ code: 404, message: 'Not found' }, 404);
     });
-    const { router } = page(`/t/${TILE_ID}?signin=the-secret_1`);
+    const { router } = page(`/t/${TILE_ID}#signin=the-secret_1`);
     const door = await screen.findByRole('region', { name: 'Side Gate' });
     expect(within(door).getByRole('button', { name: 'Unlock' })).toBeEnabled();
     expect(calls.filter((c) => c.url === '/api/tile/sign-in/verify').map((c) => c.body)).toEqual([{ token: 'the-secret_1' }]);
     expect(router.state.location.search).toBe('');
+    expect(router.state.location.hash).toBe('');
     expect(JSON.parse(sessionStorage.getItem(TILE_SIGN_IN_KEY)!)).toEqual(signedIn);
     // The doors are read with the lock-user token; the portal's session is left alone.
     expect(calls.find((c) => c.url === `/api/tile/${TILE_ID}/lock`)!.headers.Authorization).toBe(`Bearer ${LOCK_USER_TOKEN}`);
@@ -203,6 +204,18 @@ describe('Tile page signed out: a shared user signs in with an emailed link', ()
     expect(await screen.findByRole('textbox', { name: 'Email address' })).toBeInTheDocument();
     expect(sessionStorage.getItem(TILE_SIGN_IN_KEY)).toBeNull();
     expect(screen.queryByRole('region', { name: 'Side Gate' })).not.toBeInTheDocument();
+  });
+
+  it('still spends a link mailed with ?signin= in its query, and strips it from the URL', async () => {
+    const calls = stubFetch((call) => {
+      if (call.url === '/api/tile/sign-in/verify') return json(signedIn);
+      if (call.url === `/api/tile/${TILE_ID}/lock`) return json([sampleLock({ name: 'Side Gate' })]);
+      return json({ code: 404, message: 'Not found' }, 404);
+    });
+    const { router } = page(`/t/${TILE_ID}?signin=older-secret`);
+    expect(await screen.findByRole('region', { name: 'Side Gate' })).toBeInTheDocument();
+    expect(calls.filter((c) => c.url === '/api/tile/sign-in/verify').map((c) => c.body)).toEqual([{ token: 'older-secret' }]);
+    expect(router.state.location.search).toBe('');
   });
 
   it('unlocks with the lock-user token: its own key certified and the signed operation sent with that token', async () => {
@@ -234,7 +247,7 @@ describe('Tile page signed out: a shared user signs in with an emailed link', ()
         ? json({ code: 400, message: tileErrors.signInLinkUsed }, 400)
         : json({ code: 404, message: 'Not found' }, 404),
     );
-    page(`/t/${TILE_ID}?signin=used`);
+    page(`/t/${TILE_ID}#signin=used`);
     expect(await screen.findByText(tileErrors.signInLinkUsed)).toBeInTheDocument();
     expect(screen.getByRole('textbox', { name: 'Email address' })).toBeInTheDocument();
     cleanup();
