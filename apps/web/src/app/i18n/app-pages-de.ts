@@ -730,6 +730,17 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     runText:
       'Es verbindet sich, schaltet das Relais an GPIO 17 (high öffnet, low verriegelt) und prüft jede Operation selbst. Zum Ausprobieren ohne Hardware starten Sie es stattdessen mit --actuator virtual.',
     commandLabel: '{{step}}: Shell-Befehl',
+    packageVersion: 'Das Gerätepaket latchkey-device {{version}}, von dieser Plattform bereitgestellt.',
+    packageNotBuilt:
+      'Diese Plattform läuft ohne ihren Build und stellt daher noch kein Gerätepaket bereit: Führen Sie npm run build aus (scripts/latchkey start tut es) und laden Sie diese Seite neu.',
+    loopbackTitle: 'Ein Raspberry Pi oder ein Telefon erreicht {{url}} nicht',
+    loopbackText:
+      'PUBLIC_URL ist {{url}}, eine Adresse, die nur dieser Computer erreicht. Die Befehle für das Gerät, der Broker, den es erhält, und die QR-Codes der Kacheln verwenden sie alle. Starten Sie Latchkey neu, mit PUBLIC_URL auf die Adresse dieses Computers in Ihrem Netzwerk gesetzt:',
+    loopbackNoAddress:
+      'PUBLIC_URL ist {{url}}, eine Adresse, die nur dieser Computer erreicht. Die Befehle für das Gerät, der Broker, den es erhält, und die QR-Codes der Kacheln verwenden sie alle. Starten Sie Latchkey neu, mit PUBLIC_URL auf einen Namen oder eine Adresse dieses Computers gesetzt, die andere Geräte erreichen, zum Beispiel:',
+    loopbackBroker:
+      'Geräte erhalten den Broker {{url}}, eine Adresse, die nur dieser Computer erreicht: Setzen Sie MQTT_PUBLIC_URL auf eine, die das Gerät erreicht (oder lassen Sie es leer, dann gilt der Host von PUBLIC_URL), und starten Sie neu.',
+    loopbackCommandLabel: 'Mit PUBLIC_URL neu starten',
     waitingForDevice: 'Warten, bis sich das Gerät verbindet…',
     connection: 'Verbindung',
     online: 'Online',

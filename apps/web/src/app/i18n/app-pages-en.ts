@@ -714,6 +714,17 @@ export const appPagesEn = {
     runText:
       'It connects, drives the relay on GPIO 17 (high unlocks, low locks) and checks every operation itself. To try it without hardware, run it with --actuator virtual instead.',
     commandLabel: '{{step}}: shell command',
+    packageVersion: 'The device package latchkey-device {{version}}, served by this platform.',
+    packageNotBuilt:
+      'This platform runs without its build, so it serves no device package yet: run npm run build (scripts/latchkey start does it) and reload this page.',
+    loopbackTitle: 'A Raspberry Pi or a phone cannot reach {{url}}',
+    loopbackText:
+      'PUBLIC_URL is {{url}}, an address only this computer can reach. The commands for the device, the broker it is given and the tiles’ QR codes all use it. Restart Latchkey with PUBLIC_URL set to this computer’s address on your network:',
+    loopbackNoAddress:
+      'PUBLIC_URL is {{url}}, an address only this computer can reach. The commands for the device, the broker it is given and the tiles’ QR codes all use it. Restart Latchkey with PUBLIC_URL set to a name or address of this computer that other machines can reach, for example:',
+    loopbackBroker:
+      'Devices are given the broker {{url}}, an address only this computer can reach: set MQTT_PUBLIC_URL to one the device can reach (or leave it unset to use PUBLIC_URL’s host), and restart.',
+    loopbackCommandLabel: 'Restart with PUBLIC_URL',
     waitingForDevice: 'Waiting for the device to connect…',
     connection: 'Connection',
     online: 'Online',

@@ -1,4 +1,10 @@
-import { deviceCreatedSchema, deviceStatusSchema, type DeviceCreated, type DeviceStatus, type Lock } from '@latchkey/contract';
+import {
+  deviceCreatedSchema,
+  deviceStatusSchema,
+  type DeviceCreated,
+  type DeviceStatus,
+  type Lock,
+} from '@latchkey/contract';
 import { useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { ApiError, request } from '../../../lib/http';
 import { lockKeys, lockPath } from '../api';
@@ -44,13 +50,17 @@ function fromLock(lock: Lock | undefined): DeviceStatus | null | undefined {
 
 /**
  * The device's status. Read again every few seconds while a device is bound but not online (waiting for
- * its code to be used, or for it to connect), so it comes online on the page without a reload.
+ * its code to be used, or for it to connect), so it comes online on the page without a reload. Not read
+ * for a lock that says it has no device (a sandbox lock): the API would answer 404, a console error on
+ * every visit; once the lock has one (a code was made), it is read.
  */
-export function useDeviceStatus(appId: string, lockId: string) {
+export function useDeviceStatus(appId: string, lockId: string, lock?: Pick<Lock, 'device'>) {
   const queryClient = useQueryClient();
+  const virtual = lock?.device === null;
   return useQuery({
     queryKey: deviceKeys.status(appId, lockId),
     queryFn: () => getDeviceStatus(appId, lockId),
+    enabled: !virtual,
     placeholderData: () => fromLock(queryClient.getQueryData<Lock>(lockKeys.detail(appId, lockId))),
     refetchInterval: (query) => {
       const status = query.state.data;

@@ -23,14 +23,15 @@ import { ProvisioningSteps } from './provisioning-steps';
  */
 export function DeviceCard({ appId, lock }: { appId: string; lock: Lock }) {
   const { t, i18n } = useTranslation();
-  const status = useDeviceStatus(appId, lock.id);
+  const status = useDeviceStatus(appId, lock.id, lock);
   const create = useCreateDevice(appId, lock.id);
   const unbind = useUnbindDevice(appId, lock.id);
   const { run, dialogs } = useOperation();
   // The code is shown once: it lives here, in memory, and nowhere else.
   const [created, setCreated] = useState<DeviceCreated | null>(null);
   const [confirm, setConfirm] = useState<'replace' | 'unbind' | null>(null);
-  const device = status.data;
+  // A sandbox lock has no device to read (useDeviceStatus does not ask): it is null, not loading.
+  const device = lock.device === null && status.data === undefined ? null : status.data;
   // Once the device has used its code, the code is of no more use and is no longer shown.
   const code = created && !(device?.deviceId === created.deviceId && device.provisioned) ? created : null;
 
@@ -41,7 +42,8 @@ export function DeviceCard({ appId, lock }: { appId: string; lock: Lock }) {
   // A device that is set up is replaced only after confirming; a code nobody has used yet simply is.
   const connect = () => (device?.provisioned ? setConfirm('replace') : void makeCode());
   const now = Date.now() / 1000;
-  const codeWaits = device && !device.provisioned && device.codeExpiresAt !== null && device.codeExpiresAt > now;
+  const codeWaits =
+    device && !device.provisioned && device.codeExpiresAt !== null && device.codeExpiresAt > now;
 
   return (
     <SectionCard
@@ -49,7 +51,7 @@ export function DeviceCard({ appId, lock }: { appId: string; lock: Lock }) {
       title={t('device.title')}
       action={device !== undefined && <DeviceChip device={device} />}
     >
-      {status.isPending && !device && <PageLoader />}
+      {status.isPending && device === undefined && <PageLoader />}
       {status.isError && (
         <RetryAlert
           error={status.error}
@@ -95,7 +97,12 @@ export function DeviceCard({ appId, lock }: { appId: string; lock: Lock }) {
               {t('device.connectNew')}
             </Button>
           )}
-          <Button variant="outlined" color="error" startIcon={<Icon icon={faLinkSlash} />} onClick={() => setConfirm('unbind')}>
+          <Button
+            variant="outlined"
+            color="error"
+            startIcon={<Icon icon={faLinkSlash} />}
+            onClick={() => setConfirm('unbind')}
+          >
             {t('device.unbind')}
           </Button>
         </Box>

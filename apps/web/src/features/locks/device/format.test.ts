@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { deviceCommands } from './device-commands';
 import { formatAgo, formatCountdown } from './format';
 
+const PACKAGE = 'https://portal.example/downloads/latchkey-device.tgz';
+
 describe('device texts', () => {
   it('say how long ago through Intl, in the reader’s language', () => {
     const now = Date.UTC(2026, 0, 1, 12);
@@ -19,11 +21,17 @@ describe('device texts', () => {
   });
 
   it('put the API base and the code into the provision command as single shell words', () => {
-    expect(deviceCommands('https://portal.example/api', 'AB12-CD34').provision).toBe(
+    expect(deviceCommands('https://portal.example/api', 'AB12-CD34', PACKAGE).provision).toBe(
       'latchkey-device provision --api https://portal.example/api --code AB12-CD34',
     );
-    expect(deviceCommands('https://portal.example/api', "x'; rm -rf ~ #").provision).toBe(
+    expect(deviceCommands('https://portal.example/api', "x'; rm -rf ~ #", PACKAGE).provision).toBe(
       "latchkey-device provision --api https://portal.example/api --code 'x'\\''; rm -rf ~ #'",
     );
+  });
+
+  it('install the device package from the URL this platform serves it at, not from the npm registry', () => {
+    expect(
+      deviceCommands('https://portal.example/api', 'AB12-CD34', PACKAGE).install.split('\n').at(-1),
+    ).toBe('sudo npm install -g https://portal.example/downloads/latchkey-device.tgz');
   });
 });

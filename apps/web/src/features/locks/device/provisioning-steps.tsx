@@ -8,6 +8,8 @@ import { Icon } from '../../../components/ui/icon';
 import { formatTimeSeconds } from '../../../lib/dates';
 import { API_BASE } from '../../../lib/http';
 import { deviceCommands } from './device-commands';
+import { LoopbackNotice } from './loopback-notice';
+import { devicePackageUrl, usePlatformSetup } from './platform-setup';
 import { formatCountdown } from './format';
 import { useNow } from './use-now';
 
@@ -18,13 +20,20 @@ interface Props {
 
 /**
  * The one-time provisioning code, with a copy button and its countdown, then the Raspberry Pi's commands
- * with the code in them: install, provision, run. Once it has expired, a new one is offered instead.
+ * with the code in them: install (the device package this platform serves, with its version), provision
+ * against PUBLIC_URL's API, run. Once it has expired, a new one is offered instead. When PUBLIC_URL is a
+ * loopback address the Pi cannot reach, the notice beside the commands says so and how to change it.
  */
 export function ProvisioningSteps({ created, onNewCode }: Props) {
   const { t, i18n } = useTranslation();
   const now = useNow(1000);
   const left = created.expiresAt - now / 1000;
-  const commands = deviceCommands(`${window.location.origin}${API_BASE}`, created.provisioningCode);
+  const setup = usePlatformSetup().data;
+  const commands = deviceCommands(
+    `${setup?.publicUrl ?? window.location.origin}${API_BASE}`,
+    created.provisioningCode,
+    devicePackageUrl(setup),
+  );
   const label = (step: string) => t('device.commandLabel', { step });
 
   return (
@@ -59,9 +68,17 @@ export function ProvisioningSteps({ created, onNewCode }: Props) {
       <Typography variant="h3" component="h3" sx={{ mt: 3, mb: 1 }}>
         {t('device.setupTitle')}
       </Typography>
+      <LoopbackNotice sx={{ mb: 2 }} />
       <Box component="ol" sx={{ pl: { xs: 2.5, sm: 3 }, m: 0, '& > li': { mb: 2, minWidth: 0 } }}>
         <li>
           <Typography sx={{ fontWeight: 600 }}>{t('device.installTitle')}</Typography>
+          {setup && (
+            <Typography variant="body2">
+              {setup.devicePackage
+                ? t('device.packageVersion', { version: setup.devicePackage.version })
+                : t('device.packageNotBuilt')}
+            </Typography>
+          )}
           <CodeBlock code={commands.install} label={label(t('device.installTitle'))} copyable />
         </li>
         <li>

@@ -10,7 +10,9 @@ import { Icon } from '../../../components/ui/icon';
 import { PageLoader } from '../../../components/ui/page-loader';
 import { errorMessage } from '../../../lib/http';
 import { useLocks } from '../api';
-import { INSTALL_COMMAND } from '../device/device-commands';
+import { installCommand } from '../device/device-commands';
+import { LoopbackNotice } from '../device/loopback-notice';
+import { devicePackageUrl, usePlatformSetup } from '../device/platform-setup';
 
 /**
  * Getting Started → Connect a real lock: wire a relay to a Raspberry Pi, make a provisioning code on a
@@ -21,6 +23,7 @@ export function DeviceGuide() {
   const { t } = useTranslation();
   const app = useOutletContext<Application>();
   const locks = useLocks(app.applicationId);
+  const setup = usePlatformSetup().data;
   if (locks.isPending) return <PageLoader />;
   if (locks.isError) return <Alert severity="error">{errorMessage(locks.error)}</Alert>;
   const lock = locks.data.find((l) => l.name === DEFAULT_LOCK_NAME) ?? locks.data[0];
@@ -31,44 +34,52 @@ export function DeviceGuide() {
   );
 
   return (
-    <Box component="ol" sx={{ pl: { xs: 2.5, sm: 3 }, mt: 3, mb: 0, '& > li': { mb: 4, minWidth: 0 } }}>
-      <li>
-        <StepTitle>{t('deviceGuide.wireTitle')}</StepTitle>
-        <Typography>{t('deviceGuide.wireText')}</Typography>
-      </li>
-      <li>
-        <StepTitle>{t('deviceGuide.connectTitle')}</StepTitle>
-        <Typography>{t('deviceGuide.connectText')}</Typography>
-        {lock ? (
-          <Box sx={{ display: 'flex', flexWrap: 'wrap', alignItems: 'center', gap: 2, mt: 1.5 }}>
-            <Button
-              variant="outlined"
-              component={RouterLink}
-              to={paths.lock(app.applicationId, lock.id)}
-              startIcon={<Icon icon={faPlug} />}
-            >
-              {t('gettingStarted.openLock', { lock: lock.name })}
-            </Button>
-            {toLocks}
-          </Box>
-        ) : (
-          <Alert severity="warning" sx={{ mt: 1.5 }}>
-            {t('deviceGuide.noLock')} {toLocks}
-          </Alert>
-        )}
-      </li>
-      <li>
-        <StepTitle>{t('deviceGuide.runTitle')}</StepTitle>
-        <Typography>{t('deviceGuide.runText')}</Typography>
-        <CodeBlock
-          code={INSTALL_COMMAND}
-          label={t('device.commandLabel', { step: t('device.installTitle') })}
-          copyable
-        />
-        <Typography variant="body2" color="text.secondary">
-          {t('deviceGuide.virtualText')}
-        </Typography>
-      </li>
-    </Box>
+    <>
+      <LoopbackNotice sx={{ mt: 3 }} />
+      <Box component="ol" sx={{ pl: { xs: 2.5, sm: 3 }, mt: 3, mb: 0, '& > li': { mb: 4, minWidth: 0 } }}>
+        <li>
+          <StepTitle>{t('deviceGuide.wireTitle')}</StepTitle>
+          <Typography>{t('deviceGuide.wireText')}</Typography>
+        </li>
+        <li>
+          <StepTitle>{t('deviceGuide.connectTitle')}</StepTitle>
+          <Typography>{t('deviceGuide.connectText')}</Typography>
+          {lock ? (
+            <Box sx={{ display: 'flex', flexWrap: 'wrap', alignItems: 'center', gap: 2, mt: 1.5 }}>
+              <Button
+                variant="outlined"
+                component={RouterLink}
+                to={paths.lock(app.applicationId, lock.id)}
+                startIcon={<Icon icon={faPlug} />}
+              >
+                {t('gettingStarted.openLock', { lock: lock.name })}
+              </Button>
+              {toLocks}
+            </Box>
+          ) : (
+            <Alert severity="warning" sx={{ mt: 1.5 }}>
+              {t('deviceGuide.noLock')} {toLocks}
+            </Alert>
+          )}
+        </li>
+        <li>
+          <StepTitle>{t('deviceGuide.runTitle')}</StepTitle>
+          <Typography>{t('deviceGuide.runText')}</Typography>
+          <CodeBlock
+            code={installCommand(devicePackageUrl(setup))}
+            label={t('device.commandLabel', { step: t('device.installTitle') })}
+            copyable
+          />
+          {setup?.devicePackage && (
+            <Typography variant="body2">
+              {t('device.packageVersion', { version: setup.devicePackage.version })}
+            </Typography>
+          )}
+          <Typography variant="body2" color="text.secondary">
+            {t('deviceGuide.virtualText')}
+          </Typography>
+        </li>
+      </Box>
+    </>
   );
 }
