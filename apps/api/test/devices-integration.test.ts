@@ -10,10 +10,10 @@ import * as x509 from '@peculiar/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import mqtt from 'mqtt';
-import { eq } from 'drizzle-orm';
-import { deviceErrors, deviceRefusals, type DeviceCreated, type DeviceStatus, type Lock } from '@latchkey/contract';
+import { and, eq } from 'drizzle-orm';
+import { deviceErrors, deviceLogReasons, deviceRefusals, operationErrors, type DeviceCreated, type DeviceResult, type DeviceStatus, type Lock } from '@latchkey/contract';
 import { buildApp } from '../src/app.js';
-import { lockDevices } from '../src/db/schema.js';
+import { lockActivity, lockDevices, webhookDeliveries, webhooks } from '../src/db/schema.js';
 import { deviceCrl } from '../src/modules/devices/devices.service.js';
 import { createTestApp, eventually, type TestApp } from './helpers.js';
 import { MOSQUITTO, startMosquitto, type Mosquitto } from './fixtures/mosquitto.js';
@@ -244,6 +244,56 @@ describe.each(BROKERS)('a latchkey-device process through $broker', ({ external 
       expect(device!.output).toMatch(/: DONE\n/);
     });
 
+    it('unlocks at the device’s local endpoint reach the audit trail once each, as the user’s, online or after a reconnect; refusals there are one entry counting them', async () => {
+      await t.database.db.insert(webhooks).values({ applicationId: sandbox.applicationId, url: 'https://hooks.example.com/latchkey', events: ['lock.unlocked'], secret: 'whsec_dGVzdA==' });
+      const localEntries = async () =>
+        (await t.database.db.select().from(lockActivity).where(and(eq(lockActivity.lockId, lockId), eq(lockActivity.reason, deviceLogReasons.doneLocal)))).sort((a, b) => a.seq - b.seq);
+      const unlockWebhooks = async () => (await t.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.applicationId, sandbox.applicationId))).length;
+      expect((await stopDevice('SIGTERM')).code).toBe(0);
+      await runDevice('--actuator', 'virtual', '--http-port', '0', '--http-host', '127.0.0.1');
+      const { httpPort } = JSON.parse(fs.readFileSync(path.join(dir, 'device.lock'), 'utf8')) as { httpPort: number };
+
+      // Online: a 204 at the door is the user's entry and a lock.unlocked webhook.
+      const jws = signOperation(alice, lockId, UNLOCK);
+      const local = await fetch(`http://127.0.0.1:${httpPort}/execute`, { method: 'POST', body: jws });
+      expect(local.status).toBe(204);
+      expect(await eventually(async () => (await localEntries()).length === 1, 10_000), device!.output).toBe(true);
+      expect((await localEntries())[0]).toMatchObject({ type: 'UNLOCK', rejected: false, actorUserId: alice.userId, subject: '30 s' });
+      expect(await eventually(async () => (await unlockWebhooks()) === 1)).toBe(true);
+
+      // The same report again (sent twice, or heard by every instance) is logged once.
+      const relay = app.deviceRuntime.relay;
+      const again: DeviceResult = { requestId: 'local-again', outcome: 'DONE', method: 'local', at: new Date().toISOString(), jws, state: { locked: false } };
+      relay.onResult(deviceId, again);
+      relay.onResult(deviceId, again);
+      await relay.settled();
+      expect(await localEntries()).toHaveLength(1);
+      // A report whose operation is not the platform's users' is not logged.
+      relay.onResult(deviceId, { ...again, requestId: 'local-forged', jws: `${jws.slice(0, -4)}AAAA` });
+      await relay.settled();
+      expect(await localEntries()).toHaveLength(1);
+
+      // Refusals at the door: one rejected entry counting them, however often the report arrives.
+      const refused: DeviceResult = { requestId: 'local-refusals', outcome: 'REFUSED', method: 'local', reason: operationErrors.replayed, count: 3, at: new Date().toISOString() };
+      relay.onResult(deviceId, refused);
+      relay.onResult(deviceId, refused);
+      await relay.settled();
+      const refusals = await t.database.db.select().from(lockActivity).where(and(eq(lockActivity.lockId, lockId), eq(lockActivity.reason, deviceLogReasons.refusedLocal(operationErrors.replayed))));
+      expect(refusals).toMatchObject([{ rejected: true, repeats: 3 }]);
+
+      // Offline: decided by `execute`, kept, and logged once the device is connected again.
+      expect((await stopDevice('SIGTERM')).code).toBe(0);
+      const offline = signOperation(alice, lockId, { type: 'MUTATE_LOCK', locked: true });
+      const decided = latchkeyDevice('execute', offline, '--dir', dir);
+      expect((await decided.exited).code, decided.output).toBe(0);
+      expect(fs.existsSync(path.join(dir, 'pending-results.json'))).toBe(true);
+      await runDevice('--actuator', 'virtual');
+      const lockEntry = async () => (await t.database.db.select().from(lockActivity).where(and(eq(lockActivity.lockId, lockId), eq(lockActivity.type, 'LOCK'), eq(lockActivity.reason, deviceLogReasons.doneLocal))));
+      expect(await eventually(async () => (await lockEntry()).length === 1, 10_000), device!.output).toBe(true);
+      expect((await lockEntry())[0]).toMatchObject({ actorUserId: alice.userId, rejected: false });
+      expect(await eventually(() => !fs.existsSync(path.join(dir, 'pending-results.json')))).toBe(true);
+    });
+
     it('SIGTERM: the device locks, says offline and exits; the next unlock → 503 "The lock is offline", within its keepalive', async () => {
       const stopped = Date.now();
       expect(await stopDevice('SIGTERM')).toEqual({ code: 0, signal: null });
@@ -312,7 +362,7 @@ describe.each(BROKERS)('a latchkey-device process through $broker', ({ external 
       }
       // Every attempt to come back is refused: by the service's check of the certificate (a CONNACK saying
       // not authorized), or by the CRL in the TLS handshake.
-      const refusal = external ? /certificate revoked/ : /Not authorized/;
+      const refusal = external ? /certificate revoked/ : /not authorized/i;
       expect(await eventually(() => refusal.test(since()) && (since().match(/Not connected to/g) ?? []).length >= 2, 10_000), since()).toBe(true);
       expect(since()).not.toMatch(/Connected to/);
       // The same certificate and key, presented afresh, are refused the same way.

@@ -50,7 +50,7 @@ export class DeviceRuntime {
   private stopNotices: (() => void) | null = null;
 
   constructor(private readonly options: DeviceRuntimeOptions) {
-    this.relay = new DeviceOperationRelay(options.db, options.bus, options.timeoutMs, options.log);
+    this.relay = new DeviceOperationRelay(options.db, options.bus, options.timeoutMs, options.log, options.ca);
     this.configs = new ConfigPublisher(options.db, options.bus, options.ca, options.log);
   }
 

@@ -7,6 +7,7 @@ import { GroupCommit } from '../../../lib/group-commit.js';
 import { publishEventsSql } from '../../../lib/webhook-outbox.js';
 import { LOCKS_CHANNEL } from '../../../plugins/live-events.js';
 import type { DeviceBus } from '../../../plugins/mqtt/bus.js';
+import type { PlatformCa } from '../../../plugins/platform-ca.js';
 import type { ActivityActor } from '../../activity/activity.service.js';
 import {
   OperationRefusal,
@@ -16,6 +17,7 @@ import {
   type DeviceRelay,
   type VerifiedOperation,
 } from '../../operations/operations.service.js';
+import { OperationVerifier } from '../../operations/operation-token.js';
 
 /** A lock or unlock the device did, as its batch writes it. */
 interface Outcome {
@@ -31,7 +33,18 @@ interface Outcome {
   /** What the device's answer says it is now; null: it did not say. */
   state_locked: boolean | null;
   at: string;
+  /** The log entry's reason (done through the platform, or at the device's local endpoint). */
+  reason: string;
+  /** When the device decided, for an outcome it reports afterwards; null: now. */
+  decided_at: string | null;
+  /** What makes a reported outcome's entry once only (used_operation_ids); null for the platform's own. */
+  once_key: string | null;
 }
+
+const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows;
+
+/** How long a reported local outcome is remembered, so a report sent again (or heard by every instance) is logged once. */
+const LOCAL_OUTCOME_MEMORY_MS = 30 * 86_400_000;
 
 /** Each unlock a device did, announced to the application's webhooks (lock.unlocked), in the same statement. */
 const announceUnlocks = sql.raw(
@@ -59,13 +72,20 @@ interface Waiting {
 export class DeviceOperationRelay implements DeviceRelay {
   private readonly waiting = new Map<string, Waiting>();
   private readonly outcomes = new GroupCommit<Outcome, true>((items) => this.writeOutcomes(items), { missing: true });
+  private readonly verifier: OperationVerifier | null;
+  /** Local reports being written (tests wait for them). */
+  private readonly recording = new Set<Promise<void>>();
 
   constructor(
     private readonly db: Db,
     private readonly bus: DeviceBus,
     private readonly timeoutMs: number,
     private readonly log: Pick<FastifyBaseLogger, 'info' | 'warn'>,
-  ) {}
+    /** Checks the operations devices report having obeyed on their own; without it such reports are not logged. */
+    ca: PlatformCa | null = null,
+  ) {
+    this.verifier = ca ? new OperationVerifier(ca) : null;
+  }
 
   /** The operation's id is spent already (operations.service.ts, with the device connected). */
   async relay(access: DeviceLockAccess, verified: VerifiedOperation, jws: string, actor: ActivityActor): Promise<void> {
@@ -96,6 +116,13 @@ export class DeviceOperationRelay implements DeviceRelay {
    * this instance is not waiting for (never sent, already timed out, or another instance's) is ignored.
    */
   onResult(deviceId: string, result: DeviceResult): void {
+    if (result.method === 'local') {
+      const recorded = this.recordLocal(deviceId, result)
+        .catch((err: unknown) => this.log.warn({ err, deviceId, requestId: result.requestId }, 'local device outcome not recorded'))
+        .finally(() => this.recording.delete(recorded));
+      this.recording.add(recorded);
+      return;
+    }
     const waiting = this.waiting.get(result.requestId);
     if (!waiting) return void this.log.info({ deviceId, requestId: result.requestId }, 'device result for no waiting request: ignored');
     if (waiting.deviceId !== deviceId) return void this.log.warn({ deviceId, requestId: result.requestId }, 'device result from another device than asked: ignored');
@@ -105,6 +132,92 @@ export class DeviceOperationRelay implements DeviceRelay {
   /** Ends every wait as unanswered (the service is closing). */
   stop(): void {
     for (const requestId of [...this.waiting.keys()]) this.settle(requestId, null);
+  }
+
+  /** Resolves once every local outcome received so far is written (tests). */
+  async settled(): Promise<void> {
+    while (this.recording.size > 0) await Promise.all(this.recording);
+  }
+
+  /**
+   * An outcome the device decided on its own (its local endpoint, `latchkey-device execute`), reported when
+   * it could: logged once, whichever instances hear it and however often the device sends it again. Done:
+   * the operation must verify — signed under the platform CA by a user, for this device's lock, valid when
+   * the device says it decided — and it is logged as that user's, an unlock announced to the webhooks like
+   * any other. Refused: one rejected entry for the `count` refusals the report stands for.
+   */
+  private async recordLocal(deviceId: string, result: DeviceResult): Promise<void> {
+    const [lock] = rowsOf<{ lock_id: string; application_id: string; name: string; unlock_time: number }>(
+      await this.db.execute(sql`
+        select l.id as lock_id, l.application_id, l.name, l.unlock_time from lock_devices d join locks l on l.id = d.lock_id
+        where d.id = ${deviceId} and d.certificate_serial is not null`),
+    );
+    if (!lock) return void this.log.info({ deviceId }, 'local outcome of no provisioned device: ignored');
+    const decidedAt = result.at ? Date.parse(result.at) : Date.now();
+    if (result.outcome === 'REFUSED') return this.recordLocalRefusals(deviceId, lock, result, decidedAt);
+    if (!result.jws || !this.verifier) return void this.log.warn({ deviceId }, 'local outcome without its operation: ignored');
+    let verified: VerifiedOperation;
+    let userId: string;
+    try {
+      userId = issuerOf(result.jws);
+      verified = this.verifier.verify(result.jws, lock.lock_id, userId, decidedAt);
+    } catch (err) {
+      return void this.log.warn({ deviceId, reason: err instanceof OperationRefusal ? err.message : String(err) }, 'local outcome whose operation does not verify: ignored');
+    }
+    const onceKey = `local:${deviceId}:${verified.useKey}`;
+    const actor = await this.actorOf(userId, lock.application_id);
+    const { operation } = verified;
+    if (operation.type === 'MUTATE_LOCK') {
+      await this.outcomes.submit({
+        lock_id: lock.lock_id,
+        application_id: lock.application_id,
+        lock_name: lock.name,
+        user_id: userId,
+        email: actor.email,
+        display_name: actor.displayName,
+        seconds: operation.duration ?? lock.unlock_time,
+        locked: operation.locked,
+        device_id: deviceId,
+        state_locked: result.state ? result.state.locked : null,
+        at: new Date(decidedAt).toISOString(),
+        reason: deviceLogReasons.doneLocal,
+        decided_at: new Date(decidedAt).toISOString(),
+        once_key: onceKey,
+      });
+      return;
+    }
+    // Shares and settings a device accepted locally are the platform's to apply when sent to it; the log says the lock accepted one.
+    await this.db.execute(sql`
+      with once as (
+        insert into used_operation_ids (id, expires_at) values (${onceKey}, ${new Date(Date.now() + LOCAL_OUTCOME_MEMORY_MS)})
+        on conflict do nothing returning id
+      )
+      insert into lock_activity (lock_id, application_id, type, actor_user_id, actor_email, actor_display_name, reason, at)
+      select ${lock.lock_id}, ${lock.application_id}, ${logTypeOf(operation)}, ${userId}, ${actor.email}, ${actor.displayName}, ${deviceLogReasons.doneLocal}, ${new Date(decidedAt)}
+      from once`);
+  }
+
+  /** `count` refusals with one reason, decided at the device's local endpoint: one rejected entry counting them all. */
+  private async recordLocalRefusals(deviceId: string, lock: { lock_id: string; application_id: string }, result: DeviceResult, decidedAt: number): Promise<void> {
+    const reason = deviceLogReasons.refusedLocal(result.reason?.trim() || deviceLogReasons.noReason);
+    await this.db.execute(sql`
+      with once as (
+        insert into used_operation_ids (id, expires_at) values (${`local:${deviceId}:${result.requestId}`}, ${new Date(Date.now() + LOCAL_OUTCOME_MEMORY_MS)})
+        on conflict do nothing returning id
+      )
+      insert into lock_activity (lock_id, application_id, type, rejected, reason, repeats, at)
+      select ${lock.lock_id}, ${lock.application_id}, 'UNLOCK', true, ${reason}, ${result.count ?? 1}, ${new Date(Number.isFinite(decidedAt) ? decidedAt : Date.now())}
+      from once`);
+  }
+
+  /** The user as the log names them: an application user of the lock's application, or a platform user (an owner). */
+  private async actorOf(userId: string, applicationId: string): Promise<{ email: string | null; displayName: string | null }> {
+    const [row] = rowsOf<{ email: string | null; display_name: string | null }>(
+      await this.db.execute(sql`
+        select email, display_name from application_users where id = ${userId} and application_id = ${applicationId}
+        union all select email, display_name from users where id = ${userId} limit 1`),
+    );
+    return { email: row?.email ?? null, displayName: row?.display_name ?? null };
   }
 
   /** Requests waiting for their device on this instance. */
@@ -148,6 +261,9 @@ export class DeviceOperationRelay implements DeviceRelay {
       device_id: device.id,
       state_locked: result.state ? result.state.locked : null,
       at: new Date().toISOString(),
+      reason: deviceLogReasons.done,
+      decided_at: null,
+      once_key: null,
     });
   }
 
@@ -155,17 +271,25 @@ export class DeviceOperationRelay implements DeviceRelay {
    * A batch of outcomes: each one's log entry, each unlock's webhook deliveries, and each device's last
    * state in the batch. A device row that already says so is neither updated nor locked (a burst of
    * unlocks of one lock does not queue on its row), and only a row that moved tells the lock's live view.
+   * An outcome a device reported afterwards is written only if its once-key is new (the first of a batch).
    */
   private async writeOutcomes(items: (Outcome & { n: number })[]): Promise<Map<number, true>> {
     await this.db.execute(sql`
-      with input as (
+      with reported as (
         select * from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as t(
           n int, lock_id uuid, application_id uuid, lock_name text, user_id uuid, email text, display_name text, seconds int, locked boolean,
-          device_id uuid, state_locked boolean, at text)
+          device_id uuid, state_locked boolean, at text, reason text, decided_at timestamptz, once_key text)
+      ), once as (
+        insert into used_operation_ids (id, expires_at)
+        select distinct once_key, now() + make_interval(secs => ${LOCAL_OUTCOME_MEMORY_MS / 1000}) from reported where once_key is not null
+        on conflict do nothing returning id
+      ), input as (
+        select * from reported r where r.once_key is null
+          or (r.once_key in (select id from once) and r.n = (select min(n) from reported f where f.once_key = r.once_key))
       ), entry as (
-        insert into lock_activity (lock_id, application_id, type, actor_user_id, actor_email, actor_display_name, subject, reason)
+        insert into lock_activity (lock_id, application_id, type, actor_user_id, actor_email, actor_display_name, subject, reason, at)
         select lock_id, application_id, case when locked then 'LOCK' else 'UNLOCK' end, user_id, email, display_name,
-          case when locked then null else seconds || ' s' end, ${deviceLogReasons.done}
+          case when locked then null else seconds || ' s' end, reason, coalesce(decided_at, now())
         from input order by n returning id
       ), announced as (
         ${announceUnlocks} returning 1
@@ -180,4 +304,10 @@ export class DeviceOperationRelay implements DeviceRelay {
       select pg_notify(${LOCKS_CHANNEL}, application_id || ' ' || lock_id || ' device') from moved`);
     return new Map();
   }
+}
+
+/** The operation's `iss`, read before it is verified: the verifier then holds it to the leaf's user. */
+function issuerOf(jws: string): string {
+  const claims = JSON.parse(Buffer.from(jws.split('.')[1] ?? '', 'base64').toString('utf8')) as { iss?: unknown } | null;
+  return typeof claims?.iss === 'string' ? claims.iss : '';
 }
