@@ -18,6 +18,21 @@ export const KEY_CODE_TTL_MINUTES = 10;
 export const KEY_CODE_MAX_ATTEMPTS = 5;
 /** Emails the platform sends for an account whose address is not verified yet, per day. */
 export const UNVERIFIED_EMAIL_LIMIT = { max: 5, windowSeconds: 86_400 } as const;
+/**
+ * Invitations and key emails the platform sends to people on one application's behalf, per hour, whoever
+ * asks for them (its owners in the portal, its admins through the SDKs).
+ */
+export const APPLICATION_EMAIL_LIMIT = { max: 20, windowSeconds: 3_600 } as const;
+/** Invitations to the portal (POST /account/invite) one account sends, per hour. */
+export const ACCOUNT_INVITATION_LIMIT = { max: 10, windowSeconds: 3_600 } as const;
+
+/** Why the platform did not send an email someone asked for (429, or 403 for an invitation only an admin may send). */
+export const emailLimitErrors = {
+  applicationUnverified: `No owner of this application has verified their email address: until one does, the platform sends at most ${UNVERIFIED_EMAIL_LIMIT.max} emails a day for it.`,
+  applicationHourly: `This application has sent as many invitations and key emails as it may in an hour (${APPLICATION_EMAIL_LIMIT.max}). Try again later.`,
+  accountInvitations: `You have sent as many invitations as you may in an hour (${ACCOUNT_INVITATION_LIMIT.max}). Try again later.`,
+  inviteNeedsAdmin: 'Only an admin of a lock can invite someone new. Ask an admin of the lock to share it with them.',
+} as const;
 
 /** A secret from an emailed link: base64url, bounded. */
 const linkSecret = () =>

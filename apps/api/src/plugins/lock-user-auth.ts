@@ -20,6 +20,8 @@ export interface LockUser {
   applicationId: string | null;
   email: string | null;
   displayName: string | null;
+  /** Signed in at a tile (a lock-user token): its powers last only while the user holds a share (shares.service.ts). */
+  tile?: true;
 }
 
 declare module 'fastify' {
@@ -63,10 +65,13 @@ export function registerLockUserAuth(app: FastifyInstance, cache: AccessCache) {
           request.lockUser = known;
           return done();
         }
-        return signedInAtTile(token).then((user) => {
+        // Not returned: a hook that returns a promise is continued by Fastify as well as by `done`, which
+        // would run the route twice.
+        void signedInAtTile(token).then((user) => {
           request.lockUser = user;
           done();
         }, done);
+        return;
       }
       return app.authenticate(request, reply, (error?: Error) => {
         if (error) return done(error);
@@ -112,7 +117,7 @@ export function registerLockUserAuth(app: FastifyInstance, cache: AccessCache) {
       .where(and(eq(applicationUsers.id, claims.sub), eq(applicationUsers.applicationId, claims.app)))
       .limit(1);
     if (!row) throw unauthorized();
-    const user: LockUser = { kind: 'application', id: row.id, applicationId: claims.app, email: row.email, displayName: row.displayName };
+    const user: LockUser = { kind: 'application', id: row.id, applicationId: claims.app, email: row.email, displayName: row.displayName, tile: true };
     cache.set(cacheKey(token), { user, exp: claims.exp } satisfies CachedApplicationUser, [accessTags.application(claims.app)], mark);
     return user;
   }

@@ -3,7 +3,10 @@ import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
   accountErrors,
+  ACCOUNT_INVITATION_LIMIT,
+  APPLICATION_EMAIL_LIMIT,
   EMAIL_VERIFICATION_TTL_HOURS,
+  emailLimitErrors,
   PASSWORD_RESET_TTL_MINUTES,
   UNVERIFIED_EMAIL_LIMIT,
   type AuthResponse,
@@ -11,7 +14,7 @@ import {
   type PasswordResetVerify,
 } from '@latchkey/contract';
 import { portalBranding, renderAccountEmail, type AccountEmail } from '@latchkey/email';
-import { accountTokens, sessions, users } from '../../db/schema.js';
+import { accountTokens, applicationOwners, sessions, users } from '../../db/schema.js';
 import { AppError, badRequest } from '../../errors.js';
 import { SecretBox } from '../../lib/secret-box.js';
 import { loadOrCreateSharedSecret } from '../../lib/server-secrets.js';
@@ -164,25 +167,96 @@ export async function reverifyEmail(app: App, userId: string, language: Language
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// The daily allowance of an unverified account
+// What the platform may send: the daily allowance of an unverified account, an application's hourly limit
+
+/** What one email is charged to, before it is sent (`chargeEmail`). */
+export interface EmailCharge {
+  /** The portal account that asks for it: an unverified one spends its own daily allowance. */
+  senderId?: string | null;
+  /**
+   * The application it is sent for: while none of its owners has verified their address, it spends every
+   * owner's daily allowance (whoever asks: an owner, or one of its users through the SDKs).
+   */
+  applicationId?: string | null;
+  /** An invitation or a key email to someone: counted against the application's hourly limit too. */
+  keyEmail?: boolean;
+  /** An invitation to the portal (POST /account/invite): counted against the sender's hourly limit. */
+  portalInvitation?: boolean;
+}
 
 /**
- * Before the platform sends an email on a portal user's behalf (a share by email, an owner invitation, a
- * test email): an account whose address is not verified gets UNVERIFIED_EMAIL_LIMIT a day — enough to try
- * the sandbox at once, too few to spam with. Beyond it a 429 that says why; nothing is sent or changed.
+ * A counter of the rate-limit store (in Redis when configured, so every instance counts together), charged
+ * by key rather than by request: `peek` reads it, `take` counts one.
+ */
+function keyedCounter(app: App, limit: { max: number; windowSeconds: number }) {
+  const limiter = app.createRateLimit({ keyGenerator: (req) => (req as unknown as { counterKey: string }).counterKey, max: limit.max, timeWindow: limit.windowSeconds * 1000 });
+  const call = (key: string, increment: boolean) => limiter({ counterKey: key, routeOptions: { config: {} } } as unknown as FastifyRequest, { increment });
+  const state = (result: Awaited<ReturnType<typeof limiter>>) => (result.isAllowed ? { left: limit.max, retryAfter: 1 } : { left: result.remaining, retryAfter: Math.max(1, result.ttlInSeconds) });
+  return {
+    /** What is left before this email (read only). */
+    peek: async (key: string) => state(await call(key, false)),
+    /** Counts this email; `exceeded` when it went over (a race with another request). */
+    take: async (key: string) => {
+      const result = await call(key, true);
+      return { exceeded: !result.isAllowed && result.isExceeded, retryAfter: result.isAllowed ? 1 : Math.max(1, result.ttlInSeconds) };
+    },
+  };
+}
+
+/**
+ * Before the platform sends an email for someone (a share by email, an invitation, an owner invitation, a
+ * test email, a tile's sign-in link): every allowance it counts against (`EmailCharge`) is read first and
+ * then charged, so a refusal — a 429 that says which allowance is spent, with Retry-After — charges and
+ * sends nothing. An unverified account gets UNVERIFIED_EMAIL_LIMIT a day, enough to try the sandbox, too few
+ * to spam with, and so does an application none of whose owners has verified their address (its owners'
+ * own allowances, shared with what they send themselves).
  */
 export async function registerAccountTrust(app: App): Promise<void> {
-  const limiter = app.createRateLimit({
-    keyGenerator: (request) => `unverified-mail:${request.user.id}`,
-    max: UNVERIFIED_EMAIL_LIMIT.max,
-    timeWindow: UNVERIFIED_EMAIL_LIMIT.windowSeconds * 1000,
-  });
+  const unverified = keyedCounter(app, UNVERIFIED_EMAIL_LIMIT);
+  const perApplication = keyedCounter(app, APPLICATION_EMAIL_LIMIT);
+  const portalInvitations = keyedCounter(app, ACCOUNT_INVITATION_LIMIT);
+
+  async function chargeEmail(charge: EmailCharge): Promise<void> {
+    const counts: { counter: ReturnType<typeof keyedCounter>; key: string; error: string }[] = [];
+    const charged = new Set<string>();
+    if (charge.senderId) {
+      const [row] = await app.db.select({ emailVerified: users.emailVerified }).from(users).where(eq(users.id, charge.senderId)).limit(1);
+      if (row && !row.emailVerified) {
+        counts.push({ counter: unverified, key: `unverified-mail:${charge.senderId}`, error: accountErrors.unverifiedSendLimit });
+        charged.add(charge.senderId);
+      }
+      if (charge.portalInvitation) counts.push({ counter: portalInvitations, key: `portal-invitations:${charge.senderId}`, error: emailLimitErrors.accountInvitations });
+    }
+    if (charge.applicationId) {
+      const owners = await app.db
+        .select({ id: users.id, emailVerified: users.emailVerified })
+        .from(applicationOwners)
+        .innerJoin(users, eq(users.id, applicationOwners.userId))
+        .where(eq(applicationOwners.applicationId, charge.applicationId));
+      if (!owners.some((o) => o.emailVerified)) {
+        for (const owner of owners) {
+          if (charged.has(owner.id)) continue;
+          counts.push({ counter: unverified, key: `unverified-mail:${owner.id}`, error: emailLimitErrors.applicationUnverified });
+          charged.add(owner.id);
+        }
+      }
+      if (charge.keyEmail) counts.push({ counter: perApplication, key: `application-mail:${charge.applicationId}`, error: emailLimitErrors.applicationHourly });
+    }
+    for (const count of counts) {
+      const { left, retryAfter } = await count.counter.peek(count.key);
+      if (left <= 0) throw new AppError(429, count.error, { 'retry-after': String(retryAfter) });
+    }
+    let refusal: AppError | null = null;
+    for (const count of counts) {
+      const { exceeded, retryAfter } = await count.counter.take(count.key);
+      refusal ??= exceeded ? new AppError(429, count.error, { 'retry-after': String(retryAfter) }) : null;
+    }
+    if (refusal) throw refusal;
+  }
+
+  app.decorate('chargeEmail', chargeEmail);
   app.decorate('chargeUnverifiedEmail', async function (request: FastifyRequest) {
-    const [row] = await app.db.select({ emailVerified: users.emailVerified }).from(users).where(eq(users.id, request.user.id)).limit(1);
-    if (!row || row.emailVerified) return;
-    const result = await limiter(request);
-    if (result.isAllowed || !result.isExceeded) return;
-    throw new AppError(429, accountErrors.unverifiedSendLimit, { 'retry-after': String(Math.max(1, result.ttlInSeconds)) });
+    await chargeEmail({ senderId: request.user.id });
   });
   // Loaded at start-up, so no request creates it (the bad-input suite compares the database before and after).
   const secretBox = new SecretBox(app.config.secretsEncryptionKey);
@@ -200,6 +274,8 @@ declare module 'fastify' {
 
 // ---------------------------------------------------------------------------------------------------------
 // Six-digit codes, sealed (the check needs the code itself to verify the key's signature over it)
+    /** Charges one email about to be sent to every allowance it counts against; a 429 (nothing charged) when one is spent. */
+    chargeEmail(charge: EmailCharge): Promise<void>;
 
 export interface CodeBox {
   seal(code: string): string;

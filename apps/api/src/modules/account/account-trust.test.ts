@@ -5,7 +5,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountErrors, apiErrors, messages, UNVERIFIED_EMAIL_LIMIT } from '@latchkey/contract';
 import { createTestApp, uniqueEmail, type TestApp } from '../../../test/helpers.js';
-import { accountTokens, users } from '../../db/schema.js';
+import { accountTokens, applicationUsers, users } from '../../db/schema.js';
 import { settleAccountMail } from './account-trust.service.js';
 
 /** Issue 29 parts 1 and 2: forgot password, email verification and the unverified account's daily emails. */
@@ -236,7 +236,7 @@ describe('the unverified account’s 5 emails a day: shares by email and test em
     expect(await mailsTo(friend)).toHaveLength(1);
   });
 
-  it('each share by email is charged: the sixth is a clear 429 and nothing is shared or sent; a share by user id is not charged', async () => {
+  it('each share by email is charged: the sixth is a clear 429 and nothing is shared or sent; a share by user id is charged only when it sends an email', async () => {
     const { email, token } = await registered();
     const app = await applicationOf(token);
     for (let i = 0; i < UNVERIFIED_EMAIL_LIMIT.max; i++) expect((await shareByEmail(token, app, uniqueEmail('shared'))).statusCode).toBe(201);
@@ -247,10 +247,19 @@ describe('the unverified account’s 5 emails a day: shares by email and test em
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(3600);
     expect(await t.database.db.select().from(users).where(eq(users.email, sixth))).toHaveLength(0);
     expect(await mailsTo(sixth)).toHaveLength(0);
-    // A share by user id (here: changing one already made) is not charged.
-    const shares = (await t.app.inject({ method: 'GET', url: `/api/platform/application/${app.appId}/lock/${app.lockId}/user`, headers: bearer(token) })).json() as { userId: string }[];
-    const byId = await post(`/platform/application/${app.appId}/lock/${app.lockId}/user`, { userId: shares[0]!.userId, role: 'ADMIN' }, bearer(token));
-    expect(byId.statusCode, byId.body).toBe(200);
+    // A share by user id that sends an email (here: a pending user's invitation, sent again) is charged too:
+    // refused, and the share is not changed.
+    const listShares = async () =>
+      (await t.app.inject({ method: 'GET', url: `/api/platform/application/${app.appId}/lock/${app.lockId}/user`, headers: bearer(token) })).json() as { userId: string; role: string }[];
+    const pending = (await listShares())[0]!;
+    const renewed = await post(`/platform/application/${app.appId}/lock/${app.lockId}/user`, { userId: pending.userId, role: 'ADMIN' }, bearer(token));
+    expect(renewed.statusCode).toBe(429);
+    expect(renewed.json()).toEqual({ code: 429, message: accountErrors.unverifiedSendLimit });
+    expect((await listShares()).find((s) => s.userId === pending.userId)!.role).toBe(pending.role);
+    // One that sends none (a user the application knows without an address) is not charged.
+    const [quiet] = await t.database.db.insert(applicationUsers).values({ applicationId: app.appId, sub: 'no-address', status: 'active' }).returning({ id: applicationUsers.id });
+    const byId = await post(`/platform/application/${app.appId}/lock/${app.lockId}/user`, { userId: quiet!.id, role: 'ADMIN' }, bearer(token));
+    expect(byId.statusCode, byId.body).toBe(201);
     // Verified, no such limit.
     const code = (await lastLink(email, '/verify-email'))!.searchParams.get('code')!;
     await t.app.inject({ method: 'PUT', url: `/api/account/email/verify?code=${code}` });

@@ -34,8 +34,9 @@ export async function accountRoutes(instance: FastifyInstance) {
     '/account/invite',
     {
       ...portal,
-      // An invitation is an email the platform sends; an unverified account sends only a few a day.
-      preHandler: async (request) => app.chargeUnverifiedEmail(request),
+      // An invitation is an email the platform sends: an unverified account sends only a few a day, and
+      // any account ACCOUNT_INVITATION_LIMIT an hour.
+      preHandler: async (request) => app.chargeEmail({ senderId: request.user.id, portalInvitation: true }),
       schema: { ...secured, body: directoryQuerySchema, response: { ...noContent, 409: errorBodySchema, 429: errorBodySchema } },
     },
     async (request, reply) => {

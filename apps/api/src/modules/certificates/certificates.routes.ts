@@ -10,6 +10,7 @@ import {
 } from '@latchkey/contract';
 import { pickLanguage } from '@latchkey/email';
 import { refuseIfExceeded } from '../../plugins/rate-limit.js';
+import { refuseEndedTileSignIn } from '../shares/shares.service.js';
 import { issueCertificate } from './certificates.service.js';
 import { checkKeyCode, requestKeyCode } from './key-verification.js';
 
@@ -22,6 +23,8 @@ export async function certificatesRoutes(instance: FastifyInstance) {
     '/auth/certificate',
     {
       onRequest: app.authenticateLockUser,
+      // A tile's sign-in certifies keys only while its user still holds a share.
+      preHandler: async (request) => refuseEndedTileSignIn(app.db, request.lockUser),
       config: {
         // Each certificate is a CA signature: CERTIFICATE_RATE_LIMIT_MAX per lock user and window, counted
         // once the user is known (shared through Redis when configured), on top of the per-request limit.

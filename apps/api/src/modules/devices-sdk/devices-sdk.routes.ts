@@ -20,6 +20,7 @@ import {
 } from '@latchkey/contract';
 import { pickLanguage } from '@latchkey/email';
 import { refuseIfExceeded } from '../../plugins/rate-limit.js';
+import { refuseEndedTileSignIn } from '../shares/shares.service.js';
 import { inviteByEmail, lookupDirectory, lookupSize } from './directory.service.js';
 import { getUserLocks, listFavourites, listLockUsers, listShareable, updateLockProperties, userAudit } from './lock-properties.service.js';
 
@@ -85,7 +86,10 @@ export async function devicesSdkRoutes(instance: FastifyInstance) {
     '/directory/query',
     {
       ...lockUser,
-      preHandler: async (request) => chargeLookups(request, lookupSize(request.body)),
+      preHandler: async (request) => {
+        await chargeLookups(request, lookupSize(request.body));
+        await refuseEndedTileSignIn(app.db, request.lockUser);
+      },
       schema: {
         tags: ['directory'],
         security,
@@ -106,8 +110,11 @@ export async function devicesSdkRoutes(instance: FastifyInstance) {
       '/share/invite/:email',
       {
         ...lockUser,
-        preHandler: async (request) => chargeLookups(request, 1),
-        schema: { tags: ['directory'], security, params: shareInviteParamsSchema, querystring: shareInviteQuerySchema, response: { 200: userPublicKeySchema, 400: E, 401: E, 404: E, 429: E } },
+        preHandler: async (request) => {
+          await chargeLookups(request, 1);
+          await refuseEndedTileSignIn(app.db, request.lockUser);
+        },
+        schema: { tags: ['directory'], security, params: shareInviteParamsSchema, querystring: shareInviteQuerySchema, response: { 200: userPublicKeySchema, 400: E, 401: E, 403: E, 404: E, 429: E } },
       },
       async (request) => inviteByEmail(app, request.lockUser, request.params.email, pickLanguage(request.headers['accept-language'])),
     );

@@ -1,11 +1,11 @@
 import { and, desc, eq, inArray, isNotNull, sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
-import { apiErrors, sdkErrors, type BatchUserPublicKey, type DirectoryLookup, type Language, isUuid } from '@latchkey/contract';
+import { apiErrors, emailLimitErrors, sdkErrors, type BatchUserPublicKey, type DirectoryLookup, type Language, isUuid } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { applicationUsers, users } from '../../db/schema.js';
-import { notFound } from '../../errors.js';
+import { AppError, notFound } from '../../errors.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
-import { sendShareEmail } from '../shares/shares.service.js';
+import { holdsLiveShare, sendShareEmail } from '../shares/shares.service.js';
 
 /**
  * Issue 30, finding people to share with, as the platform's SDKs do: POST /share/invite/{email} and POST
@@ -41,6 +41,9 @@ async function appUserByEmail(db: Db, applicationId: string, email: string): Pro
  * gets a pending user (the same one a share by email makes, claimed by that person's first token) and
  * the application's branded invitation, kept in its Outbox. `visitor` is accepted: the invitation is the
  * same either way. Portal tokens look among portal accounts (404 when there is none).
+ * Inviting someone new takes an admin — a user holding an ADMIN share in force of one of the application's
+ * locks (403 otherwise) — and is charged to the application (its owners' allowance while none of them has
+ * a verified address, and its hourly limit): a 429 then, and nobody is made.
  */
 export async function inviteByEmail(app: FastifyInstance, user: LockUser, email: string, language?: Language): Promise<{ id: string; publicKey: string }> {
   const address = email.toLowerCase();
@@ -48,6 +51,8 @@ export async function inviteByEmail(app: FastifyInstance, user: LockUser, email:
   const applicationId = user.applicationId!;
   const known = await appUserByEmail(app.db, applicationId, address);
   if (known) return { id: known.id, publicKey: DIRECTORY_PUBLIC_KEY };
+  if (!(await holdsLiveShare(app.db, user, { role: 'ADMIN', begun: true }))) throw new AppError(403, emailLimitErrors.inviteNeedsAdmin);
+  await app.chargeEmail({ applicationId, keyEmail: true });
   const [created] = await app.db.insert(applicationUsers).values({ applicationId, email: address, status: 'pending' }).onConflictDoNothing().returning();
   const pending = created ?? (await appUserByEmail(app.db, applicationId, address));
   if (!pending) throw notFound(sdkErrors.userNotFound);

@@ -1,6 +1,9 @@
+import { and, eq, isNotNull, sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import type { Language } from '@latchkey/contract';
 import { renderBrandedEmail } from '@latchkey/email';
+import type { Db } from '../../db/client.js';
+import { applications, applicationUsers } from '../../db/schema.js';
 import { loadApplication } from '../email-preview/email-preview.service.js';
 import { sendApplicationEmail } from '../outbox/outbox.service.js';
 
@@ -42,4 +45,29 @@ export async function sendShareEmail(app: FastifyInstance, email: ShareEmail): P
   } catch (err) {
     app.log.error({ err, applicationId: email.applicationId }, 'share email could not be sent');
   }
+}
+
+/**
+ * Whether sharing a lock with this person makes the platform send an email (as `sendShareEmail` decides):
+ * an invitation to an address no user of the application has yet, or to a pending user; a key email to an
+ * active user with an address, unless the application sends only essential emails. Asked before the share
+ * is made, so the email is charged first and a refused charge changes nothing.
+ */
+export async function shareSendsEmail(db: Db, applicationId: string, to: { userId?: string | null; email?: string | null }): Promise<boolean> {
+  const inApp = eq(applicationUsers.applicationId, applicationId);
+  const fields = { email: applicationUsers.email, status: applicationUsers.status };
+  let recipient: { email: string | null; status: string } | undefined;
+  if (to.userId) {
+    [recipient] = await db.select(fields).from(applicationUsers).where(and(inApp, eq(applicationUsers.id, to.userId))).limit(1);
+    if (!recipient?.email) return false;
+  } else if (to.email) {
+    const withEmail = and(inApp, sql`lower(${applicationUsers.email}) = ${to.email.toLowerCase()}`);
+    [recipient] = await db.select(fields).from(applicationUsers).where(and(withEmail, isNotNull(applicationUsers.sub))).limit(1);
+    if (!recipient) return true;
+  } else {
+    return false;
+  }
+  if (recipient.status === 'pending') return true;
+  const [row] = await db.select({ essentialOnly: applications.onlySendEssentialEmails }).from(applications).where(eq(applications.id, applicationId)).limit(1);
+  return row !== undefined && !row.essentialOnly;
 }

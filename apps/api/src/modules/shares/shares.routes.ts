@@ -26,10 +26,7 @@ export async function sharesRoutes(instance: FastifyInstance) {
     users,
     {
       ...owner,
-      // A share by email makes the platform send one; an unverified account sends only a few a day.
-      preHandler: async (request) => {
-        if (request.body.email) await app.chargeUnverifiedEmail(request);
-      },
+      // A share that makes the platform send an email is charged for it first (addShare).
       schema: { tags, security, params: lockIdParamsSchema, body: createLockShareSchema, response: { 200: lockShareSchema, 201: lockShareSchema, 400: E, 401: E, 404: E, 429: E } },
     },
     async (request, reply) => {

@@ -1,17 +1,18 @@
-import { and, asc, desc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { lockErrors, uiErrors, type CreateLockShare, type Language, type LockShare, type TimeRule, isUuid } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
-import { applicationUsers, lockShares } from '../../db/schema.js';
-import { notFound } from '../../errors.js';
+import { applicationUsers, locks, lockShares } from '../../db/schema.js';
+import { notFound, unauthorized } from '../../errors.js';
 import type { AuthUser } from '../../plugins/auth.js';
+import type { LockUser } from '../../plugins/lock-user-auth.js';
 import { platformActor, recordActivity } from '../activity/activity.service.js';
 import { getLockRow } from '../locks/locks.service.js';
 import { diff, recordChange } from '../history/history.service.js';
 import { publishEvent } from '../../lib/webhook-outbox.js';
-import { sendShareEmail } from './share-emails.js';
+import { sendShareEmail, shareSendsEmail } from './share-emails.js';
 
-export { sendShareEmail };
+export { sendShareEmail, shareSendsEmail };
 
 type ShareRow = typeof lockShares.$inferSelect;
 type UserRow = typeof applicationUsers.$inferSelect;
@@ -41,6 +42,38 @@ function toShare(share: ShareRow, user: Pick<UserRow, 'email' | 'displayName' | 
  */
 export function invitationRefusal(share: Pick<ShareRow, 'inviteExpiresAt'>, nowMs: number = Date.now()): string | null {
   return share.inviteExpiresAt && share.inviteExpiresAt.getTime() <= nowMs ? uiErrors.activationLinkExpired : null;
+}
+
+/**
+ * Whether an application user holds a share that has not ended, and whose invitation (if any) has not
+ * expired, of some lock of their application; with `role`, of that role; with `begun`, one that has begun.
+ */
+export async function holdsLiveShare(db: Db, user: { id: string; applicationId: string | null }, only: { role?: 'ADMIN'; begun?: boolean } = {}): Promise<boolean> {
+  if (!user.applicationId) return false;
+  const [row] = await db
+    .select({ lockId: lockShares.lockId })
+    .from(lockShares)
+    .innerJoin(locks, and(eq(locks.id, lockShares.lockId), eq(locks.applicationId, user.applicationId)))
+    .where(
+      and(
+        eq(lockShares.userId, user.id),
+        only.role ? eq(lockShares.role, only.role) : undefined,
+        only.begun ? or(isNull(lockShares.startsAt), lte(lockShares.startsAt, sql`now()`)) : undefined,
+        or(isNull(lockShares.endsAt), gt(lockShares.endsAt, sql`now()`)),
+        or(isNull(lockShares.inviteExpiresAt), gt(lockShares.inviteExpiresAt, sql`now()`)),
+      ),
+    )
+    .limit(1);
+  return row !== undefined;
+}
+
+/**
+ * A tile's sign-in is a key to doors, not an account: it certifies keys, looks people up and invites them
+ * only while its user still holds a share that has not ended (nor its invitation expired). Checked, with
+ * no cache, by the routes that grant those powers; a 401 once the share is gone.
+ */
+export async function refuseEndedTileSignIn(db: Db, user: LockUser): Promise<void> {
+  if (user.tile && !(await holdsLiveShare(db, user))) throw unauthorized();
 }
 
 export async function listShares(db: Db, applicationId: string, lockId: string): Promise<LockShare[]> {
@@ -84,6 +117,8 @@ async function resolveUser(db: Db, applicationId: string, input: CreateLockShare
  * Shares the lock (or changes an existing share: role, bounds, window). A pending user gets an
  * invitation that expires after INVITE_TTL_SECONDS; sharing again renews it and sends it again. The SHARE
  * entry commits with the share; the email goes out after the commit, so a slow mailer holds no locks.
+ * An email the share will send is charged first (the sharer's and the application's allowances): a
+ * refused charge is a 429 and shares nothing.
  */
 export async function addShare(
   app: FastifyInstance,
@@ -93,6 +128,8 @@ export async function addShare(
   by: AuthUser,
   language?: Language,
 ): Promise<{ share: LockShare; created: boolean }> {
+  await getLockRow(app.db, applicationId, lockId);
+  if (await shareSendsEmail(app.db, applicationId, input)) await app.chargeEmail({ senderId: by.id, applicationId, keyEmail: true });
   const { share, user, lockName, created } = await app.db.transaction(async (tx) => {
     const lock = await getLockRow(tx, applicationId, lockId);
     const user = await resolveUser(tx, applicationId, input);

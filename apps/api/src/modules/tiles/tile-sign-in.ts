@@ -10,7 +10,7 @@ import {
 } from '@latchkey/contract';
 import { renderBrandedEmail } from '@latchkey/email';
 import { applicationUsers, lockShares, tileLocks, tiles, tileSignInTokens } from '../../db/schema.js';
-import { badRequest } from '../../errors.js';
+import { AppError, badRequest } from '../../errors.js';
 import { hashSecret, newSecret } from '../account/account-trust.service.js';
 import { loadApplication } from '../email-preview/email-preview.service.js';
 
@@ -61,6 +61,14 @@ export async function initiateTileSignIn(app: App, tileId: string, email: string
   if (!user) return;
   const secret = newSecret();
   await app.db.insert(tileSignInTokens).values({
+  // Sent on the application's behalf: charged to it (its owners' allowance while none has a verified
+  // address); a spent allowance sends nothing, and the answer was the same 202 anyway.
+  try {
+    await app.chargeEmail({ applicationId: user.applicationId });
+  } catch (err) {
+    if (err instanceof AppError && err.statusCode === 429) return;
+    throw err;
+  }
     applicationUserId: user.id,
     tileId: id,
     tokenHash: hashSecret(secret),
