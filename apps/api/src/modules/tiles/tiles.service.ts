@@ -156,11 +156,16 @@ export async function unlinkTile(db: Db, applicationId: string, lockId: string, 
   });
 }
 
-/** A lock the caller administers (owners of its application, or an ADMIN share); 404 if they cannot see it. */
+/**
+ * A lock the caller administers (owners of its application, or an ADMIN share that has begun and not
+ * ended); 404 if they cannot see it.
+ */
 export async function adminLock(db: Db, user: LockUser, lockId: string) {
   const access = await getLockAccess(db, user, lockId);
   if (!access?.role) throw notFound(lockErrors.lockNotFound);
-  if (access.role !== 'ADMIN') throw new AppError(403, tileErrors.notAdmin);
+  const now = Date.now();
+  const inForce = (access.terms.start === null || access.terms.start <= now) && (access.terms.end === null || access.terms.end > now);
+  if (access.role !== 'ADMIN' || !inForce) throw new AppError(403, tileErrors.notAdmin);
   return access.lock;
 }
 
@@ -168,7 +173,8 @@ export async function adminLock(db: Db, user: LockUser, lockId: string) {
  * PUT /tile/{tileId} (the SDK's associateMultipleLocks): afterwards the tile opens exactly `devices`. The
  * site is a site of the caller's application, or the application's own id (what GET answers for a tile
  * in no site). Every lock, listed or being removed, must be one the caller administers; in a real site,
- * every listed lock must be in it. Any refusal changes nothing.
+ * every listed lock must be in it. An empty list clears a tile of the application; for any other tile it
+ * is the 404 of an unknown tile. Any refusal changes nothing.
  */
 export async function associateTile(db: Db, user: LockUser, tileId: string, input: AssociateTile): Promise<void> {
   if (!isUuid(tileId)) throw badRequest(tileErrors.tileIdInvalid);
@@ -190,7 +196,12 @@ export async function associateTile(db: Db, user: LockUser, tileId: string, inpu
     if (inSite.length !== devices.length) throw conflict(tileErrors.lockNotInSite);
   }
   const [existing] = await db.select({ applicationId: tiles.applicationId }).from(tiles).where(eq(tiles.id, id)).limit(1);
-  if (existing && existing.applicationId !== applicationId) throw conflict(tileErrors.otherApplication);
+  const own = existing?.applicationId === applicationId;
+  // No lock named: nothing to link, and a tile that is not the application's is answered as an unknown one
+  // (another application's tile is not revealed, and no empty tile is claimed).
+  if (devices.length === 0 && !own) throw tileNotFound();
+  // An admin naming locks of theirs learns only that the tile is taken: it cannot be two applications'.
+  if (existing && !own) throw conflict(tileErrors.otherApplication);
   // Links this call would remove: the caller must administer those locks too (read before, removed by name).
   const before = (await db.select({ lockId: tileLocks.lockId }).from(tileLocks).where(eq(tileLocks.tileId, id))).map((r) => r.lockId);
   const removing = before.filter((l) => !devices.includes(l));
