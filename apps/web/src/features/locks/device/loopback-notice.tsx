@@ -6,12 +6,19 @@ import { publicUrlCommands, usePlatformSetup } from './platform-setup';
 /**
  * Where the portal hands a URL to another machine (a device's commands, a tile's QR code): when PUBLIC_URL,
  * or the broker URL devices are given, is a loopback address, it says so and shows how to restart with a
- * PUBLIC_URL of this machine's network addresses. Nothing when they are reachable.
+ * PUBLIC_URL of this machine's network addresses. Nothing when they are reachable. `broker={false}` where
+ * no device is involved (a tile's QR code): PUBLIC_URL alone.
  */
-export function LoopbackNotice({ sx }: { sx?: SxProps<Theme> }) {
+export function LoopbackNotice({
+  sx,
+  broker = true,
+}: {
+  sx?: SxProps<Theme>;
+  /** Also the broker URL (a device's commands). */ broker?: boolean;
+}) {
   const { t } = useTranslation();
   const setup = usePlatformSetup().data;
-  if (!setup || (!setup.publicUrlIsLoopback && !setup.brokerUrlIsLoopback)) return null;
+  if (!setup || (!setup.publicUrlIsLoopback && !(broker && setup.brokerUrlIsLoopback))) return null;
   if (!setup.publicUrlIsLoopback) {
     return (
       <Alert severity="warning" sx={sx}>

@@ -23,6 +23,7 @@ import { useOperation } from '../../../components/ui/use-operation';
 import { errorMessage } from '../../../lib/http';
 import { LockNameDialog } from '../list/lock-name-dialog';
 import { useCreateTile, useDeleteTile, useLockTiles, useRenameTile, useTileQr } from './api';
+import { LoopbackNotice } from '../device/loopback-notice';
 
 /** The tile's printable QR code for its short URL, drawn by the server. */
 function QrDialog({
@@ -43,6 +44,8 @@ function QrDialog({
       <DialogTitle id="tile-qr-title">{t('tiles.qrTitle')}</DialogTitle>
       <DialogContent>
         {qr.isError && <Alert severity="error">{errorMessage(qr.error)}</Alert>}
+        {/* A phone scanning the code must reach PUBLIC_URL: says so when it is a loopback address. */}
+        <LoopbackNotice broker={false} sx={{ mb: 2 }} />
         {qr.data && (
           <Box
             component="img"
