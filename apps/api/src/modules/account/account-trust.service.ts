@@ -19,6 +19,7 @@ import { AppError, badRequest } from '../../errors.js';
 import { SecretBox } from '../../lib/secret-box.js';
 import { loadOrCreateSharedSecret } from '../../lib/server-secrets.js';
 import { createSession } from '../auth/auth.service.js';
+import { sendAccountMail } from '../outbox/outbox.service.js';
 
 type App = FastifyInstance;
 
@@ -29,11 +30,14 @@ export const hashSecret = (secret: string) => createHash('sha256').update(secret
 /** A link's secret: 256 random bits, base64url. */
 export const newSecret = () => randomBytes(32).toString('base64url');
 
-/** The portal's own mail: branded as the portal, in the reader's language, through the mailer. */
+/**
+ * The portal's own mail: branded as the portal, in the reader's language, through the mailer; without SMTP
+ * kept in the account's Outbox too (sendAccountMail), where its owner finds the code or link.
+ */
 export async function sendAccountEmail(app: App, to: string, email: AccountEmail, language: Language): Promise<void> {
   const branding = portalBranding({ privacyPolicy: app.config.portal.privacyPolicyUrl });
   const mail = await renderAccountEmail(branding, email, language);
-  await app.mailer.send({ to, ...mail });
+  await sendAccountMail(app, to, email.kind, mail);
 }
 
 /**

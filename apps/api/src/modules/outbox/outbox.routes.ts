@@ -11,7 +11,8 @@ const E = errorBodySchema;
 const base = '/platform/application/:applicationId/outbox';
 
 /**
- * The sandbox Outbox: the emails the platform sent for an application. The HTML is served with the email
+ * The Outbox: the emails the platform sent for an application, and (on a service without SMTP) the reader's
+ * own account emails, each reader only their own. The HTML is served with the email
  * preview's policy (nothing runs, only the portal may frame it); the portal fetches it with its bearer
  * token and shows it in a sandboxed frame.
  */
@@ -22,7 +23,7 @@ export async function outboxRoutes(instance: FastifyInstance) {
   app.get(
     base,
     { ...owner, schema: { tags, security, params: applicationIdParamsSchema, response: { 200: z.array(sentEmailSchema), 401: E, 404: E } } },
-    async (request) => listOutbox(app.db, request.params.applicationId),
+    async (request) => listOutbox(app.db, request.params.applicationId, request.user.id),
   );
 
   app.get(
@@ -32,7 +33,7 @@ export async function outboxRoutes(instance: FastifyInstance) {
       schema: { tags, security, params: outboxEmailParamsSchema, produces: ['text/html'], response: { 200: z.string().describe('text/html'), 401: E, 404: E } },
     },
     async (request, reply) => {
-      const html = await getOutboxHtml(app.db, request.params.applicationId, request.params.emailId);
+      const html = await getOutboxHtml(app.db, request.params.applicationId, request.user.id, request.params.emailId);
       return reply
         .type('text/html; charset=utf-8')
         .header('content-security-policy', PREVIEW_CSP)

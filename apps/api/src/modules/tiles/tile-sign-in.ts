@@ -13,6 +13,7 @@ import { applicationUsers, lockShares, tileLocks, tiles, tileSignInTokens } from
 import { AppError, badRequest } from '../../errors.js';
 import { hashSecret, newSecret } from '../account/account-trust.service.js';
 import { loadApplication } from '../email-preview/email-preview.service.js';
+import { keepsSecretEmails, sendApplicationEmail } from '../outbox/outbox.service.js';
 
 type App = FastifyInstance;
 
@@ -51,8 +52,9 @@ async function sharedUser(app: App, tileId: string, email: string) {
 /**
  * POST /tile/{tileId}/sign-in, after the answer (the same 202 whatever happens here): a link to
  * `<PUBLIC_URL>/t/{tileId}?signin=<secret>` for a shared user, nothing for any other address. The email
- * wears the application's branding like its share emails; it is not kept in the sandbox Outbox, whose
- * readers could otherwise sign in as the user.
+ * wears the application's branding like its share emails. With SMTP it is not kept in the Outbox, whose
+ * readers could otherwise sign in as the user; without SMTP it went to a file only, and is kept in the
+ * application's Outbox for its owners to find.
  */
 export async function initiateTileSignIn(app: App, tileId: string, email: string, language: Language): Promise<void> {
   if (!isUuid(tileId)) return;
@@ -89,7 +91,7 @@ export async function initiateTileSignIn(app: App, tileId: string, email: string
     },
     language,
   });
-  await app.mailer.send({ to: user.email, ...rendered });
+  await sendApplicationEmail(app, { applicationId: user.applicationId, kind: 'tile-sign-in', to: user.email, ...rendered }, { keep: keepsSecretEmails(app) });
 }
 
 /**
