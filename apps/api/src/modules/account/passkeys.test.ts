@@ -171,6 +171,27 @@ describe('passkeys (issue 29)', () => {
     expect((await inject('POST', '/account/passkeys', me.token, { response: softAuthenticator().register(loginOptions) })).json().message).toBe(passkeyErrors.challengeUsed);
   });
 
+  it('a session that signed in with a passkey certifies new keys without a code only while that passkey is the account’s', async () => {
+    const me = await account();
+    const authenticator = softAuthenticator();
+    expect((await addPasskey(me, authenticator)).statusCode).toBe(201);
+    const signedIn = await inject('POST', '/auth/passkey', undefined, { response: authenticator.authenticate(await signInOptions()) });
+    const token = signedIn.json().authToken as string;
+    const newKey = () => generateKeyPairSync('ed25519').publicKey.export({ format: 'der', type: 'spki' }).subarray(12).toString('base64');
+    const proved = newKey();
+    expect((await inject('POST', '/auth/certificate', token, { ephemeralKey: proved })).statusCode).toBe(200);
+    expect((await inject('DELETE', `/account/passkeys/${authenticator.id}`, token)).statusCode).toBe(204);
+    // Its passkey gone, the session is a password session again: a new key needs the emailed code, and so
+    // does a new passkey.
+    const refused = await inject('POST', '/auth/certificate', token, { ephemeralKey: newKey() });
+    expect(refused.json()).toEqual({ code: 423, message: accountErrors.secondFactorRequired });
+    expect((await inject('POST', '/account/passkeys/options', token)).statusCode).toBe(423);
+    const sessions = (await inject('GET', '/account/sessions', token)).json() as { current: boolean; passkey: boolean }[];
+    expect(sessions.find((s) => s.current)!.passkey).toBe(false);
+    // A key it proved before stays proved.
+    expect((await inject('POST', '/auth/certificate', token, { ephemeralKey: proved })).statusCode).toBe(200);
+  });
+
   it('a passkey belongs to one account: registered again elsewhere 409, removed only by its owner, then it signs in no more', async () => {
     const me = await account();
     const other = await account();

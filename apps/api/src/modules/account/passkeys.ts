@@ -219,9 +219,18 @@ export function noticePasskeyAdded(app: App, userId: string, passkey: Passkey, l
   });
 }
 
+/**
+ * Removes one of the account's passkeys. A session's passkey sign-in is its second factor only while that
+ * passkey is the account's: the sessions do not record which passkey signed them in, so every session of
+ * the account that signed in with one loses the second factor with it (a new key then needs the emailed
+ * code, or a new passkey sign-in); keys proved before stay proved.
+ */
 export async function removePasskey(app: App, userId: string, passkeyId: string): Promise<void> {
-  const removed = await app.db.delete(passkeys).where(and(eq(passkeys.id, passkeyId), eq(passkeys.userId, userId))).returning({ id: passkeys.id });
-  if (removed.length === 0) throw notFound(passkeyErrors.notFound);
+  await app.db.transaction(async (tx) => {
+    const removed = await tx.delete(passkeys).where(and(eq(passkeys.id, passkeyId), eq(passkeys.userId, userId))).returning({ id: passkeys.id });
+    if (removed.length === 0) throw notFound(passkeyErrors.notFound);
+    await tx.update(sessions).set({ secondFactor: false }).where(and(eq(sessions.userId, userId), eq(sessions.secondFactor, true)));
+  });
 }
 
 /**
