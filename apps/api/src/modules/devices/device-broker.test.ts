@@ -205,6 +205,22 @@ describe('the embedded broker', () => {
     await client.endAsync();
   });
 
+  it('keeps, of the direct-access endpoints a device announces, only private-network ones and its own address', async () => {
+    const device = await newDevice();
+    const client = await connectMqtt(port, deviceTls(device));
+    await client.publishAsync(deviceTopic(device.deviceId, 'presence'), 'online', { qos: 1, retain: true });
+    // The test device connects from 127.0.0.1: that is its own address, which loopback otherwise is not.
+    const announced = ['http://192.168.1.20:8080/execute', 'https://evil.example.com/execute', 'http://203.0.113.5/execute', 'http://127.0.0.1:8080/execute'];
+    await client.publishAsync(deviceTopic(device.deviceId, 'state'), JSON.stringify({ locked: true, firmware: 'test 1', at: new Date().toISOString(), directAccessEndpoints: announced }), { qos: 1, retain: true });
+    await t.app.deviceRuntime.settled();
+    const [row] = await t.database.db.select().from(lockDevices).where(eq(lockDevices.id, device.deviceId));
+    expect(row!.state?.directAccessEndpoints).toEqual(['http://192.168.1.20:8080/execute', 'http://127.0.0.1:8080/execute']);
+    // What the service's subscribers hear (every instance's) is the message with those endpoints only.
+    const heard = received.filter((m) => m.topic === deviceTopic(device.deviceId, 'state')).at(-1);
+    expect(JSON.parse(heard!.payload).directAccessEndpoints).toEqual(row!.state?.directAccessEndpoints);
+    await client.endAsync();
+  });
+
   it('drops an oversized message and closes its sender; the broker keeps serving the others', async () => {
     const [big, small] = [await newDevice(), await newDevice()];
     const bystander = await connectMqtt(port, deviceTls(small));

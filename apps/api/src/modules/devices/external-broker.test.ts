@@ -95,6 +95,18 @@ describe.skipIf(!MOSQUITTO)('with an external broker (Mosquitto 2, MQTT_URL)', (
     await client.endAsync();
   });
 
+  it('keeps only private-network direct-access endpoints: the service cannot see where a device connects from', async () => {
+    const device = await newDevice();
+    const client = await connect(device);
+    const state = JSON.stringify({ locked: true, firmware: 'test 1', at: new Date().toISOString(), directAccessEndpoints: ['http://192.168.1.20:8080/execute', 'http://127.0.0.1:8080/execute', 'https://evil.example.com/execute'] });
+    await client.publishAsync(deviceTopic(device.deviceId, 'state'), state, { qos: 1, retain: true });
+    expect(await eventually(() => arrivedAtBoth(deviceTopic(device.deviceId, 'state'), state))).toBe(true);
+    await Promise.all(instances.map((app) => app.deviceRuntime.settled()));
+    const [row] = await t.database.db.select().from(lockDevices).where(eq(lockDevices.id, device.deviceId));
+    expect(row!.state?.directAccessEndpoints).toEqual(['http://192.168.1.20:8080/execute']);
+    await client.endAsync();
+  });
+
   it('refuses an unbound device’s certificate once the broker has read the CRL', async () => {
     const device = await newDevice();
     const before = await connect(device);

@@ -5,17 +5,25 @@ import tls from 'node:tls';
 import { Aedes, type AedesPublishPacket, type Client, type Connection } from 'aedes';
 import { WebSocketServer, createWebSocketStream } from 'ws';
 import type { FastifyBaseLogger } from 'fastify';
-import { DEVICE_TOPIC_ROOT, MAX_DEVICE_CONNECTIONS, MAX_DEVICE_SUBSCRIPTIONS } from '@latchkey/contract';
+import { DEVICE_TOPIC_ROOT, deviceTopic, MAX_DEVICE_CONNECTIONS, MAX_DEVICE_SUBSCRIPTIONS } from '@latchkey/contract';
 import { mayPublish, mayReceive, maySubscribe, MAX_DEVICE_PACKET_BYTES } from './acl.js';
 import { normaliseSerial, type DeviceAuthority } from './authority.js';
+import { allowedDirectAccessEndpoints } from './direct-access.js';
 import type { BridgedBroker, BridgedMessage, BrokerBridge } from './bridge.js';
 import type { DeviceBus } from './bus.js';
 import { FrameGuard } from './frame-guard.js';
 
-/** Who is on the other end of a connection: the CN and serial of the device certificate it presented. */
+/** Who is on the other end of a connection: the CN and serial of the device certificate it presented, and its address. */
 interface Identity {
   deviceId: string;
   serial: string;
+  address: string | null;
+}
+
+/** What the broker checks of a device's publish; the payload may be replaced before anyone receives it. */
+interface DevicePublish {
+  topic: string;
+  payload: Buffer | string;
 }
 
 /** MQTT 3.1.1 CONNACK return codes: 5, not authorized (the broker decided); 3, server unavailable (it could not). */
@@ -74,7 +82,7 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
           (ok) => done(ok ? null : refusal('not authorized'), ok),
           (err: unknown) => done(err instanceof LookupFailed || err instanceof TooManyConnections ? refusal('server unavailable', SERVER_UNAVAILABLE) : refusal('not authorized'), false),
         ),
-      authorizePublish: (client, packet, done) => done(bus.authorizePublish(client, packet.topic, packet.payload) ? null : new Error('publish refused')),
+      authorizePublish: (client, packet, done) => done(bus.authorizePublish(client, packet) ? null : new Error('publish refused')),
       authorizeSubscribe: (client, subscription, done) => done(null, bus.authorizeSubscribe(client, subscription.topic) ? subscription : null),
       authorizeForward: (client, packet) => (bus.authorizeForward(client, packet) ? packet : null),
     });
@@ -269,12 +277,35 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
     return true;
   }
 
-  private authorizePublish(client: Client | null, topic: string, payload: Buffer | string): boolean {
+  private authorizePublish(client: Client | null, packet: DevicePublish): boolean {
     if (!client) return true;
-    const deviceId = this.identities.get(client.conn)?.deviceId;
+    const { topic, payload } = packet;
+    const identity = this.identities.get(client.conn);
+    const deviceId = identity?.deviceId;
     const ok = deviceId !== undefined && mayPublish(deviceId, topic, Buffer.byteLength(payload));
     if (!ok) this.log.warn({ deviceId, topic, bytes: Buffer.byteLength(payload) }, 'mqtt publish refused');
+    else if (topic === deviceTopic(deviceId, 'state')) this.limitDirectAccess(identity!, packet);
     return ok;
+  }
+
+  /**
+   * A state's direct-access endpoints are kept only when on a private network or at the address the device
+   * connects from (direct-access.ts); the others are taken out of the message before anyone receives it.
+   * Only this broker knows the device's address: the service's subscribers, on every instance, hear the result.
+   */
+  private limitDirectAccess(identity: Identity, packet: DevicePublish): void {
+    let state: unknown;
+    try {
+      state = JSON.parse(packet.payload.toString());
+    } catch {
+      return;
+    }
+    const endpoints = (state as { directAccessEndpoints?: unknown } | null)?.directAccessEndpoints;
+    if (!Array.isArray(endpoints) || !endpoints.every((url) => typeof url === 'string')) return;
+    const allowed = allowedDirectAccessEndpoints(endpoints, identity.address);
+    if (allowed.length === endpoints.length) return;
+    this.log.warn({ deviceId: identity.deviceId, refused: endpoints.filter((url) => !allowed.includes(url)) }, 'direct-access endpoints refused: neither on a private network nor the device’s own address');
+    packet.payload = Buffer.from(JSON.stringify({ ...(state as object), directAccessEndpoints: allowed }));
   }
 
   private authorizeSubscribe(client: Client, filter: string): boolean {
@@ -339,5 +370,5 @@ function identityOf(socket: tls.TLSSocket): Identity | null {
   const certificate = socket.getPeerCertificate();
   const cn = certificate?.subject?.CN;
   if (typeof cn !== 'string' || !certificate.serialNumber) return null;
-  return { deviceId: cn, serial: normaliseSerial(certificate.serialNumber) };
+  return { deviceId: cn, serial: normaliseSerial(certificate.serialNumber), address: socket.remoteAddress ?? null };
 }

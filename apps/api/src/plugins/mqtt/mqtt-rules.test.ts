@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_DEVICE_MESSAGE_BYTES } from '@latchkey/contract';
 import { mayPublish, mayReceive, maySubscribe } from './acl.js';
+import { isAllowedDirectAccessEndpoint } from './direct-access.js';
 import { FrameGuard } from './frame-guard.js';
 import { topicMatches } from './topic-match.js';
 
@@ -56,5 +57,18 @@ describe('the frame guard', () => {
     expect(guard.feed(Buffer.concat([header(10), Buffer.alloc(10)]))).toBe(true);
     expect(guard.feed(header(1001))).toBe(false);
     expect(new FrameGuard(1000).feed(Buffer.from([0x30, 0xff, 0xff, 0xff, 0xff, 0x01]))).toBe(false);
+  });
+});
+
+describe('the direct-access endpoints a device may announce', () => {
+  it('are private-network addresses, or the address the device connects from', () => {
+    for (const url of ['http://10.1.2.3:8080/execute', 'http://172.16.0.9/x', 'http://172.31.255.1/x', 'https://192.168.1.20:8443/execute', 'http://169.254.10.1/x', 'http://[fd12::1]:8080/execute', 'http://[fe80::1]/x', 'http://[::ffff:192.168.1.20]/x'])
+      expect(isAllowedDirectAccessEndpoint(url, null), url).toBe(true);
+    for (const url of ['http://203.0.113.5:8080/execute', 'https://evil.example.com/execute', 'http://door.local:8080/execute', 'http://127.0.0.1:8080/execute', 'http://[::1]/x', 'http://169.254.169.254/latest', 'http://172.32.0.1/x', 'http://100.64.0.1/x', 'http://user:pw@192.168.1.20/x', 'ftp://192.168.1.20/x', 'not a url', 'http://[2001:db8::1]/x'])
+      expect(isAllowedDirectAccessEndpoint(url, null), url).toBe(false);
+    expect(isAllowedDirectAccessEndpoint('http://203.0.113.5:8080/execute', '203.0.113.5')).toBe(true);
+    expect(isAllowedDirectAccessEndpoint('http://203.0.113.5:8080/execute', '::ffff:203.0.113.5')).toBe(true);
+    expect(isAllowedDirectAccessEndpoint('http://203.0.113.6:8080/execute', '203.0.113.5')).toBe(false);
+    expect(isAllowedDirectAccessEndpoint('http://[2001:db8::1]:8080/execute', '2001:DB8::1')).toBe(true);
   });
 });

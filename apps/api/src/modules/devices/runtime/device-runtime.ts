@@ -1,7 +1,8 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { DEVICE_TOPIC_ROOT, deviceResultSchema, deviceStateMessageSchema } from '@latchkey/contract';
+import { DEVICE_TOPIC_ROOT, deviceResultSchema, deviceStateMessageSchema, type DeviceStateMessage } from '@latchkey/contract';
 import type { Db } from '../../../db/client.js';
 import type { DeviceBus } from '../../../plugins/mqtt/bus.js';
+import { allowedDirectAccessEndpoints } from '../../../plugins/mqtt/direct-access.js';
 import type { AccessCache } from '../../../lib/access-cache.js';
 import type { LiveEvents } from '../../../plugins/live-events.js';
 import type { PlatformCa } from '../../../plugins/platform-ca.js';
@@ -116,8 +117,22 @@ export class DeviceRuntime {
     if (kind === 'state') {
       const state = readJson(payload, deviceStateMessageSchema);
       if (!state.ok) return void log.warn({ deviceId, problem: state.problem }, 'device state dropped');
-      await recordState(db, deviceId, state.value);
+      await recordState(db, deviceId, this.withAllowedEndpoints(deviceId, state.value));
     }
+  }
+
+  /**
+   * The embedded broker has kept, of a state's direct-access endpoints, only those on a private network or
+   * at the device's own address. An external broker does not say where a device connects from: only
+   * private-network endpoints are kept.
+   */
+  private withAllowedEndpoints(deviceId: string, report: DeviceStateMessage): DeviceStateMessage {
+    if (this.options.bus.kind !== 'external' || !report.directAccessEndpoints) return report;
+    const allowed = allowedDirectAccessEndpoints(report.directAccessEndpoints, null);
+    if (allowed.length < report.directAccessEndpoints.length) {
+      this.options.log.warn({ deviceId, refused: report.directAccessEndpoints.filter((url) => !allowed.includes(url)) }, 'direct-access endpoints refused: not on a private network');
+    }
+    return { ...report, directAccessEndpoints: allowed };
   }
 }
 
