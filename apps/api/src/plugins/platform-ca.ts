@@ -49,14 +49,19 @@ export class PlatformCa {
     return new PlatformCa(signingKey as CryptoKey, new x509.X509Certificate(der), der);
   }
 
-  /** A leaf certifying `publicKey` (Ed25519) for `userId`, about 30 days; the chain, leaf first. */
-  async issue(userId: string, publicKey: KeyObject, now = Date.now()): Promise<string[]> {
+  /**
+   * A leaf certifying `publicKey` (Ed25519) for `userId`, about 30 days; the chain, leaf first. Its notBefore
+   * (whole seconds, backdated a little for clocks behind ours) is never earlier than `earliest` (epoch ms):
+   * the user's certifiedAfter, before which their certificates are refused.
+   */
+  async issue(userId: string, publicKey: KeyObject, now = Date.now(), earliest: number | null = null): Promise<string[]> {
     const spki = publicKey.export({ format: 'der', type: 'spki' });
+    const notBefore = Math.max(Math.floor((now - BACKDATE_MS) / 1000) * 1000, earliest === null ? 0 : Math.ceil(earliest / 1000) * 1000);
     const leaf = await x509.X509CertificateGenerator.create({
       serialNumber: serialNumber(),
       subject: `CN=${userId}, O=Latchkey`,
       issuer: this.caX509.subject,
-      notBefore: new Date(now - BACKDATE_MS),
+      notBefore: new Date(notBefore),
       notAfter: new Date(now + CERTIFICATE_LIFETIME_DAYS * DAY_MS),
       publicKey: (await webcrypto.subtle.importKey('spki', spki, ED25519, true, ['verify'])) as CryptoKey,
       signingKey: this.signingKey,

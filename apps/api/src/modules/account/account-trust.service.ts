@@ -20,6 +20,7 @@ import { SecretBox } from '../../lib/secret-box.js';
 import { loadOrCreateSharedSecret } from '../../lib/server-secrets.js';
 import { createSession } from '../auth/auth.service.js';
 import { sendAccountMail } from '../outbox/outbox.service.js';
+import { endEarlierCertificates } from '../certificates/certificates.service.js';
 
 type App = FastifyInstance;
 
@@ -80,7 +81,7 @@ export async function initializePasswordReset(app: App, email: string, language:
 
 /**
  * POST /account/password/reset/verify: spends the link (one UPDATE: of two uses at once, one wins), sets the
- * password, ends every session of the account, proves the email, and signs in.
+ * password, ends every session and every certificate of the account, proves the email, and signs in.
  */
 export async function verifyPasswordReset(app: App, input: PasswordResetVerify, userAgent: string | null): Promise<AuthResponse> {
   const tokenHash = hashSecret(input.token);
@@ -113,6 +114,8 @@ export async function verifyPasswordReset(app: App, input: PasswordResetVerify, 
       .returning({ id: users.id, email: users.email });
     if (!updated) throw badRequest(accountErrors.resetLinkInvalid);
     await tx.update(sessions).set({ revokedAt: new Date() }).where(and(eq(sessions.userId, row.userId), isNull(sessions.revokedAt)));
+    // The keys certified under the old password stop opening doors too.
+    await endEarlierCertificates(tx, row.userId);
     return updated;
   });
   return createSession(app, user, false, { userAgent });

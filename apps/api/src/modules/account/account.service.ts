@@ -5,6 +5,7 @@ import { sessions, users } from '../../db/schema.js';
 import { unauthorized } from '../../errors.js';
 import type { AuthUser } from '../../plugins/auth.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
+import { endEarlierCertificates } from '../certificates/certificates.service.js';
 
 export async function getAccount(app: FastifyInstance, user: AuthUser): Promise<Account> {
   const [row] = await app.db
@@ -31,8 +32,9 @@ export async function updateAccount(app: FastifyInstance, user: AuthUser, displa
 }
 
 /**
- * Changes the password and ends every other session of the user. An invited user who signed in with
- * their one-time code has no password yet; that session is the proof, so the old password is not checked.
+ * Changes the password, ends every other session of the user and every certificate issued so far. An
+ * invited user who signed in with their one-time code has no password yet; that session is the proof, so
+ * the old password is not checked.
  */
 export async function changePassword(app: FastifyInstance, user: AuthUser, input: ChangePassword): Promise<void> {
   const [row] = await app.db.select().from(users).where(eq(users.id, user.id)).limit(1);
@@ -43,6 +45,8 @@ export async function changePassword(app: FastifyInstance, user: AuthUser, input
   }
   const passwordHash = await app.passwords.hash(input.newPassword);
   await app.db.update(users).set({ passwordHash, passwordChangeRequired: false }).where(eq(users.id, user.id));
+  // The keys certified under the old password stop opening doors too; this session certifies its key again.
+  await endEarlierCertificates(app.db, user.id);
   await app.db
     .update(sessions)
     .set({ revokedAt: new Date() })

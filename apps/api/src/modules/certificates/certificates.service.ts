@@ -2,7 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { accountErrors, ed25519KeyProblem, operationErrors, type CertificateResponse } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
-import { certifiedKeys, sessions, signingKeys } from '../../db/schema.js';
+import { certifiedKeys, sessions, signingKeys, users } from '../../db/schema.js';
 import { AppError, badRequest } from '../../errors.js';
 import { ed25519X, readEphemeralKey, type PlatformCa } from '../../plugins/platform-ca.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
@@ -33,7 +33,34 @@ export async function issueCertificate(
   const { key, x } = await checkEphemeralKey({ ca, db, tokenKeys }, ephemeralKey);
   // A password alone does not certify a new key for a portal account (key-verification.ts).
   if (user.kind === 'portal' && !(await keyProved(db, user.id, x, secondFactor.sessionId))) throw new AppError(423, accountErrors.secondFactorRequired);
-  return { certificateChain: await ca.issue(user.id, key), userId: user.id };
+  return certify({ ca, db }, user, key);
+}
+
+/** The chain certifying `key` for the user: a portal account's leaf starts no earlier than its certifiedAfter. */
+export async function certify({ ca, db }: Pick<CertificateIssuer, 'ca' | 'db'>, user: LockUser, key: KeyObject): Promise<CertificateResponse> {
+  let earliest: number | null = null;
+  if (user.kind === 'portal') {
+    const [row] = await db.select({ certifiedAfter: users.certifiedAfter }).from(users).where(eq(users.id, user.id)).limit(1);
+    earliest = row?.certifiedAfter?.getTime() ?? null;
+  }
+  return { certificateChain: await ca.issue(user.id, key, Date.now(), earliest), userId: user.id };
+}
+
+/**
+ * Ends every certificate the portal user holds now (a password reset or change): their certifiedAfter moves
+ * to this moment less 30 seconds (room for instances' clocks that differ), in whole seconds. Certificates
+ * are backdated by a minute, so every earlier one starts before it: the platform refuses operations signed
+ * under them at once (operations.service.ts, standing.ts), and the trigger on users.certified_after has the
+ * configs of the applications they own published again, so every device refuses them from its next config.
+ * Later certificates start no earlier than it (`certify`), so it moves on by at least a second each time:
+ * a certificate issued since the last time, starting at that certifiedAfter, ends too. Run it in the
+ * transaction that makes the change.
+ */
+export async function endEarlierCertificates(tx: Db, userId: string): Promise<void> {
+  await tx
+    .update(users)
+    .set({ certifiedAfter: sql`greatest(date_trunc('second', now() - interval '30 seconds'), ${users.certifiedAfter} + interval '1 second')` })
+    .where(eq(users.id, userId));
 }
 
 /** The key as the SDKs send it, refused (400) unless someone can hold it. */

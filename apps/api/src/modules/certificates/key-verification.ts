@@ -7,7 +7,7 @@ import { badRequest } from '../../errors.js';
 import { refuseWrongCode } from '../../lib/code-tries.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
 import { PURPOSE, sendAccountEmail } from '../account/account-trust.service.js';
-import { checkEphemeralKey, type CertificateIssuer } from './certificates.service.js';
+import { certify, checkEphemeralKey, type CertificateIssuer } from './certificates.service.js';
 
 /**
  * A second factor for new keys — the flow the platform's SDKs drive:
@@ -77,5 +77,5 @@ export async function checkKeyCode(app: FastifyInstance, issuer: CertificateIssu
   });
   if (!spent) throw badRequest(accountErrors.codeNotPending);
   const { key } = await checkEphemeralKey(issuer, Buffer.from(pending.keyX, 'base64url').toString('base64'));
-  return { certificateChain: await issuer.ca.issue(user.id, key), userId: user.id };
+  return certify(issuer, user, key);
 }

@@ -1,7 +1,7 @@
 import { and, asc, eq, isNotNull, sql } from 'drizzle-orm';
 import { lockErrors, type DeviceLock, type LockRole, type TimeRule, isUuid } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
-import { applicationOwners, lockDevices, locks, lockShares } from '../../db/schema.js';
+import { applicationOwners, lockDevices, locks, lockShares, users } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
 import { toLock, type LockDeviceRow, type LockRow } from '../locks/locks.service.js';
@@ -19,6 +19,8 @@ export interface LockAccess {
   terms: ShareTerms;
   /** The lock's provisioned device, when it has one: then the device decides and acts (DeviceRelay). */
   device?: LockDeviceRow | null;
+  /** A portal user's certifiedAfter (epoch ms): operations signed under a certificate issued before it are refused. */
+  certifiedAfter?: number | null;
 }
 
 const ms = (d: Date | null) => (d ? d.getTime() : null);
@@ -33,9 +35,10 @@ const provisionedDevice = and(eq(lockDevices.lockId, locks.id), isNotNull(lockDe
  */
 function statementsFor(db: Db) {
   const ownedLock = db
-    .select({ lock: locks, device: lockDevices })
+    .select({ lock: locks, device: lockDevices, certifiedAfter: users.certifiedAfter })
     .from(locks)
     .innerJoin(applicationOwners, and(eq(applicationOwners.applicationId, locks.applicationId), eq(applicationOwners.userId, sql.placeholder('userId'))))
+    .innerJoin(users, eq(users.id, applicationOwners.userId))
     .leftJoin(lockDevices, provisionedDevice)
     .where(eq(locks.id, sql.placeholder('lockId')))
     .limit(1)
@@ -63,7 +66,7 @@ export async function getLockAccess(db: Db, user: LockUser, lockId: string): Pro
   const { ownedLock, sharedLock } = statements(db);
   if (user.kind === 'portal') {
     const [row] = await ownedLock.execute({ userId: user.id, lockId });
-    return row ? { lock: row.lock, role: 'ADMIN', terms: OPEN, device: row.device } : null;
+    return row ? { lock: row.lock, role: 'ADMIN', terms: OPEN, device: row.device, certifiedAfter: ms(row.certifiedAfter) } : null;
   }
   const [row] = await sharedLock.execute({ userId: user.id, lockId, applicationId: user.applicationId });
   if (!row) return null;

@@ -52,6 +52,8 @@ export interface VerifiedOperation {
   useKey: string;
   /** Until when the use key must be remembered (epoch ms): past it, the operation is refused as expired anyway. */
   rememberUntil: number;
+  /** The signing certificate's notBefore (epoch ms): refused when earlier than the signer's certifiedAfter. */
+  certifiedFrom: number;
 }
 
 const SEGMENT = /^(?:[A-Za-z0-9_-]+|[A-Za-z0-9+/]+={0,2})$/;
@@ -124,7 +126,7 @@ export class OperationVerifier {
       if (!top.success) throw refuse(400, `${operationErrors.operationInvalid}: ${top.error.issues[0]?.message ?? ''}`);
       location = top.data;
     }
-    return { operation: parsed.data, location, useKey, rememberUntil };
+    return { operation: parsed.data, location, useKey, rememberUntil, certifiedFrom: leaf.notBefore };
   }
 
   /** The header's leaf, if the header is well-formed, says EdDSA and JWT, and carries a chain to our CA. */

@@ -221,11 +221,13 @@ async function refuse(
   throw refusal;
 }
 
-/** The caller's share (bounds, window, role) and, to use the lock, its time and location rules. */
+/** The caller's share (bounds, window, role), a certificate not ended, and, to use the lock, its time and location rules. */
 function checkAccess(access: LockAccess, verified: VerifiedOperation, nowMs: number, from: string | null): void {
   const { operation } = verified;
   const type = logTypeOf(operation);
   if (!access.role) throw new OperationRefusal(403, operationErrors.noAccess, type);
+  // Signed under a certificate the user's password reset or change ended.
+  if (access.certifiedAfter != null && verified.certifiedFrom < access.certifiedAfter) throw new OperationRefusal(403, operationErrors.certificateRevoked, type);
   const shareProblem = checkShareTerms(access.terms, nowMs);
   if (shareProblem) throw new OperationRefusal(403, shareProblem, type);
   if (!addressPermitted(access.lock.permittedAddresses, from)) throw new OperationRefusal(403, sdkErrors.addressNotPermitted, type);

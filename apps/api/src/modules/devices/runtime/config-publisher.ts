@@ -143,18 +143,21 @@ export async function lockConfigContent(db: Db, lockId: string): Promise<DeviceC
       where s.lock_id = ${lockId} and (s.ends_at is null or s.ends_at > now())
       order by s.user_id`),
     db.execute(sql`
-      select o.user_id, (select k.key_x from certified_keys k where k.user_id = o.user_id order by k.created_at desc limit 1) as key_x
-      from application_owners o where o.application_id = ${lock.application_id} order by o.user_id`),
+      select o.user_id, (select k.key_x from certified_keys k where k.user_id = o.user_id order by k.created_at desc limit 1) as key_x,
+        u.certified_after
+      from application_owners o join users u on u.id = o.user_id where o.application_id = ${lock.application_id} order by o.user_id`),
   ]);
   // Every share's user, pending ones too: one invited by email who signed in at a tile holds a key and may
   // use the lock before their application's backend claims them, as the platform admits them.
   const users: DeviceConfigUser[] = [
-    ...rowsOf<{ user_id: string; key_x: string | null }>(owners).map((o) => ({
+    ...rowsOf<{ user_id: string; key_x: string | null; certified_after: string | Date | null }>(owners).map((o) => ({
       userId: o.user_id,
       publicKey: o.key_x ? Buffer.from(o.key_x, 'base64url').toString('base64') : '',
       role: 'ADMIN' as const,
       start: null,
       end: null,
+      // A password reset or change ended the owner's earlier certificates: the device refuses them too.
+      ...(o.certified_after === null ? {} : { certifiedAfter: seconds(o.certified_after) }),
     })),
     ...rowsOf<{ user_id: string; role: 'USER' | 'ADMIN'; starts_at: string | null; ends_at: string | null; time_window: TimeRule | null }>(shares).map((s) => ({
       userId: s.user_id,

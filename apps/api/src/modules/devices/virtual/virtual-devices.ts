@@ -28,6 +28,8 @@ export interface VirtualDevicesOptions {
 /** One sandbox lock's device, and its config's builds. */
 interface VirtualLock {
   readonly controller: LockController;
+  /** The lock's application: a change to it or its owners rebuilds the config (owners are its admins). */
+  readonly applicationId: string;
   /** The build running; a notice meanwhile makes it build once more before it resolves. */
   building: Promise<void> | null;
   again: boolean;
@@ -110,7 +112,7 @@ export class VirtualDevices implements VirtualDeviceCheck {
     const lockId = access.lock.id;
     let entry = this.locks.get(lockId);
     if (!entry) {
-      entry = this.create(lockId);
+      entry = this.create(lockId, access.lock.applicationId);
       this.locks.set(lockId, entry);
       await this.rebuild(lockId, entry);
     } else if (entry.building) {
@@ -147,6 +149,17 @@ export class VirtualDevices implements VirtualDeviceCheck {
     entry.timer.unref();
   }
 
+  /**
+   * An application or its owners changed (an owner's certificates ended, an owner added or removed; null:
+   * every application): the configs of its locks held here are rebuilt.
+   */
+  applicationChanged(applicationIds: string[] | null): void {
+    if (this.closed) return;
+    for (const [lockId, entry] of this.locks.entries()) {
+      if (applicationIds === null || applicationIds.includes(entry.applicationId)) this.rebuildInBackground(lockId, entry);
+    }
+  }
+
   /** The lock's virtual device, if this instance has one (tests, status); never makes one. */
   controllerOf(lockId: string): LockController | undefined {
     return this.locks.peek(lockId)?.controller;
@@ -175,9 +188,9 @@ export class VirtualDevices implements VirtualDeviceCheck {
   }
 
   /** A controller with no config yet: until it has one, it refuses everything. */
-  private create(lockId: string): VirtualLock {
+  private create(lockId: string, applicationId: string): VirtualLock {
     const controller = new LockController({ lockId, platformCa: this.trust, config: null, clock: this.clock });
-    return { controller, building: null, again: false, builtAt: 0, timer: null };
+    return { controller, applicationId, building: null, again: false, builtAt: 0, timer: null };
   }
 
   /** Builds the lock's config and gives it to its controller; one build at a time per lock. */
@@ -210,9 +223,9 @@ export class VirtualDevices implements VirtualDeviceCheck {
 }
 
 /**
- * Whether the config says what the platform has just read: the caller with the same role, bounds and
- * window, and the lock with the same usage requirements. The unlock time is left to the notices (it
- * decides nothing, and a standing the platform keeps may carry an older one).
+ * Whether the config says what the platform has just read: the caller with the same role, bounds, window
+ * and certifiedAfter, and the lock with the same usage requirements. The unlock time is left to the notices
+ * (it decides nothing, and a standing the platform keeps may carry an older one).
  */
 function agrees({ controller }: VirtualLock, access: LockAccess, userId: string): boolean {
   const config = controller.config;
@@ -220,6 +233,7 @@ function agrees({ controller }: VirtualLock, access: LockAccess, userId: string)
   const index = indexOf(config);
   const user = index.users.get(userId);
   if (!user || user.role !== access.role) return false;
+  if ((user.certifiedAfter ?? null) !== seconds(access.certifiedAfter ?? null)) return false;
   const { terms } = access;
   if (user.start !== seconds(terms.start) || user.end !== seconds(terms.end)) return false;
   const window = user.timeWindow ?? null;
@@ -245,9 +259,11 @@ export function registerVirtualDevices(app: FastifyInstance): void {
     log: app.log.child({ module: 'virtual-devices' }),
   });
   const stopNotices = app.liveEvents.onNotice((payload) => devices.onNotice(payload));
+  const stopApplicationNotices = app.accessCache.onApplicationChange((ids) => devices.applicationChanged(ids));
   app.decorate('virtualDevices', devices);
   app.addHook('onClose', async () => {
     stopNotices();
+    stopApplicationNotices();
     await devices.close();
   });
 }
