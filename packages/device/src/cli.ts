@@ -16,8 +16,8 @@ const USAGE = `latchkey-device ${packageJson.version}: a Latchkey lock controlle
       Connect to the platform and obey the operations it relays; with --http-port, also take signed
       operations on POST /execute from the local network.
   latchkey-device execute <jws> [--dir <dir>] [--actuator … as for run]
-      Decide one signed operation from the stored config. Prints DONE, or REFUSED and the reason;
-      exits 0 or 1.
+      Decide one signed operation from the stored config, or hand it to the running \`run\` when it
+      serves a local endpoint. Prints DONE, or REFUSED and the reason; exits 0 or 1.
   latchkey-device status [--dir <dir>]
 
 The state directory defaults to ~/.latchkey-device.`;
