@@ -426,6 +426,8 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     tiers: { FINE: 'Sehr hoch', HIGH: 'Hoch', MEDIUM: 'Mittel', LOW: 'Niedrig' },
     saved: 'Die Einstellungen des Schlosses wurden gespeichert.',
     reset: 'Zurücksetzen',
+    directAccess:
+      'Direktzugriff: Die Apps der Nutzer senden ihre signierten Öffnungen auch direkt an die lokalen Adressen, die das Gerät dieses Schlosses meldet – so öffnet die Tür auch ohne Internet. Aufgeführt wird nur eine Adresse in einem privaten Netz (10.x, 172.16–31.x, 192.168.x, 169.254.x, IPv6 fc00::/7 oder fe80::/10) oder die Adresse, von der aus sich das Gerät verbindet; jede andere gemeldete Adresse wird ignoriert.',
   },
   activity: {
     title: 'Aktivität',

@@ -418,6 +418,8 @@ export const appPagesEn = {
     tiers: { FINE: 'Fine', HIGH: 'High', MEDIUM: 'Medium', LOW: 'Low' },
     saved: 'The lock settings have been saved.',
     reset: 'Reset',
+    directAccess:
+      'Direct access: users’ apps also send their signed unlocks straight to the local addresses this lock’s device announces, so the door opens while the internet is down. Only an address on a private network (10.x, 172.16–31.x, 192.168.x, 169.254.x, IPv6 fc00::/7 or fe80::/10) or the address the device connects from is listed; any other address it announces is ignored.',
   },
   activity: {
     title: 'Activity',

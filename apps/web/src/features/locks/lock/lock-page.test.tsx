@@ -235,6 +235,20 @@ describe('Lock page', () => {
     });
   });
 
+  it('says in the settings which direct-access addresses a lock’s device may offer', async () => {
+    const device = { deviceId: 'device-1', provisioned: true, connected: true, lastSeen: nowSeconds(), firmware: 'pi-relay 1.2.0' };
+    setup((call) => (call.url.split('?')[0] === LOCK && call.method === 'GET' ? json(sampleLock({ device })) : undefined));
+    const settings = await screen.findByRole('region', { name: 'Settings' });
+    expect(await within(settings).findByText(/Only an address on a private network .* or the address the device connects from is listed/)).toBeInTheDocument();
+  });
+
+  it('shows no direct-access note for a sandbox lock', async () => {
+    setup();
+    const settings = await screen.findByRole('region', { name: 'Settings' });
+    expect(await within(settings).findByLabelText('Unlock time (seconds)')).toBeInTheDocument();
+    expect(within(settings).queryByText(/private network/)).toBeNull();
+  });
+
   it('a share the server refuses keeps the form, with the message under its field and focus on it', async () => {
     const { u } = setup((call) =>
       call.method === 'POST' && call.url === `${LOCK}/user`

@@ -26,7 +26,8 @@ const resolver: Resolver<SettingsFormValues> = (values, context, options) =>
   >;
 
 /**
- * Unlock time and the map-free location rule (a point, a radius, and the accuracy tier a position needs).
+ * Unlock time and the map-free location rule (a point, a radius, and the accuracy tier a position needs); for a
+ * lock with a device, which local addresses it may offer users' apps for direct access.
  *
  * react-hook-form re-renders the component that calls `useForm` right after it mounts (and again once its
  * validity is known), synchronously inside the commit that mounted it. The fields and buttons are memoised
@@ -73,6 +74,11 @@ export function SettingsCard({ appId, lock }: { appId: string; lock: Lock }) {
         <SettingsFields control={form.control} />
         <SettingsActions control={form.control} onReset={onReset} />
       </form>
+      {lock.device ? (
+        <Typography variant="body2" color="text.secondary" sx={{ mt: 2 }}>
+          {t('lockSettings.directAccess')}
+        </Typography>
+      ) : null}
       {dialogs}
     </SectionCard>
   );
