@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { createTestApp, eventually, testDbKind, uniqueEmail, type TestApp } from '../../test/helpers.js';
@@ -145,30 +145,49 @@ describe('access cache', () => {
   });
 
   it('turns itself off when its feed goes silent (found by its heartbeat), and is live again once notices flow', async () => {
+    // The cache's heartbeat and time-out run on a clock the test moves, so that no heartbeat can time out
+    // only because a loaded host was slow: each one either comes back or, while the feed is silent, cannot.
+    // A heartbeat times out (500 ms) before the next is sent (1 s): at most one is ever on its way.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
     let silent = false;
-    const feed = {
-      listen: t.database.listen.bind(t.database),
+    let heartbeatsBack = 0;
+    const feed: Pick<Database, 'listen' | 'notify'> = {
+      listen: (channel, handlers) =>
+        t.database.listen(channel, {
+          ...handlers,
+          message: (payload) => {
+            if (payload.startsWith('sync:')) heartbeatsBack++;
+            handlers.message(payload);
+          },
+        }),
       // A silent feed: our own notices go nowhere, as over a connection that died without a word.
-      notify: (channel: string, payload: string) => t.database.notify(silent ? 'latchkey_nowhere' : channel, payload),
+      notify: (channel, payload) => t.database.notify(silent ? 'latchkey_nowhere' : channel, payload),
     };
-    const cache = new AccessCache({ syncTimeoutMs: 1000, heartbeatMs: 100 });
-    await cache.start(feed);
+    const cache = new AccessCache({ syncTimeoutMs: 500, heartbeatMs: 1000 });
     try {
+      await cache.start(feed);
       expect(cache.isLive).toBe(true);
       cache.set('probe', 1, ['a:probe'], cache.mark());
       expect(cache.get('probe')).toBe(1);
       silent = true;
-      // Dropped by the heartbeat's timeout. (It subscribes afresh at once, and PGlite's subscription is
-      // in-process, so it may already be live again: what matters is that nothing it held survived.)
-      expect(await eventually(async () => cache.get('probe') === undefined, 5000)).toBe(true);
+      await vi.advanceTimersByTimeAsync(1000); // a heartbeat is sent, into the silent feed
+      expect(cache.get('probe')).toBe(1);
+      await vi.advanceTimersByTimeAsync(500); // and times out: everything is dropped (once its notice is sent)
+      await vi.waitFor(() => expect(cache.get('probe')).toBeUndefined(), { timeout: 30_000, interval: 10 });
+      expect(heartbeatsBack).toBe(0);
       silent = false;
-      expect(await eventually(async () => cache.isLive, 5000)).toBe(true);
-      await new Promise((r) => setTimeout(r, 1200)); // heartbeats sent while silent have timed out
+      // It subscribes afresh at once.
+      await vi.waitFor(() => expect(cache.isLive).toBe(true), { timeout: 30_000, interval: 10 });
       cache.set('probe', 2, ['a:probe'], cache.mark());
-      await new Promise((r) => setTimeout(r, 500)); // several heartbeats come back: nothing is dropped
-      expect(cache.isLive).toBe(true);
-      expect(cache.get('probe')).toBe(2);
+      for (let n = 1; n <= 3; n++) {
+        await vi.advanceTimersByTimeAsync(500); // the next heartbeat is sent
+        await vi.waitFor(() => expect(heartbeatsBack).toBe(n), { timeout: 30_000, interval: 10 });
+        await vi.advanceTimersByTimeAsync(500); // past its time-out: it came back, nothing is dropped
+        expect(cache.isLive).toBe(true);
+        expect(cache.get('probe')).toBe(2);
+      }
     } finally {
+      vi.useRealTimers();
       await cache.stop();
     }
   });

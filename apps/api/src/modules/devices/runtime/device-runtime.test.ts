@@ -1,6 +1,6 @@
 import { X509Certificate, randomUUID, verify } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { and, eq } from 'drizzle-orm';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { and, eq, sql } from 'drizzle-orm';
 import type { MqttClient } from 'mqtt';
 import {
   MAX_DEVICE_MESSAGE_BYTES,
@@ -34,7 +34,8 @@ import { deviceLogReasons } from '@latchkey/contract';
 /**
  * A real lock's side of the conversation, through the embedded broker over mutual TLS: a test "device" is
  * an MQTT client with the certificate it was provisioned with. Presence, state, results and configs, and
- * operations relayed through POST /device/{lockId}/execute.
+ * operations relayed through POST /device/{lockId}/execute. Every test has a lock and a device of its own,
+ * so that none depends on what another left behind (they pass in any order).
  */
 let t: TestApp;
 let sandbox: Sandbox;
@@ -86,8 +87,20 @@ const publish = async (kind: Parameters<typeof deviceTopic>[1], payload: unknown
 };
 const ownerLock = async () => (await t.app.inject({ method: 'GET', url: `/api/platform/application/${sandbox.applicationId}/lock/${lockId}`, headers: bearer(sandbox.owner.token) })).json() as Lock;
 const deviceRow = async () => (await t.database.db.select().from(lockDevices).where(eq(lockDevices.id, device.deviceId)))[0]!;
-const deliveries = async (type: string) =>
-  (await t.database.db.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.applicationId, sandbox.applicationId), eq(webhookDeliveries.eventType, type)))).length;
+/** The application's webhook deliveries of `type`: all of them, or (`ofThisLock`) those about this test's lock. */
+const deliveries = async (type: string, ofThisLock = true) =>
+  (
+    await t.database.db
+      .select()
+      .from(webhookDeliveries)
+      .where(
+        and(
+          eq(webhookDeliveries.applicationId, sandbox.applicationId),
+          eq(webhookDeliveries.eventType, type),
+          ofThisLock ? sql`${webhookDeliveries.payload}->'data'->>'lockId' = ${lockId}` : undefined,
+        ),
+      )
+  ).length;
 
 /** The config's payload, after checking its signature against the platform CA certificate in its x5c. */
 function readConfig(jws: Buffer): DeviceConfig {
@@ -107,23 +120,38 @@ async function answerNext(result: (requestId: string) => unknown): Promise<{ req
   return message;
 }
 
+let port: number;
 beforeAll(async () => {
   t = await createTestApp({ DEVICE_TIMEOUT_SECONDS: '0.5', MQTT_PORT: '0' });
-  const port = (await t.app.mqtt.listen())!;
+  port = (await t.app.mqtt.listen())!;
   sandbox = await createSandbox(t);
-  lockId = await createLock(t, sandbox.applicationId, { unlockTime: 7 });
   alice = await certify(t, await appUserToken(sandbox, 'alice', 'alice@example.com'));
-  await share(t, lockId, alice.userId);
   await t.database.db.insert(webhooks).values({ applicationId: sandbox.applicationId, url: 'https://hooks.example.com/latchkey', events: ['device.online', 'device.offline'], secret: 'whsec_dGVzdA==' });
+});
+beforeEach(async () => {
+  lockId = await createLock(t, sandbox.applicationId, { unlockTime: 7 });
+  await share(t, lockId, alice.userId);
   device = await provisionDevice(t, sandbox.owner.token, sandbox.applicationId, lockId);
   client = await connectMqtt(port, { ...deviceTls(device), clientId: device.deviceId, will: { topic: deviceTopic(device.deviceId, 'presence'), payload: Buffer.from('offline'), qos: 1, retain: true } });
   inbox = inboxOf(client);
   await client.subscribeAsync([topic('op'), topic('config')], { qos: 1 });
+  await t.app.deviceRuntime.settled();
+});
+afterEach(async () => {
+  client?.end(true);
+  await t.app.deviceRuntime.settled();
 });
 afterAll(async () => {
-  client?.end(true);
   await t?.close();
 });
+
+/** The device says it is online and takes the first config it is sent, as a device that has just started. */
+async function online(): Promise<DeviceConfig> {
+  await publish('presence', 'online', true);
+  const config = readConfig(await inbox.next(topic('config')));
+  await t.app.deviceRuntime.settled();
+  return config;
+}
 
 describe('presence', () => {
   it('online: the lock shows connected, its live view hears it, device.online is owed once, and the device gets its signed config', async () => {
@@ -152,6 +180,7 @@ describe('presence', () => {
   });
 
   it('state: firmware and the reported lock state are kept, and the live view shows it', async () => {
+    await online();
     const seen = lockEvent((lock) => lock.state.locked === false);
     await publish('state', { locked: false, firmware: 'pi-relay 1.2.0', at: new Date().toISOString(), directAccessEndpoints: ['http://192.168.1.20:8080/execute'] }, true);
     await seen;
@@ -164,14 +193,20 @@ describe('presence', () => {
   });
 
   it('a presence of an id that is no provisioned device changes nothing', async () => {
+    await online();
+    expect(await deliveries('device.online')).toBe(1);
+    const before = await deliveries('device.online', false);
     const stranger = randomUUID();
     await t.app.deviceBus.publish(deviceTopic(stranger, 'presence'), 'online');
     await t.app.deviceRuntime.settled();
     expect(await deliveries('device.online')).toBe(1);
+    expect(await deliveries('device.online', false)).toBe(before);
   });
 });
 
 describe('operations on a device-backed lock', () => {
+  beforeEach(online);
+
   it('are handed to the device exactly as signed; DONE → 204, logged as the device’s doing, the state following the device', async () => {
     const jws = signOperation(alice, lockId, UNLOCK);
     const answered = execute(t, lockId, alice.token, jws);
@@ -274,6 +309,8 @@ describe('operations on a device-backed lock', () => {
 });
 
 describe('config', () => {
+  beforeEach(online);
+
   it('is published again, with a higher version, after a share is added by any path and after the settings change', async () => {
     await t.app.deviceRuntime.settled();
     const { configVersion } = await deviceRow();
@@ -297,6 +334,8 @@ describe('config', () => {
 });
 
 describe('config after an owner change', () => {
+  beforeEach(online);
+
   it('names a new owner as ADMIN, and drops one removed: the lock decides alone from it when the cloud is away', async () => {
     await t.app.deviceRuntime.settled();
     const colleague = await createOwner(t);
@@ -312,6 +351,8 @@ describe('config after an owner change', () => {
 });
 
 describe('what a device sends that is not the contract', () => {
+  beforeEach(online);
+
   it('malformed or oversized state and results change nothing', async () => {
     await t.app.deviceRuntime.settled();
     const row = await deviceRow();
@@ -343,6 +384,8 @@ describe('a sandbox lock that gets a device', () => {
 });
 
 describe('offline', () => {
+  beforeEach(online);
+
   it('the Last Will makes the lock offline (device.offline owed); an operation is then 503 and never published', async () => {
     const seen = lockEvent((lock) => lock.device?.connected === false);
     client.stream.destroy();
