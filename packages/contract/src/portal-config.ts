@@ -13,6 +13,11 @@ export const portalConfigSchema = z.object({
   docsUrl: z.string(),
   /** The `aud` an application-signed user token must contain (Getting Started shows it). */
   platformAudience: z.string(),
+  /**
+   * How the service delivers email: `smtp`, or `outbox` (SMTP_URL unset: files in the data directory), where
+   * the portal tells an account to find its codes and links in the Outbox. Absent from older services.
+   */
+  emailDelivery: z.optional(z.enum(['smtp', 'outbox'])),
 });
 export type PortalConfig = z.infer<typeof portalConfigSchema>;
 

@@ -38,5 +38,6 @@ export async function healthRoutes(instance: FastifyInstance) {
     cdnBaseUrl: app.config.storage.cdnBaseUrl,
     docsUrl: app.config.portal.docsUrl,
     platformAudience: app.config.platformTokens.audience,
+    emailDelivery: app.mailer.driver,
   }));
 }

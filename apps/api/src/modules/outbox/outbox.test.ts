@@ -82,6 +82,12 @@ describe('an account’s own emails in the Outbox (no SMTP)', () => {
   });
 });
 
+describe('GET /config', () => {
+  it('tells the portal how email is delivered, so a code dialog can say where the email is', async () => {
+    expect((await t.app.inject({ method: 'GET', url: '/api/config' })).json()).toMatchObject({ emailDelivery: 'outbox' });
+  });
+});
+
 describe('with SMTP', () => {
   it('keeps none of an account’s emails nor a tile’s sign-in link: the inbox is the proof they ask for', async () => {
     const owner = await createOwner(t);

@@ -14,6 +14,9 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     codeLabel: 'Code aus der E-Mail',
     codeSubmit: 'Bestätigen',
     codeResend: 'Neuen Code senden',
+    codeInOutbox: 'Dieser Dienst versendet keine echten E-Mails (SMTP_URL ist nicht gesetzt): Die E-Mail liegt im Postausgang.',
+    openOutbox: 'Postausgang öffnen',
+    codeInAnyOutbox: 'Dieser Dienst versendet keine echten E-Mails (SMTP_URL ist nicht gesetzt): Die E-Mail liegt im Postausgang jeder Ihrer Anwendungen.',
     codeResent: 'Ein neuer Code ist unterwegs',
     cancel: 'Abbrechen',
     title: 'Ihr Konto',
@@ -469,7 +472,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
   outbox: {
     title: 'Postausgang',
     intro:
-      'Die Sandbox verschickt keine echten E-Mails: Jede E-Mail, die die Plattform für diese Anwendung gesendet hat (Einladungen, Freigaben und die Test-E-Mails aus E-Mail & Branding), landet hier – so dargestellt, wie Ihre Nutzer sie sehen würden.',
+      'Jede E-Mail, die die Plattform für diese Anwendung gesendet hat (Einladungen, Freigaben und die Test-E-Mails aus E-Mail & Branding), landet hier – so dargestellt, wie Ihre Nutzer sie sehen würden. Solange der Dienst keine echten E-Mails versendet (SMTP_URL ist nicht gesetzt), auch die Anmeldelinks Ihrer Tiles und die E-Mails Ihres eigenen Kontos (Codes und Bestätigungslinks), die nur Sie sehen.',
     empty:
       'Noch keine E-Mails gesendet. Teilen Sie ein Schloss mit einer E-Mail-Adresse, um eine Einladung zu senden.',
     to: 'An',

@@ -19,6 +19,9 @@ export const appPagesEn = {
     codeSubmit: 'Confirm',
     codeResend: 'Send a new code',
     codeResent: 'A new code is on its way',
+    codeInOutbox: 'This service sends no real email (SMTP_URL is not set): the email is in the Outbox.',
+    openOutbox: 'Open the Outbox',
+    codeInAnyOutbox: 'This service sends no real email (SMTP_URL is not set): the email is in the Outbox of each of your applications.',
     cancel: 'Cancel',
     title: 'Your account',
     menu: 'Your account',
@@ -456,7 +459,7 @@ export const appPagesEn = {
   outbox: {
     title: 'Outbox',
     intro:
-      'The sandbox sends no real email: every email the platform sent for this application (invitations, shares, and the test emails of Email & Branding) lands here, rendered as your users would see it.',
+      'Every email the platform sent for this application (invitations, shares, and the test emails of Email & Branding) lands here, rendered as your users would see it. While the service sends no real email (SMTP_URL is not set), so do your tiles’ sign-in links and your own account’s emails (its codes and verification links), which only you see.',
     empty: 'No emails sent yet. Share a lock with an email address to send an invitation.',
     to: 'To',
     subject: 'Subject',

@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import * as z from 'zod/mini';
 import { useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { EmailedCodeHint } from '../../components/ui/emailed-code-hint';
 import { showSaved } from '../../components/ui/saved-notice';
 import { formatDateTime } from '../../lib/dates';
 import { ApiError, errorMessage, request } from '../../lib/http';
@@ -162,6 +163,7 @@ function PasskeyCodeDialog({ onClose, onOptions }: { onClose: () => void; onOpti
         <DialogTitle id={titleId}>{t('account.passkeyCodeTitle')}</DialogTitle>
         <DialogContent>
           <DialogContentText>{t('account.passkeyCodeIntro', { email: getSession().email ?? '' })}</DialogContentText>
+          <EmailedCodeHint />
           <TextField
             inputRef={input}
             autoFocus

@@ -2,6 +2,9 @@ import type { CertificateResponse } from '@latchkey/contract';
 import { Alert, Button, Dialog, DialogActions, DialogContent, DialogContentText, DialogTitle, TextField } from '@mui/material';
 import { useCallback, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { useParams } from 'react-router';
+import { paths } from '../../app/paths';
+import { EmailedCodeHint } from '../../components/ui/emailed-code-hint';
 import { errorMessage } from '../../lib/http';
 import { getSession } from '../../lib/session';
 import type { AskKeyCode } from './unlock-api';
@@ -27,6 +30,7 @@ export function useKeyCodeDialog(): { askCode: AskKeyCode; dialog: React.ReactNo
 
 function KeyCodeDialog({ pending, onClose }: { pending: Pending; onClose: (c: CertificateResponse | null) => void }) {
   const { t } = useTranslation();
+  const { appId } = useParams();
   const titleId = useId();
   const [code, setCode] = useState('');
   const [error, setError] = useState<string | null>(null);
@@ -67,6 +71,7 @@ function KeyCodeDialog({ pending, onClose }: { pending: Pending; onClose: (c: Ce
         <DialogTitle id={titleId}>{t('account.codeTitle')}</DialogTitle>
         <DialogContent>
           <DialogContentText>{t('account.codeIntro', { email: getSession().email ?? '' })}</DialogContentText>
+          <EmailedCodeHint outboxHref={appId ? paths.outbox(appId) : undefined} />
           <TextField
             inputRef={input}
             autoFocus

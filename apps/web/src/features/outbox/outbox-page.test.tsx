@@ -56,6 +56,14 @@ describe('Outbox', () => {
     expect(router.state.location.search).toBe('?email=email-1');
   });
 
+  it('names the account’s own emails and a tile’s sign-in link by their kind', async () => {
+    setup([email(3, 'account-key-code'), email(2, 'tile-sign-in'), email(1, 'account-verify-email')]);
+    expect(await screen.findByText('Your account: unlock code')).toBeInTheDocument();
+    expect(screen.getByText('Tile sign-in link')).toBeInTheDocument();
+    expect(screen.getByText('Your account: verify email')).toBeInTheDocument();
+    expect(screen.getByText(/your own account’s emails \(its codes and verification links\), which only you see/)).toBeInTheDocument();
+  });
+
   it('opens the email named in the URL', async () => {
     setup([email(2), email(1)], '/app-1/outbox?email=email-1');
     await waitFor(() => expect(frame().getAttribute('srcdoc')).toContain('Branded email-1'));
