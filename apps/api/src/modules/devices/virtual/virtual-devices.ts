@@ -28,8 +28,10 @@ export interface VirtualDevicesOptions {
 /** One sandbox lock's device, and its config's builds. */
 interface VirtualLock {
   readonly controller: LockController;
-  /** The lock's application: a change to it or its owners rebuilds the config (owners are its admins). */
+  /** The lock's application: a change to it or its owners makes the config stale (owners are its admins). */
   readonly applicationId: string;
+  /** Built before a change to its application or owners: built again before the next operation. */
+  stale: boolean;
   /** The build running; a notice meanwhile makes it build once more before it resolves. */
   building: Promise<void> | null;
   again: boolean;
@@ -83,8 +85,9 @@ function requirementsOf(value: unknown): string {
  *
  * Its config is the one a real device gets, from the same builder (lockConfigContent), built once per
  * lock and kept: no database read per operation. It is rebuilt when the lock channel says the lock or its
- * shares changed (notices, from any instance), and before an operation whenever it disagrees with what
- * the platform has just read of the caller's standing or the lock's rules, so no decision rests on a
+ * shares changed (notices, from any instance), and before an operation whenever its application or owners
+ * changed since (an owner's certifiedAfter) or it disagrees with what the platform has just read of the
+ * caller's standing or the lock's rules, so no decision rests on a
  * config older than the platform's own read. Idle, it costs nothing: no timers but the unref'd automatic
  * locks, and a notice about a lock with no controller here is ignored.
  *
@@ -118,7 +121,7 @@ export class VirtualDevices implements VirtualDeviceCheck {
     } else if (entry.building) {
       await entry.building;
     }
-    if (!agrees(entry, access, userId)) await this.rebuild(lockId, entry);
+    if (entry.stale || !agrees(entry, access, userId)) await this.rebuild(lockId, entry);
     const result = await entry.controller.handle(jws);
     if (result.outcome === 'DONE') return;
     const type = logTypeOf(verified.operation);
@@ -151,12 +154,12 @@ export class VirtualDevices implements VirtualDeviceCheck {
 
   /**
    * An application or its owners changed (an owner's certificates ended, an owner added or removed; null:
-   * every application): the configs of its locks held here are rebuilt.
+   * every application): the configs of its locks held here are built again before their next operation.
+   * Nothing is read now, however many locks that is.
    */
   applicationChanged(applicationIds: string[] | null): void {
-    if (this.closed) return;
-    for (const [lockId, entry] of this.locks.entries()) {
-      if (applicationIds === null || applicationIds.includes(entry.applicationId)) this.rebuildInBackground(lockId, entry);
+    for (const entry of this.locks.values()) {
+      if (applicationIds === null || applicationIds.includes(entry.applicationId)) entry.stale = true;
     }
   }
 
@@ -190,7 +193,7 @@ export class VirtualDevices implements VirtualDeviceCheck {
   /** A controller with no config yet: until it has one, it refuses everything. */
   private create(lockId: string, applicationId: string): VirtualLock {
     const controller = new LockController({ lockId, platformCa: this.trust, config: null, clock: this.clock });
-    return { controller, applicationId, building: null, again: false, builtAt: 0, timer: null };
+    return { controller, applicationId, stale: false, building: null, again: false, builtAt: 0, timer: null };
   }
 
   /** Builds the lock's config and gives it to its controller; one build at a time per lock. */
@@ -203,6 +206,7 @@ export class VirtualDevices implements VirtualDeviceCheck {
       try {
         do {
           entry.again = false;
+          entry.stale = false;
           entry.builtAt = this.clock();
           const content = await lockConfigContent(this.db, lockId);
           // The lock is gone: its device with it.
