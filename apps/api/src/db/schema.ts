@@ -613,6 +613,10 @@ export const lockDevices = pgTable(
     state: jsonb('state').$type<{ locked: boolean; at: string; directAccessEndpoints?: string[] }>(),
     /** The version of the last config published to it. */
     configVersion: integer('config_version').notNull().default(0),
+    /** The presence last announced to webhooks (device.online / device.offline), which waits for a change to hold. */
+    presenceAnnounced: boolean('presence_announced').notNull().default(false),
+    /** When `connected` last changed: a presence is announced once it has held DEVICE_PRESENCE_SETTLE_S. */
+    presenceChangedAt: timestamp('presence_changed_at', { withTimezone: true }),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex('lock_devices_lock_id_idx').on(t.lockId), index('lock_devices_code_hash_idx').on(t.codeHash)],
