@@ -27,14 +27,19 @@ beforeAll(async () => {
   const aedes = await Aedes.createBroker({
     authenticate: (_client, _username, _password, done) => {
       state.refusals++;
-      done(Object.assign(new Error('not authorized'), { returnCode: 5 }) as Parameters<typeof done>[0], false);
+      done(
+        Object.assign(new Error('not authorized'), { returnCode: 5 }) as Parameters<typeof done>[0],
+        false,
+      );
     },
   });
   const server = createServer(aedes.handle);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   broker = Object.assign(state, { aedes, server, port: (server.address() as AddressInfo).port });
 });
-afterAll(() => new Promise<void>((resolve) => broker.aedes.close(() => broker.server.close(() => resolve()))));
+afterAll(
+  () => new Promise<void>((resolve) => broker.aedes.close(() => broker.server.close(() => resolve()))),
+);
 
 async function provisioned() {
   const dir = await mkdtemp(path.join(tmpdir(), 'latchkey-unbound-'));
@@ -45,7 +50,16 @@ async function provisioned() {
   await state.write('certificate', await certifyCsr(deviceCa, csrPem, deviceId, 90));
   await state.write('deviceCa', deviceCa.pem);
   await state.write('platformCa', platformCa.pem);
-  await state.write('identity', JSON.stringify({ deviceId, lockId: randomUUID(), mqttUrl: `mqtt://127.0.0.1:${broker.port}`, topicPrefix: deviceTopicPrefix(deviceId), apiUrl: 'http://localhost/api' }));
+  await state.write(
+    'identity',
+    JSON.stringify({
+      deviceId,
+      lockId: randomUUID(),
+      mqttUrl: `mqtt://127.0.0.1:${broker.port}`,
+      topicPrefix: deviceTopicPrefix(deviceId),
+      apiUrl: 'http://localhost/api',
+    }),
+  );
   return { dir, state, deviceId };
 }
 
@@ -70,6 +84,48 @@ describe('a device the platform refuses as not authorized', () => {
       expect(refusals[0]).toContain('unbound from its lock, or replaced by another device');
       // Stopped: no reconnect is scheduled any more.
       expect(warnings.filter((w) => w.startsWith('Not connected'))).toHaveLength(4);
+    } finally {
+      await agent.stop();
+      await rm(device.dir, { recursive: true, force: true });
+    }
+  });
+
+  it('counts a certificate an external broker refuses as revoked the same way, and not a broker that is away', async () => {
+    const device = await provisioned();
+    const warnings: string[] = [];
+    // A port with nothing listening: connection refused, which is no verdict on the device.
+    await device.state.write(
+      'identity',
+      JSON.stringify({
+        ...JSON.parse((await device.state.read('identity'))!),
+        mqttUrl: 'mqtt://127.0.0.1:1',
+      }),
+    );
+    const agent = await DeviceAgent.start({
+      state: device.state,
+      actuator: new VirtualActuator(),
+      firmware: 'test',
+      log: { info: () => undefined, warn: (m) => warnings.push(m) },
+      reconnectMs: 20,
+      maxReconnectMs: 50,
+    });
+    try {
+      await expect
+        .poll(() => warnings.filter((w) => w.startsWith('MQTT: ') && w.includes('ECONNREFUSED')).length)
+        .toBeGreaterThan(1);
+      expect(warnings.some((w) => w.includes('refused this device'))).toBe(false);
+      // What Node's TLS says when Mosquitto refuses the certificate by its CRL.
+      const revoked = Object.assign(
+        new Error('error:0A00041C:SSL routines::sslv3 alert certificate revoked'),
+        { code: 'ERR_SSL_SSLV3_ALERT_CERTIFICATE_REVOKED' },
+      );
+      for (let i = 0; i < 5; i++) agent.client.emit('error', revoked);
+      await agent.refused;
+      expect(
+        warnings.filter((w) =>
+          w.includes('refused this device as not authorized (its certificate is revoked)'),
+        ),
+      ).toHaveLength(5);
     } finally {
       await agent.stop();
       await rm(device.dir, { recursive: true, force: true });

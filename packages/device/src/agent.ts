@@ -207,11 +207,13 @@ export class DeviceAgent {
   }
 
   private failed(error: Error & { code?: unknown }): void {
-    if (!NOT_AUTHORIZED_CODES.has(error.code as number)) return this.log.warn(`MQTT: ${error.message}`);
+    // An external broker refuses a revoked certificate in the TLS handshake (the CRL), which says the same.
+    const revoked = error.code === 'ERR_SSL_SSLV3_ALERT_CERTIFICATE_REVOKED' || /certificate revoked/i.test(error.message);
+    if (!NOT_AUTHORIZED_CODES.has(error.code as number) && !revoked) return this.log.warn(`MQTT: ${error.message}`);
     this.notAuthorized++;
     const max = this.options.maxNotAuthorized ?? DEFAULT_MAX_NOT_AUTHORIZED;
     this.log.warn(
-      `The platform refused this device as not authorized (${this.notAuthorized} of ${max}): it has been unbound from its lock, or replaced by another device`,
+      `The platform refused this device as not authorized${revoked ? ' (its certificate is revoked)' : ''} (${this.notAuthorized} of ${max}): it has been unbound from its lock, or replaced by another device`,
     );
     if (this.notAuthorized < max) return;
     // Trying again cannot help: only a new provisioning can. No more reconnects; run says so and exits.
