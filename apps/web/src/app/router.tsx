@@ -178,7 +178,11 @@ export const routes: RouteObject[] = [
       },
     ],
   },
-  { path: '*', lazy: () => import('./layouts/not-found-page').then((m) => ({ Component: m.NotFoundPage })) },
+  {
+    path: '*',
+    HydrateFallback: NothingYet,
+    lazy: () => import('./layouts/not-found-page').then((m) => ({ Component: m.NotFoundPage })),
+  },
 ];
 
 export function createRouter() {
