@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// `npm test`: every suite of the repository, one after another, then ONE summary line
-// `N passed, N failed` that CI reads. Each suite writes a JSON report; we sum those, never scrape text.
+// `npm test`: every suite of the repository, then ONE summary line `N passed, N failed` that CI reads, with
+// each suite's wall time above it. Each suite writes a JSON report; we sum those, never scrape text.
 // A suite that crashes before writing its report counts as one failure, so nothing fails silently.
-import { spawnSync } from 'node:child_process';
+// Suites run one after another, except small ones that run side by side (see `together`): each of those
+// is single-threaded, so on two cores two of them take the time of one.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
@@ -18,17 +20,47 @@ const results = [];
 const notRun = [];
 const failures = [];
 
-function run(name, cmd, args, opts = {}) {
+/** Set while suites run side by side: their output is kept and printed whole when each ends. */
+let buffered = false;
+
+async function run(name, cmd, args, opts = {}) {
   if (only.length && !only.includes(name)) return null;
-  console.log(`\n━━ ${name}: ${cmd} ${args.join(' ')}`);
+  const header = `\n━━ ${name}: ${cmd} ${args.join(' ')}`;
+  const buffer = buffered;
+  if (!buffer) console.log(header);
   const started = Date.now();
-  const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: opts.cwd ?? root, env: { ...process.env, ...opts.env } });
-  return { status: r.status ?? 1, seconds: Math.round((Date.now() - started) / 1000) };
+  const child = spawn(cmd, args, { stdio: buffer ? ['ignore', 'pipe', 'pipe'] : 'inherit', cwd: opts.cwd ?? root, env: { ...process.env, ...opts.env } });
+  const output = [];
+  child.stdout?.on('data', (chunk) => output.push(chunk));
+  child.stderr?.on('data', (chunk) => output.push(chunk));
+  const status = await new Promise((resolve) => {
+    child.on('error', () => resolve(1));
+    child.on('close', (code) => resolve(code ?? 1));
+  });
+  const seconds = Math.round((Date.now() - started) / 1000);
+  if (buffer) {
+    console.log(header);
+    process.stdout.write(Buffer.concat(output));
+  }
+  return { status, seconds };
 }
 
-function vitestSuite(name, dir, extraArgs = []) {
+/**
+ * Runs the suites side by side; their results are listed in the order given, whichever ends first.
+ */
+async function together(...suites) {
+  buffered = true;
+  const started = suites.map((suite) => {
+    const mine = [];
+    return suite((r) => mine.push(r)).then(() => mine);
+  });
+  buffered = false;
+  for (const mine of await Promise.all(started)) results.push(...mine);
+}
+
+async function vitestSuite(name, dir, extraArgs = [], onResult = (r) => results.push(r)) {
   const report = path.join(out, `${name}.json`);
-  const r = run(name, 'npx', ['vitest', 'run', ...extraArgs, '--reporter=default', '--reporter=json', `--outputFile=${report}`], {
+  const r = await run(name, 'npx', ['vitest', 'run', ...extraArgs, '--reporter=default', '--reporter=json', `--outputFile=${report}`], {
     cwd: path.join(root, dir),
   });
   if (!r) return;
@@ -49,7 +81,7 @@ function vitestSuite(name, dir, extraArgs = []) {
     [passed, failed, skipped] = [0, 1, 0];
   }
   if (r.status !== 0 && failed === 0) failed = 1;
-  results.push({ name, passed, failed, skipped, seconds: r.seconds });
+  onResult({ name, passed, failed, skipped, seconds: r.seconds });
 }
 
 // The first line of a failure message, short enough for the lines CI shows around the summary.
@@ -72,15 +104,15 @@ function countFilesThatFailedToLoad(json) {
   return json.testResults.filter((f) => f.status === 'failed' && !f.assertionResults.some((a) => a.status === 'failed')).length;
 }
 
-function stepSuite(name, cmd, args) {
-  const r = run(name, cmd, args);
+async function stepSuite(name, cmd, args, onResult = (r) => results.push(r)) {
+  const r = await run(name, cmd, args);
   if (!r) return;
-  results.push({ name, passed: r.status === 0 ? 1 : 0, failed: r.status === 0 ? 0 : 1, skipped: 0, seconds: r.seconds });
+  onResult({ name, passed: r.status === 0 ? 1 : 0, failed: r.status === 0 ? 0 : 1, skipped: 0, seconds: r.seconds });
 }
 
-function playwrightSuite(name) {
+async function playwrightSuite(name) {
   const report = path.join(out, `${name}.json`);
-  const r = run(name, 'npx', ['playwright', 'test', '--reporter=list,json'], {
+  const r = await run(name, 'npx', ['playwright', 'test', '--reporter=list,json'], {
     env: { PLAYWRIGHT_JSON_OUTPUT_NAME: report },
   });
   if (!r) return;
@@ -110,26 +142,33 @@ function playwrightFailures(suites = []) {
   ]);
 }
 
-stepSuite('typecheck', 'npm', ['run', 'typecheck', '--silent']);
-stepSuite('lint', 'npx', ['eslint', '.']);
-stepSuite('knip', 'npx', ['knip', '--no-progress']);
-// The declared Node floor covers every locked package's engines.node (scripts/check-engines.mjs).
-stepSuite('engines', 'node', ['scripts/check-engines.mjs']);
-vitestSuite('contract', 'packages/contract');
-vitestSuite('email', 'packages/email');
-vitestSuite('device', 'packages/device');
-vitestSuite('api', 'apps/api');
-vitestSuite('web', 'apps/web');
-stepSuite('build', 'npm', ['run', 'build', '--silent']);
-stepSuite('bundle-size', 'node', ['bench/bundle-size.mjs', '--check']);
-// deploy/prometheus: the alert rules and the scrape config as Prometheus reads them (Debian's prometheus package).
-stepSuite('promtool', 'sh', ['-c', 'promtool check rules deploy/prometheus/alerts.yml && promtool test rules deploy/prometheus/alerts.test.yml && promtool check config deploy/prometheus/prometheus.yml']);
+// The static checks, each single-threaded, side by side.
+await together(
+  (report) => stepSuite('typecheck', 'npm', ['run', 'typecheck', '--silent'], report),
+  (report) => stepSuite('lint', 'npx', ['eslint', '.'], report),
+  (report) => stepSuite('knip', 'npx', ['knip', '--no-progress'], report),
+  // The declared Node floor covers every locked package's engines.node (scripts/check-engines.mjs).
+  (report) => stepSuite('engines', 'node', ['scripts/check-engines.mjs'], report),
+  // deploy/prometheus: the alert rules and the scrape config as Prometheus reads them (Debian's prometheus package).
+  (report) =>
+    stepSuite('promtool', 'sh', ['-c', 'promtool check rules deploy/prometheus/alerts.yml && promtool test rules deploy/prometheus/alerts.test.yml && promtool check config deploy/prometheus/prometheus.yml'], report),
+);
+// The packages' suites are small: side by side too.
+await together(
+  (report) => vitestSuite('contract', 'packages/contract', [], report),
+  (report) => vitestSuite('email', 'packages/email', [], report),
+  (report) => vitestSuite('device', 'packages/device', [], report),
+);
+await vitestSuite('api', 'apps/api');
+await vitestSuite('web', 'apps/web');
+await stepSuite('build', 'npm', ['run', 'build', '--silent']);
+await stepSuite('bundle-size', 'node', ['bench/bundle-size.mjs', '--check']);
 // Real processes of the built service on PostgreSQL, s3rver and Redis; needs TEST_DATABASE_URL.
-if (process.env.TEST_DATABASE_URL) vitestSuite('scale-out', 'apps/api', ['--config', 'vitest.scale.config.ts']);
+if (process.env.TEST_DATABASE_URL) await vitestSuite('scale-out', 'apps/api', ['--config', 'vitest.scale.config.ts']);
 else if (!only.length || only.includes('scale-out')) notRun.push('scale-out, faults and rolling restart (no TEST_DATABASE_URL)');
 // Without TEST_DATABASE_URL the api suite runs on PGlite only (apps/api/vitest.config.ts), and PostgreSQL-only cases are skipped.
 if (!process.env.TEST_DATABASE_URL && (!only.length || only.includes('api'))) notRun.push('api on PostgreSQL (no TEST_DATABASE_URL: PGlite only)');
-if (fs.existsSync(path.join(root, 'playwright.config.ts'))) playwrightSuite('e2e');
+if (fs.existsSync(path.join(root, 'playwright.config.ts'))) await playwrightSuite('e2e');
 
 console.log('\n━━ summary');
 for (const r of results) {

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -22,6 +23,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Vitest's default is one worker fewer than the cores: one on CI's two. A test file spends much of its
+    // time waiting on PostgreSQL, the broker or a child process, so two keep both cores busy.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects,
   },
 });

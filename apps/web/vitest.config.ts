@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vitest/config';
 
@@ -9,6 +10,9 @@ export default defineConfig({
     include: ['src/**/*.test.{ts,tsx}'],
     // Component tests type and click through whole dialogs; on a loaded 2-core CI host one took 5.1 s.
     testTimeout: 20_000,
+    // Vitest's default is one worker fewer than the cores: one on CI's two, leaving a core idle while
+    // jsdom renders; the main process does little besides collecting results.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     restoreMocks: true,
     unstubGlobals: true,
   },

@@ -125,9 +125,10 @@ export async function createTestApp(env: Env = {}, build: Pick<BuildOptions, 'co
 
 /**
  * Polls `check` every 10 ms until it holds or `ms` have passed; true if it held. For what another
- * instance learns asynchronously (the database's change notices).
+ * instance learns asynchronously (the database's change notices). `ms` is a cap for what never comes,
+ * not a budget: it returns as soon as the check holds, so it is generous enough for a loaded CI host.
  */
-export async function eventually(check: () => Promise<boolean> | boolean, ms = 3000): Promise<boolean> {
+export async function eventually(check: () => Promise<boolean> | boolean, ms = 10_000): Promise<boolean> {
   const end = Date.now() + ms;
   for (;;) {
     if (await check()) return true;
