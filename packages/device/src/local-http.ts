@@ -15,12 +15,12 @@ import type { HandleResult, LockController } from './controller.js';
  */
 
 /** Refusals (400 or 403) one client address may have within a window before it is answered 429. */
-export const LOCAL_REFUSAL_LIMIT = { max: 10, windowMs: 60_000 };
+const LOCAL_REFUSAL_LIMIT = { max: 10, windowMs: 60_000 };
 /** Addresses remembered at once; past it the one seen longest ago is forgotten. */
 const MAX_ADDRESSES = 10_000;
 
 /** Counts refusals per client address, in fixed windows. */
-export class RefusalLimiter {
+class RefusalLimiter {
   private readonly windows = new Map<string, { start: number; count: number }>();
 
   constructor(

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { deviceLogReasons, type DeviceResult } from '@latchkey/contract';
 
 /** Refusals are reported at most this often, one report per reason (the platform coalesces a minute too). */
-export const REFUSAL_REPORT_MS = 60_000;
+const REFUSAL_REPORT_MS = 60_000;
 /** Distinct reasons kept for one report; refusals for any further reason are counted under a general one. */
 const MAX_REASONS = 10;
 
