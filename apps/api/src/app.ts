@@ -17,6 +17,7 @@ import { createDatabase, type Database, type Db } from './db/client.js';
 import { AccessCache } from './lib/access-cache.js';
 import { Passwords } from './lib/passwords.js';
 import { SecretBox } from './lib/secret-box.js';
+import { sealClearSecrets } from './lib/clear-secrets.js';
 import { TokenService } from './lib/tokens.js';
 import { Outbound } from './lib/outbound.js';
 import { Issuers } from './lib/issuer-discovery.js';
@@ -188,7 +189,12 @@ async function createInfrastructure(app: FastifyInstance, config: Config, option
   app.decorate('db', database.db);
   // The secrets platform-ca and the webhooks keep in the database are sealed with this box.
   const secretBox = new SecretBox(config.secretsEncryptionKey);
+  // Without a key, a warning at every start; with one, what was stored in clear before it is sealed now.
   if (!config.secretsEncryptionKey) app.log.warn(SECRETS_UNENCRYPTED_WARNING);
+  else {
+    const sealed = await sealClearSecrets((text, values) => database.executeSql(text, values), secretBox);
+    if (sealed > 0) app.log.info(`Sealed ${sealed} secrets stored in clear before SECRETS_ENCRYPTION_KEY was set`);
+  }
   const outbound = new Outbound({ allowHosts: config.outbound.allowHosts, hints: config.outbound.hints });
   app.decorate('outbound', outbound);
   app.decorate('issuers', new Issuers(outbound));
@@ -343,7 +349,7 @@ async function registerHttp(app: FastifyInstance, config: Config, options: Build
 }
 
 export const SECRETS_UNENCRYPTED_WARNING =
-  'SECRETS_ENCRYPTION_KEY is not set: the token signing keys and server secrets in the database are stored unencrypted. Set it (32+ characters) to encrypt them at rest.';
+  'SECRETS_ENCRYPTION_KEY is not set: the token signing keys, the CA private keys, the webhook secrets and the other server secrets in the database are stored unencrypted, and `npm run backup` refuses to copy them unless given --allow-clear-secrets. Set it (32+ characters) to encrypt them at rest: the next start seals those already stored.';
 
 /**
  * Log ids for requests that bring no X-Request-Id: this process's random prefix and a counter. Unique

@@ -9,7 +9,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 import { knownMigrations } from './db/client.js';
-import { BackupRefused, backup, readBackup, registerAdminRoutes, restore, serveAdminSocket } from './backup.js';
+import { BackupRefused, backup, readBackup, registerAdminRoutes, restore, serveAdminSocket, writeBackupFile } from './backup.js';
+import { SECRETS_UNENCRYPTED_WARNING } from './app.js';
+import { countClearSecrets } from './lib/clear-secrets.js';
 import { decodeProtectedHeader } from 'jose';
 import { SecretBox } from './lib/secret-box.js';
 import { rotateSigningKey } from './lib/signing-keys.js';
@@ -227,7 +229,11 @@ describe.skipIf(testDbKind !== 'pglite')('the backup route on the metrics port',
     expect(await refused.text()).not.toContain('LATCHKEY-BACKUP');
     expect((await post({ authorization: `Bearer ${token.slice(0, -1)}X` })).status).toBe(401);
     expect((await post({ authorization: token })).status).toBe(401);
-    const allowed = await post({ authorization: `Bearer ${token}` });
+    // This database keeps its secrets in clear (no SECRETS_ENCRYPTION_KEY): refused unless asked for.
+    const clear = await post({ authorization: `Bearer ${token}` });
+    expect(clear.status).toBe(409);
+    expect(await clear.text()).toMatch(/in clear.*--allow-clear-secrets/);
+    const allowed = await fetch(`${address}/admin/backup?allow-clear-secrets=true`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
     expect(allowed.status).toBe(200);
     expect(readBackup(Buffer.from(await allowed.arrayBuffer()), 'pglite').header.kind).toBe('pglite');
 
@@ -240,6 +246,85 @@ describe.skipIf(testDbKind !== 'pglite')('the backup route on the metrics port',
       expect(res.statusCode).toBe(403);
       expect(res.body).toMatch(/npm run backup/);
     }
-    expect(readBackup(await backup(configOf(dataDir, undefined)), 'pglite').header.kind).toBe('pglite');
+    expect(readBackup(await backup(configOf(dataDir, undefined), { allowClearSecrets: true }), 'pglite').header.kind).toBe('pglite');
+  });
+});
+
+describe(`secrets at rest and backups (${testDbKind})`, { timeout: 120_000 }, () => {
+  /** A service on `dataDir` (and `url`) whose log lines are kept; `key`: SECRETS_ENCRYPTION_KEY. */
+  async function startLogged(dataDir: string, url: string | undefined, key: string | undefined) {
+    const config = loadConfig({
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+      PUBLIC_URL: 'http://localhost:3000',
+      ...(key ? { SECRETS_ENCRYPTION_KEY: key } : {}),
+      ...(url ? { DATABASE_URL: url, DATABASE_POOL_SIZE: '5' } : {}),
+    });
+    const log: string[] = [];
+    const app = await buildApp(config, { logStream: { write: (line: string) => void log.push(line) } });
+    await serveAdminSocket(app);
+    await app.ready();
+    return { app, log };
+  }
+  const clearSecrets = (app: FastifyInstance) => countClearSecrets((text, values) => app.database.executeSql(text, values));
+
+  it('refuses to write a backup holding secrets in clear unless asked; warns at start without a key; a key seals them at the next start', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-clear-'));
+    cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+    const url = await freshDatabaseUrl();
+
+    // Without a key: a warning at start, and the CA keys, the signing key and a webhook secret in clear.
+    let { app, log } = await startLogged(dataDir, url, undefined);
+    expect(log.join('')).toContain(SECRETS_UNENCRYPTED_WARNING.slice(0, 60));
+    const reg = await app.inject({ method: 'POST', url: '/api/auth/register', payload: { email: uniqueEmail('clear'), password: 'clear-pass' } });
+    expect(reg.statusCode, reg.body).toBe(200);
+    const auth = { authorization: `Bearer ${reg.json<{ authToken: string }>().authToken}` };
+    const created = await app.inject({ method: 'POST', url: '/api/platform/application', headers: auth, payload: { name: 'Clear Doors', companyName: 'Clear Co', mailingAddress: '1 Road' } });
+    const applicationId = String(created.headers.location).split('/').pop()!;
+    const hook = await app.inject({ method: 'POST', url: `/api/platform/application/${applicationId}/webhook`, headers: auth, payload: { url: 'https://1.1.1.1/latchkey', events: ['lock.unlocked'] } });
+    expect(hook.statusCode, hook.body).toBe(201);
+    const clear = await clearSecrets(app);
+    expect(clear.serverSecrets).toBeGreaterThanOrEqual(2); // the platform CA and the device CA among them
+    expect(clear.signingKeys).toBe(1);
+    expect(clear.webhookSecrets).toBe(1);
+
+    // The backup is refused with what to do, and nothing is written; asked explicitly, it is written.
+    const file = path.join(dataDir, 'clear.backup');
+    const refusal = await backup(configOf(dataDir, url)).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(refusal).toBeInstanceOf(BackupRefused);
+    expect((refusal as Error).message).toMatch(/token signing key.*webhook secret.*in clear.*SECRETS_ENCRYPTION_KEY.*--allow-clear-secrets/);
+    expect(fs.existsSync(file)).toBe(false);
+    const withClear = await backup(configOf(dataDir, url), { allowClearSecrets: true });
+    expect(readBackup(withClear, url ? 'postgres' : 'pglite').header.migrations).toBe(knownMigrations());
+    await app.close();
+
+    // With a key: every clear secret is sealed at start, the backup holds none, and everything still works.
+    ({ app, log } = await startLogged(dataDir, url, SECRETS_KEY));
+    cleanups.push(() => app.close());
+    expect(log.join('')).not.toContain(SECRETS_UNENCRYPTED_WARNING.slice(0, 60));
+    expect(log.join('')).toMatch(/Sealed \d+ secrets stored in clear/);
+    expect((await clearSecrets(app)).total).toBe(0);
+    expect((await app.inject({ url: '/api/account', headers: auth })).statusCode).toBe(200);
+    const hooks = await app.inject({ url: `/api/platform/application/${applicationId}/webhook`, headers: auth });
+    expect(hooks.statusCode, hooks.body).toBe(200);
+    const sealed = await backup(configOf(dataDir, url));
+    expect(readBackup(sealed, url ? 'postgres' : 'pglite').header.migrations).toBe(knownMigrations());
+  });
+
+  it('writes a backup file owner-only (0600), whatever the umask or the file it replaces allowed', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-backup-file-'));
+    cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'latchkey.backup');
+    fs.writeFileSync(file, 'an older backup');
+    fs.chmodSync(file, 0o644);
+    fs.writeFileSync(`${file}.partial`, 'a run that died');
+    fs.chmodSync(`${file}.partial`, 0o666);
+    writeBackupFile(file, Buffer.from('LATCHKEY-BACKUP 1\n'));
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(fs.readFileSync(file, 'utf8')).toBe('LATCHKEY-BACKUP 1\n');
+    expect(fs.existsSync(`${file}.partial`)).toBe(false);
   });
 });

@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { knownMigrations, type Database } from './db/client.js';
 import { bearerMatches } from './lib/bearer-token.js';
+import { countClearSecrets, describeClearSecrets, type Sql } from './lib/clear-secrets.js';
 
 /**
  * Backups that restore (docs/decisions/0011-backups.md).
@@ -42,6 +43,43 @@ export interface BackupHeader {
 
 export class BackupRefused extends Error {}
 
+export interface BackupOptions {
+  /**
+   * Write the backup even though the database holds secrets in clear (stored while SECRETS_ENCRYPTION_KEY
+   * was not set): `npm run backup -- FILE --allow-clear-secrets`, `POST /admin/backup?allow-clear-secrets=true`.
+   */
+  allowClearSecrets?: boolean;
+}
+
+/** The query parameter and CLI flag that ask for a backup holding clear secrets. */
+export const ALLOW_CLEAR_SECRETS = 'allow-clear-secrets';
+
+/**
+ * Refuses a backup that would hold the CA private keys, the signing keys and the webhook secrets in clear
+ * — readable by anyone who gets the file, wherever it is copied — unless asked explicitly.
+ */
+async function refuseClearSecrets(sql: Sql, options: BackupOptions): Promise<void> {
+  if (options.allowClearSecrets) return;
+  const clear = await countClearSecrets(sql);
+  if (clear.total === 0) return;
+  throw new BackupRefused(
+    `The database holds ${describeClearSecrets(clear)} in clear (stored while SECRETS_ENCRYPTION_KEY was not set): a backup would carry them readable by anyone who gets the file. ` +
+      `Set SECRETS_ENCRYPTION_KEY and restart the service (it seals them), then back up — or, to write them as they are, run again with --${ALLOW_CLEAR_SECRETS} and keep the file as safe as the keys themselves. Nothing was written.`,
+  );
+}
+
+/**
+ * Writes a backup file owner-only (0600, whatever the umask or a file it replaces), beside and renamed: a
+ * backup file is whole or absent.
+ */
+export function writeBackupFile(file: string, bytes: Buffer): void {
+  const partial = `${file}.partial`;
+  fs.rmSync(partial, { force: true });
+  fs.writeFileSync(partial, bytes, { mode: 0o600, flag: 'wx' });
+  fs.chmodSync(partial, 0o600);
+  fs.renameSync(partial, file);
+}
+
 async function appliedMigrations(database: Pick<Database, 'executeSql'>): Promise<number> {
   const { rows } = await database.executeSql('select count(*)::int as n from drizzle.__drizzle_migrations');
   return (rows[0] as { n: number }).n;
@@ -53,19 +91,21 @@ function container(kind: BackupHeader['kind'], migrations: number, payload: Buff
 }
 
 /** A consistent copy of a running embedded database (the service's own PGlite). */
-export async function backupPglite(database: Database): Promise<Buffer> {
+export async function backupPglite(database: Database, options: BackupOptions = {}): Promise<Buffer> {
   if (!database.dumpDataDir) throw new Error('not an embedded database');
+  await refuseClearSecrets((text, values) => database.executeSql(text, values), options);
   const migrations = await appliedMigrations(database);
   const payload = Buffer.from(await (await database.dumpDataDir()).arrayBuffer());
   return container('pglite', migrations, payload);
 }
 
 /** pg_dump of a PostgreSQL database (custom format), in the same container. */
-export async function backupPostgres(url: string): Promise<Buffer> {
+export async function backupPostgres(url: string, options: BackupOptions = {}): Promise<Buffer> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   let migrations: number;
   try {
+    await refuseClearSecrets((text, values) => client.query(text, values), options);
     migrations = await appliedMigrations({ executeSql: (text) => client.query(text) });
   } finally {
     await client.end();
@@ -166,7 +206,15 @@ export function registerAdminRoutes(server: FastifyInstance, app: FastifyInstanc
       return reply.code(403).send({ code: 403, message: 'Backups over HTTP need METRICS_TOKEN (then send it as a bearer token); without it, run `npm run backup` on the host.' });
     if (!bearerMatches(request.headers.authorization, token))
       return reply.code(401).header('www-authenticate', 'Bearer realm="admin"').send({ code: 401, message: 'A bearer token (METRICS_TOKEN) is needed for /admin/backup' });
-    return reply.type('application/octet-stream').send(await backupPglite(app.database));
+    const allowClearSecrets = ['true', '1'].includes(String((request.query as Record<string, unknown> | undefined)?.[ALLOW_CLEAR_SECRETS]));
+    let body: Buffer;
+    try {
+      body = await backupPglite(app.database, { allowClearSecrets });
+    } catch (error) {
+      if (error instanceof BackupRefused) return reply.code(409).send({ code: 409, message: error.message });
+      throw error;
+    }
+    return reply.type('application/octet-stream').send(body);
   });
 }
 
@@ -179,10 +227,12 @@ export async function serveAdminSocket(app: FastifyInstance): Promise<void> {
   const socketPath = path.join(app.config.dataDir, ADMIN_SOCKET);
   fs.rmSync(socketPath, { force: true });
   const server = http.createServer((req, res) => {
-    if (req.method !== 'POST' || req.url !== '/backup') return void res.writeHead(404).end();
-    backupPglite(app.database).then(
+    const url = new URL(req.url ?? '/', 'http://admin.sock');
+    if (req.method !== 'POST' || url.pathname !== '/backup') return void res.writeHead(404).end();
+    backupPglite(app.database, { allowClearSecrets: url.searchParams.get(ALLOW_CLEAR_SECRETS) === 'true' }).then(
       (body) => res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length }).end(body),
       (error: unknown) => {
+        if (error instanceof BackupRefused) return void res.writeHead(409).end(error.message);
         app.log.error({ err: error }, 'backup failed');
         res.writeHead(500).end(error instanceof Error ? error.message : 'backup failed');
       },
@@ -203,14 +253,20 @@ export async function serveAdminSocket(app: FastifyInstance): Promise<void> {
 }
 
 /** Asks a running embedded service for a backup; null when none answers on the socket. */
-export function backupFromService(dataDir: string): Promise<Buffer | null> {
+export function backupFromService(dataDir: string, options: BackupOptions = {}): Promise<Buffer | null> {
   const socketPath = path.join(dataDir, ADMIN_SOCKET);
   if (!fs.existsSync(socketPath)) return Promise.resolve(null);
   return new Promise((resolve, reject) => {
-    const req = http.request({ socketPath, path: '/backup', method: 'POST' }, (res) => {
+    const query = options.allowClearSecrets ? `?${ALLOW_CLEAR_SECRETS}=true` : '';
+    const req = http.request({ socketPath, path: `/backup${query}`, method: 'POST' }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`the service refused the backup: ${Buffer.concat(chunks).toString()}`))));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks);
+        if (res.statusCode === 200) resolve(body);
+        else if (res.statusCode === 409) reject(new BackupRefused(body.toString()));
+        else reject(new Error(`the service refused the backup: ${body.toString()}`));
+      });
     });
     req.on('error', (e: NodeJS.ErrnoException) => (e.code === 'ECONNREFUSED' || e.code === 'ENOENT' ? resolve(null) : reject(e)));
     req.end();
@@ -218,16 +274,16 @@ export function backupFromService(dataDir: string): Promise<Buffer | null> {
 }
 
 /** `npm run backup <file>`: from the running service, or from the data directory when none runs. */
-export async function backup(config: Config): Promise<Buffer> {
-  if (config.database.url) return backupPostgres(config.database.url);
-  const fromService = await backupFromService(config.dataDir);
+export async function backup(config: Config, options: BackupOptions = {}): Promise<Buffer> {
+  if (config.database.url) return backupPostgres(config.database.url, options);
+  const fromService = await backupFromService(config.dataDir, options);
   if (fromService) return fromService;
   const pgdata = path.join(config.dataDir, 'pgdata');
   if (!fs.existsSync(pgdata)) throw new BackupRefused(`There is no embedded database in ${pgdata}.`);
   const { createDatabase } = await import('./db/client.js');
   const database = await createDatabase({ dataDir: pgdata });
   try {
-    return await backupPglite(database);
+    return await backupPglite(database, options);
   } finally {
     await database.close();
   }
