@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { expect, it } from 'vitest';
 import { createMemoryRouter, Link, RouterProvider } from 'react-router';
 import { storeSignIn } from '../lib/session';
-import { json, makeJwt, nowSeconds, sampleApplication, stubFetch } from '../test/helpers';
+import { json, makeJwt, nowSeconds, portalAnswer, sampleApplication, stubFetch } from '../test/helpers';
 import { alwaysRevalidate, protectedLoader } from './guard';
 
 function EditPage() {
@@ -22,8 +22,10 @@ function EditPage() {
  * page must stay — same URL, and what was typed but not saved still there — instead of going to /start.
  */
 it('a token refreshed on an in-page navigation keeps the page and its unsaved input', async () => {
-  const calls = stubFetch((call) =>
-    call.url.endsWith('/auth/token/refresh') ? json({ authToken: makeJwt({ exp: nowSeconds() + 900 }), refreshToken: 'r2' }) : json(sampleApplication),
+  const calls = stubFetch(
+    (call) =>
+      portalAnswer(call) ??
+      (call.url.endsWith('/auth/token/refresh') ? json({ authToken: makeJwt({ exp: nowSeconds() + 900 }), refreshToken: 'r2' }) : json(sampleApplication)),
   );
   storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
   const router = createMemoryRouter(

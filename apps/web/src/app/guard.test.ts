@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { json, makeJwt, nowSeconds, sampleApplication, stubFetch } from '../test/helpers';
+import { json, makeJwt, nowSeconds, portalAnswer, sampleAccount, sampleApplication, stubFetch } from '../test/helpers';
 import { storeSignIn } from '../lib/session';
 import { protectedLoader } from './guard';
 import { queryClient } from './layouts/query-layout';
@@ -27,7 +27,7 @@ describe('protectedLoader (navigation guard)', () => {
   });
 
   it("starts loading an application page's application with the session check, once, into the page's cache", async () => {
-    const calls = stubFetch(() => json(sampleApplication));
+    const calls = stubFetch((call) => portalAnswer(call) ?? json(sampleApplication));
     storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
     expect(await redirectOf(protectedLoader(args('/app-1/overview', { appId: 'app-1' })))).toBeNull();
     await vi.waitFor(() => expect(queryClient.getQueryData(['applications', 'app-1'])).toEqual(sampleApplication));
@@ -39,6 +39,24 @@ describe('protectedLoader (navigation guard)', () => {
     await expect(ensured.mock.results[0]!.value).resolves.toEqual(sampleApplication);
     expect(calls.filter((c) => c.url.endsWith('/platform/application/app-1'))).toHaveLength(1);
     ensured.mockRestore();
+  });
+
+  it('has the account (is its email verified?) before the first signed-in page is drawn, and does not wait for it again', async () => {
+    queryClient.removeQueries({ queryKey: ['account'] });
+    let answer: (r: Response) => void = () => {};
+    const calls = stubFetch((call) => (call.url === '/api/account' ? new Promise<Response>((r) => (answer = r)) : json(sampleApplication)));
+    storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
+    let done = false;
+    const first = protectedLoader(args('/start')).then(() => (done = true));
+    await vi.waitFor(() => expect(calls.some((c) => c.url === '/api/account')).toBe(true));
+    // The verification banner would otherwise arrive after the page and push it down.
+    expect(done).toBe(false);
+    answer(json({ ...sampleAccount, emailVerified: false }));
+    await first;
+    expect(queryClient.getQueryData(['account'])).toMatchObject({ emailVerified: false });
+    // Cached: the next page draws at once, without asking again.
+    await protectedLoader(args('/app-1/overview', { appId: 'app-1' }));
+    expect(calls.filter((c) => c.url === '/api/account')).toHaveLength(1);
   });
 
   it('stays on the page asked for after refreshing an expired token (issue 28: not thrown out to /start)', async () => {

@@ -4,6 +4,8 @@ import { getAccount } from './api';
 export const accountKey = ['account'] as const;
 
 /** GET /account: display name, email and whether it is verified. */
+export const accountQuery = { queryKey: accountKey, queryFn: getAccount, staleTime: 60_000 };
+
 export function useAccount() {
-  return useQuery({ queryKey: accountKey, queryFn: getAccount, staleTime: 60_000 });
+  return useQuery(accountQuery);
 }
