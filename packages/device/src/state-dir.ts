@@ -49,7 +49,14 @@ export class StateDir {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     const target = this.file(name);
     const temporary = `${target}.${process.pid}.${randomUUID()}.tmp`;
-    await writeFile(temporary, content, { mode });
+    // On disk before it takes the old file's place: a power cut leaves one or the other, never an empty file.
+    const handle = await open(temporary, 'w', mode);
+    try {
+      await handle.writeFile(content);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await chmod(temporary, mode);
     await rename(temporary, target);
   }
