@@ -274,6 +274,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** preHandler of the routes that make the platform send an email for a portal user: an unverified account sends only a few a day. */
     chargeUnverifiedEmail(request: FastifyRequest): Promise<void>;
+    /** Charges one email about to be sent to every allowance it counts against; a 429 (nothing charged) when one is spent. */
+    chargeEmail(charge: EmailCharge): Promise<void>;
     /** Seals the six-digit codes of key verification (certificates/key-verification.ts). */
     keyCodes: CodeBox;
   }
@@ -281,8 +283,6 @@ declare module 'fastify' {
 
 // ---------------------------------------------------------------------------------------------------------
 // Six-digit codes, sealed (the check needs the code itself to verify the key's signature over it)
-    /** Charges one email about to be sent to every allowance it counts against; a 429 (nothing charged) when one is spent. */
-    chargeEmail(charge: EmailCharge): Promise<void>;
 
 export interface CodeBox {
   seal(code: string): string;

@@ -51,18 +51,16 @@ async function sharedUser(app: App, tileId: string, email: string) {
 
 /**
  * POST /tile/{tileId}/sign-in, after the answer (the same 202 whatever happens here): a link to
- * `<PUBLIC_URL>/t/{tileId}?signin=<secret>` for a shared user, nothing for any other address. The email
- * wears the application's branding like its share emails. With SMTP it is not kept in the Outbox, whose
- * readers could otherwise sign in as the user; without SMTP it went to a file only, and is kept in the
- * application's Outbox for its owners to find.
+ * `<PUBLIC_URL>/t/{tileId}#signin=<secret>` for a shared user, nothing for any other address (nor once the
+ * application's email allowance is spent). The email wears the application's branding like its share
+ * emails. With SMTP it is not kept in the Outbox, whose readers could otherwise sign in as the user; without
+ * SMTP it went to a file only, and is kept in the application's Outbox for its owners to find.
  */
 export async function initiateTileSignIn(app: App, tileId: string, email: string, language: Language): Promise<void> {
   if (!isUuid(tileId)) return;
   const id = tileId.toLowerCase();
   const user = await sharedUser(app, id, email.trim().toLowerCase());
   if (!user) return;
-  const secret = newSecret();
-  await app.db.insert(tileSignInTokens).values({
   // Sent on the application's behalf: charged to it (its owners' allowance while none has a verified
   // address); a spent allowance sends nothing, and the answer was the same 202 anyway.
   try {
@@ -71,6 +69,8 @@ export async function initiateTileSignIn(app: App, tileId: string, email: string
     if (err instanceof AppError && err.statusCode === 429) return;
     throw err;
   }
+  const secret = newSecret();
+  await app.db.insert(tileSignInTokens).values({
     applicationUserId: user.id,
     tileId: id,
     tokenHash: hashSecret(secret),
