@@ -4,7 +4,7 @@
 //   node bench/lighthouse.mjs                      starts the built service (npm run build first), seeds an
 //                                                  owner with a set-up application, measures every page on
 //                                                  mobile and prints the table against the budget
-//   node bench/lighthouse.mjs <base> <email> <password> <appId> [lockId]   the same against a running service
+//   node bench/lighthouse.mjs <base> <email> <password> <appId> [lockId] [tileId]   the same against a running service
 //
 // LH_RUNS (default 3) audits per page; the table shows the median run and the range of scores.
 // bench/run.mjs calls runLighthouse() for desktop and mobile. The budget: mobile, Lighthouse's
@@ -19,11 +19,17 @@ import { api, freePort, seedOwner, startService } from './lib.mjs';
 
 /**
  * Every page a user sees. A new screen (locks, history, …) is one more line here and both benches measure
- * it. `signedIn: false` pages are measured before the login; `path` gets the seeded owner ({ appId }).
+ * it. `signedIn: false` pages are measured before the login; `path` gets the seeded owner ({ appId, lockId,
+ * tileId }). The pages an emailed link opens get made-up link values: they draw what such a link draws (the
+ * form, or the link's refusal) without spending a real one.
  */
 export const PAGES = [
   { name: 'splash / login', path: () => '/login', signedIn: false },
   { name: 'register', path: () => '/register', signedIn: false },
+  { name: 'reset password (from the email)', path: () => '/reset-password?userId=00000000-0000-4000-8000-000000000000&token=bench-link', signedIn: false },
+  { name: 'verify email (from the email)', path: () => '/verify-email?code=bench-link', signedIn: false },
+  { name: 'accept invite (from the email)', path: () => '/accept-invite?email=invitee%40bench.example.com&code=bench-link', signedIn: false },
+  { name: 'tile, signed out (a phone at the door)', path: (s) => `/t/${s.tileId}`, signedIn: false },
   { name: 'start', path: () => '/start' },
   { name: 'wizard', path: () => '/start/new' },
   { name: 'overview', path: (s) => `/${s.appId}/overview` },
@@ -34,12 +40,14 @@ export const PAGES = [
   { name: 'outbox', path: (s) => `/${s.appId}/outbox` },
   { name: 'webhooks', path: (s) => `/${s.appId}/webhooks` },
   { name: 'history', path: (s) => `/${s.appId}/history` },
+  { name: 'account', path: () => '/account' },
+  { name: 'tile, signed in', path: (s) => `/t/${s.tileId}` },
 ];
 
 export const BUDGET = { performance: 95, accessibility: 100 };
 export const meetsBudget = (r) => r.performance >= BUDGET.performance && r.accessibility >= BUDGET.accessibility;
 
-export async function runLighthouse({ base, email, password, appId, lockId, formFactors = ['mobile'], pages = PAGES, runs = Number(process.env.LH_RUNS ?? 3) }) {
+export async function runLighthouse({ base, email, password, appId, lockId, tileId, formFactors = ['mobile'], pages = PAGES, runs = Number(process.env.LH_RUNS ?? 3) }) {
   const port = await freePort();
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-lh-'));
   // A persistent context is the browser's default context, so Lighthouse's tabs share its storage.
@@ -81,7 +89,7 @@ export async function runLighthouse({ base, email, password, appId, lockId, form
    * and the range beside it: on a shared host one audit moves by 10+ points from one minute to the next.
    */
   const audit = async (page, formFactor) => {
-    const route = page.path({ appId, lockId });
+    const route = page.path({ appId, lockId, tileId });
     const all = [];
     for (let i = 0; i < runs; i++) all.push(await auditOnce(route, formFactor));
     const numeric = all.filter((r) => typeof r.performance === 'number').sort((a, b) => a.performance - b.performance);
@@ -118,7 +126,7 @@ export async function runLighthouse({ base, email, password, appId, lockId, form
   return results;
 }
 
-/** The owner's application with every wizard step done and a lock, so its pages show what a real one shows. */
+/** The owner's application with every wizard step done, a lock and a tile of it, so its pages show what a real one shows. */
 export async function seedFinishedOwner(base) {
   const owner = await seedOwner(base, 'lighthouse');
   await api(base, 'POST', `/platform/application/${owner.appId}`, {
@@ -130,7 +138,8 @@ export async function seedFinishedOwner(base) {
     },
   });
   const { body: lock } = await api(base, 'POST', `/platform/application/${owner.appId}/lock`, { token: owner.token, body: { name: 'Front door' } });
-  return { ...owner, lockId: lock.id };
+  const { body: tile } = await api(base, 'POST', `/platform/application/${owner.appId}/lock/${lock.id}/tile`, { token: owner.token });
+  return { ...owner, lockId: lock.id, tileId: tile.tileId };
 }
 
 function printTable(results) {
@@ -138,7 +147,7 @@ function printTable(results) {
   console.log([header, '|---|---|---|---|---|---|---|---|---|'].join('\n'));
   for (const r of results) {
     const verdict = meetsBudget(r) ? 'met' : `**NOT met**${r.a11yFailures ? ` (a11y: ${r.a11yFailures})` : ''}`;
-    console.log(`| ${r.page} | ${r.route.replace(/[0-9a-f-]{36}/, ':appId').replace(/[0-9a-f-]{36}/, ':lockId')} | ${r.performance}${r.range ? ` (${r.range})` : ''} | ${r.accessibility} | ${r.fcp} | ${r.lcp} | ${r.tbt} | ${r.cls} | ${verdict} |`);
+    console.log(`| ${r.page} | ${r.route.replace(/^\/t\/[0-9a-f-]{36}/, '/t/:tileId').replace(/[0-9a-f-]{36}/, ':appId').replace(/[0-9a-f-]{36}/, ':lockId')} | ${r.performance}${r.range ? ` (${r.range})` : ''} | ${r.accessibility} | ${r.fcp} | ${r.lcp} | ${r.tbt} | ${r.cls} | ${verdict} |`);
   }
   const under = results.filter((r) => !meetsBudget(r));
   console.log(`\n${results.length - under.length}/${results.length} pages meet performance ≥ ${BUDGET.performance} and accessibility ${BUDGET.accessibility} (mobile).`);
@@ -146,9 +155,9 @@ function printTable(results) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const [base, email, password, appId, lockId] = process.argv.slice(2);
+  const [base, email, password, appId, lockId, tileId] = process.argv.slice(2);
   if (base) {
-    printTable(await runLighthouse({ base, email, password, appId, lockId, pages: PAGES.filter((p) => !p.path({ appId, lockId }).includes('undefined')) }));
+    printTable(await runLighthouse({ base, email, password, appId, lockId, tileId, pages: PAGES.filter((p) => !p.path({ appId, lockId, tileId }).includes('undefined')) }));
   } else {
     const svc = await startService();
     try {
