@@ -52,11 +52,10 @@ const entriesOf = async (userId: string) =>
   }[];
 const deliveriesFor = (userId: string) =>
   receiver.received.map((r) => JSON.parse(r.body) as WebhookPayload<{ userId: string; reason: string }>).filter((b) => b.data.userId === userId);
-/** Waits for the relay and the workers to have sent whatever they owe (the relay runs every second). */
+/** Waits for the relay and the workers to have sent whatever they owe: no delivery of the application is left to send. */
 const settle = async () => {
-  await new Promise((r) => setTimeout(r, 2500));
-  await t.app.webhooks.relayNow();
-  await new Promise((r) => setTimeout(r, 500));
+  const owed = `select 1 from webhook_deliveries where application_id = $1 and status in ('pending', 'retrying')`;
+  expect(await eventually(async () => (await t.database.executeSql(owed, [sandbox.applicationId])).rows.length === 0)).toBe(true);
 };
 
 describe('the refusal budget', () => {
