@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { GEOFENCE_ACCURACY_M, MAX_TEXT_LENGTH } from './constants.js';
+import { GEOFENCE_ACCURACY_M, MAX_TEXT_LENGTH, type Language } from './constants.js';
 import { messages } from './messages.js';
 import { emailSchema, hexColourSchema, requiredText } from './rules.js';
 import { checkText, idParam } from './text.js';
@@ -11,6 +11,8 @@ import { LOCK_LOG_MAX_PAGE_SIZE, LOCK_UNLOCK_TIME_MAX_S, LOCK_UNLOCK_TIME_MIN_S,
  * shares and activity. Times on the wire are epoch seconds, like `Application.lastUpdated`.
  */
 export const DEFAULT_LOCK_NAME = 'Front Door';
+/** The sandbox lock's name in the language of whoever created the application. */
+export const DEFAULT_LOCK_NAMES: Record<Language, string> = { en: DEFAULT_LOCK_NAME, de: 'Haustür' };
 export const DEFAULT_UNLOCK_TIME_S = 5;
 export const MAX_TIME_RULES = 10;
 export const LOCK_LOG_DEFAULT_PAGE_SIZE = 50;

@@ -13,6 +13,7 @@ import {
   ownerSchema,
   updateApplicationSchema,
 } from '@latchkey/contract';
+import { pickLanguage } from '@latchkey/email';
 import { forgetDevice } from '../devices/devices.service.js';
 import { authItemsRoutes } from './auth-items.routes.js';
 import { createApplication, deleteApplication, getApplicationJson, listApplicationsJson, updateApplication } from './applications.service.js';
@@ -38,7 +39,8 @@ export async function applicationsRoutes(instance: FastifyInstance) {
     base,
     { ...signedIn, schema: { tags, security, body: createApplicationSchema, response: { 201: z.null(), 400: E, 401: E } } },
     async (request, reply) => {
-      const id = await createApplication(app, request.user, request.body);
+      // The sandbox lock is named in the creator's language (the portal sends it).
+      const id = await createApplication(app, request.user, request.body, pickLanguage(request.headers['accept-language']));
       return reply.code(201).header('location', `${app.config.publicUrl}${app.config.apiPrefix}${base}/${id}`).send(null);
     },
   );

@@ -9,6 +9,7 @@ import {
   type CreateApplication,
   type EmailPreferencesUpdate,
   type HistoryKind,
+  type Language,
   type PublicJwk,
   type UpdateApplication,
 } from '@latchkey/contract';
@@ -186,7 +187,7 @@ function historyOf(applicationId: string, actor: ChangeActor, before: Partial<Ap
   return [...byKind.values()];
 }
 
-export async function createApplication(app: FastifyInstance, user: ChangeActor & { id: string }, input: CreateApplication): Promise<string> {
+export async function createApplication(app: FastifyInstance, user: ChangeActor & { id: string }, input: CreateApplication, language: Language = 'en'): Promise<string> {
   const id = crypto.randomUUID();
   if (input.logoUrl) await checkLogoUrl(app.storage, id, input.logoUrl);
   const values = { name: input.name, companyName: input.companyName, mailingAddress: input.mailingAddress, ...columnsOf(input) };
@@ -194,7 +195,7 @@ export async function createApplication(app: FastifyInstance, user: ChangeActor 
     await tx.insert(applications).values({ id, ...values });
     await tx.insert(applicationOwners).values({ applicationId: id, userId: user.id });
     // The sandbox: every application starts with one virtual lock, so an owner can try an unlock before owning hardware.
-    await addFrontDoor(tx, id);
+    await addFrontDoor(tx, id, language);
     await recordChange(tx, ...historyOf(id, user, {}, values));
   });
   return id;

@@ -1,9 +1,11 @@
 import { and, asc, count, eq, sql } from 'drizzle-orm';
 import {
   DEFAULT_LOCK_NAME,
+  DEFAULT_LOCK_NAMES,
   lockErrors,
   MAX_LOCKS_PER_APPLICATION,
   type CreateLock,
+  type Language,
   type Lock,
   type LockDeviceSummary,
   type UpdateLock,
@@ -96,11 +98,11 @@ export async function listLocks(db: Db, applicationId: string): Promise<Lock[]> 
 }
 
 /**
- * The lock every new application starts with. Called inside the application's own creating
- * transaction, so there is never an application without its Front Door.
+ * The lock every new application starts with, named in its creator's language ("Front Door", "Haustür").
+ * Called inside the application's own creating transaction, so there is never an application without it.
  */
-export async function addFrontDoor(db: Db, applicationId: string): Promise<void> {
-  await db.insert(locks).values({ applicationId, name: DEFAULT_LOCK_NAME });
+export async function addFrontDoor(db: Db, applicationId: string, language: Language = 'en'): Promise<void> {
+  await db.insert(locks).values({ applicationId, name: DEFAULT_LOCK_NAMES[language] ?? DEFAULT_LOCK_NAME });
 }
 
 export async function createLock(db: Db, applicationId: string, input: CreateLock, by: ChangeActor): Promise<Lock> {

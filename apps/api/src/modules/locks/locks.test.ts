@@ -57,6 +57,19 @@ describe('Front Door', () => {
   });
 });
 
+describe('the sandbox lock in the creator’s language', () => {
+  it('is "Haustür" for an application created from a German portal, "Front Door" otherwise', async () => {
+    const create = (language: string) =>
+      t.app.inject({ method: 'POST', url: '/api/platform/application', headers: { ...bearer(owner.token), 'accept-language': language }, payload: { name: 'Sandbox App', companyName: 'Co', mailingAddress: '1 Road' } });
+    const lockNames = async (language: string) => {
+      const id = (await create(language)).headers.location!.toString().split('/').pop()!;
+      return ((await call('GET', locksUrl(id))).json() as Lock[]).map((l) => l.name);
+    };
+    expect(await lockNames('de-DE,de;q=0.9')).toEqual(['Haustür']);
+    expect(await lockNames('fr-FR')).toEqual([DEFAULT_LOCK_NAME]);
+  });
+});
+
 describe('create, read, update, delete', () => {
   it('creates a lock: 201, Location and the lock', async () => {
     const res = await call('POST', locksUrl(), { name: '  Side Gate ', colour: '#12ab34' });
