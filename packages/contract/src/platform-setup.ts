@@ -13,7 +13,7 @@ export const platformSetupSchema = z.object({
   /** The MQTT broker URL devices are given at provisioning (MQTT_PUBLIC_URL, or PUBLIC_URL's host). */
   brokerUrl: z.string(),
   brokerUrlIsLoopback: z.boolean(),
-  /** This machine's non-loopback addresses (IPv4 first), as candidates for PUBLIC_URL's host. */
+  /** This machine's non-loopback addresses (IPv4 first), as candidates for PUBLIC_URL's host; empty unless a URL above is loopback. */
   networkAddresses: z.array(z.string()),
   /** The device package the service serves for `npm install -g`; null when the service was not built. */
   devicePackage: z.nullable(z.object({ url: z.string(), version: z.string() })),

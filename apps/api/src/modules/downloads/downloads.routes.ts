@@ -50,12 +50,16 @@ export async function platformSetupRoutes(instance: FastifyInstance, options: Do
     },
     async () => {
       const found = readDevicePackage(options.dir ?? findDownloadsDir());
+      const publicUrlIsLoopback = isLoopbackUrl(publicUrl);
+      const brokerUrlIsLoopback = isLoopbackUrl(brokerUrl);
       return {
         publicUrl,
-        publicUrlIsLoopback: isLoopbackUrl(publicUrl),
+        publicUrlIsLoopback,
         brokerUrl,
-        brokerUrlIsLoopback: isLoopbackUrl(brokerUrl),
-        networkAddresses: networkAddresses(),
+        brokerUrlIsLoopback,
+        // Only while they are needed (a loopback URL to replace): a deployment's internal addresses are no
+        // business of every signed-in account.
+        networkAddresses: publicUrlIsLoopback || brokerUrlIsLoopback ? networkAddresses() : [],
         devicePackage: found && { url: `${publicUrl}${DEVICE_PACKAGE_PATH}`, version: found.version },
       };
     },

@@ -87,8 +87,15 @@ describe('platform setup: the URLs other machines are given', () => {
     expect(setup.networkAddresses).not.toContain('127.0.0.1');
   });
 
-  it('does not warn when PUBLIC_URL names an address other machines can reach', async () => {
-    expect(await setupOf(reachable)).toMatchObject({ publicUrl: 'http://192.0.2.10:3000', publicUrlIsLoopback: false, brokerUrl: 'mqtts://192.0.2.10:8883', brokerUrlIsLoopback: false });
+  it('does not warn when PUBLIC_URL names an address other machines can reach, and then keeps this machine’s addresses to itself', async () => {
+    expect(await setupOf(reachable)).toEqual({
+      publicUrl: 'http://192.0.2.10:3000',
+      publicUrlIsLoopback: false,
+      brokerUrl: 'mqtts://192.0.2.10:8883',
+      brokerUrlIsLoopback: false,
+      networkAddresses: [],
+      devicePackage: null,
+    });
   });
 
   it('needs a signed-in account', async () => {
