@@ -41,6 +41,35 @@ describe('AcceptInvitePage (account creation from an invitation link)', () => {
     expect(getSession()).toMatchObject({ token: finalToken, refreshToken: 'r2', email: 'new@example.com' });
   });
 
+  it('after a code sign-in on /login (the code in router state), keeps the code when the email leaves the address bar', async () => {
+    const finalToken = makeJwt({ exp: nowSeconds() + 600, sid: 'final', email: 'new@example.com' });
+    const calls = stubFetch((call) => {
+      if (call.url === '/api/account/password') return noContent();
+      if (call.url === '/api/auth/token') return json({ authToken: finalToken, refreshToken: 'r2', privateKey: 'c', publicKey: 'd' });
+      return json({ userId: 'u', email: 'new@example.com', displayName: 'New', emailVerified: true, publicKey: null });
+    });
+    const user = userEvent.setup();
+    const { router } = renderRoute(<AcceptInvitePage />, {
+      path: '/accept-invite',
+      initial: '/login',
+      extra: [
+        { path: '/login', element: <p>login</p> },
+        { path: '/start', element: <p>start</p> },
+      ],
+    });
+    await router.navigate('/accept-invite?email=new%40example.com', { state: { code: 'CODE1', signedIn: true } });
+    await waitFor(() => expect(router.state.location.search).toBe(''));
+    expect(router.state.location.state).toEqual({ code: 'CODE1', signedIn: true });
+    await user.type(await screen.findByLabelText(/^Password/), 'chosen-pw');
+    await user.type(screen.getByLabelText(/Repeat password/), 'chosen-pw');
+    await user.click(screen.getByRole('button', { name: 'Choose password' }));
+    expect(await screen.findByText('start')).toBeInTheDocument();
+    expect(calls.filter((c) => c.method === 'POST').map((c) => [c.url, c.body])).toEqual([
+      ['/api/account/password', { oldPassword: 'CODE1', newPassword: 'chosen-pw' }],
+      ['/api/auth/token', { email: 'new@example.com', password: 'chosen-pw' }],
+    ]);
+  });
+
   it('still takes an invitation mailed with its email and code in the query, and takes them out of the address bar', async () => {
     const calls = stubFetch(() => json({ code: 401, message: 'Wrong email or password' }, 401));
     const user = userEvent.setup();
