@@ -19,7 +19,16 @@ describe('the German glossary', () => {
   it.each([
     ['Benutzer-Token', 'Nutzer-Token'],
     ['Entriegelungsdauer', 'Öffnungsdauer'],
+    // Unlocking is öffnen everywhere, not entsperren here and entriegeln there.
+    ['entsperr', 'öffnen'],
+    ['entriegel', 'öffnen'],
+    // An application's owner is its Eigentümer.
+    ['Inhaber', 'Eigentümer'],
   ])('says %s nowhere (it is %s)', (avoid) => {
-    expect(german.filter(([, text]) => text.includes(avoid)).map(([path]) => path)).toEqual([]);
+    expect(german.filter(([, text]) => text.toLowerCase().includes(avoid.toLowerCase())).map(([path]) => path)).toEqual([]);
+  });
+
+  it('writes a tile as Tür-Tag, not as the English "Tile"', () => {
+    expect(german.filter(([, text]) => /\bTiles?\b/.test(text)).map(([path]) => path)).toEqual([]);
   });
 });
