@@ -129,12 +129,12 @@ test('register, build an application, manage it, remove it, log out', async ({ p
   await expect(appCard.getByRole('button', { name: 'Edit Application' })).toBeVisible();
   await expect(page.getByText('Front Door 2').first()).toBeVisible();
 
-  // Company Urls: clear the app link → sent as null.
-  const urls = page.getByRole('region', { name: 'Company Urls' });
-  await urls.getByRole('button', { name: 'Edit Company Urls' }).click();
+  // Company URLs: clear the app link → sent as null.
+  const urls = page.getByRole('region', { name: 'Company URLs' });
+  await urls.getByRole('button', { name: 'Edit Company URLs' }).click();
   await urls.getByLabel('App link (optional)').fill('https://acme.example.com/app');
   await urls.getByRole('button', { name: 'Save' }).click();
-  await expect(urls.getByRole('button', { name: 'Edit Company Urls' })).toBeVisible();
+  await expect(urls.getByRole('button', { name: 'Edit Company URLs' })).toBeVisible();
 
   // Authentication: key, auth domain, CORS domain — add and remove.
   const authCard = page.getByRole('region', { name: 'Authentication' });

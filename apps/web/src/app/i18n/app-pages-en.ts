@@ -118,7 +118,7 @@ export const appPagesEn = {
     edit: 'Edit {{card}}',
     application: 'Application',
     applicationId: 'Application ID',
-    companyUrls: 'Company Urls',
+    companyUrls: 'Company URLs',
     emailBranding: 'Email & Branding',
     senderDetails: 'Sender details',
     callToActionHeading: 'Call to action',

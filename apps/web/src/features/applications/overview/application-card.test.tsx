@@ -156,11 +156,11 @@ describe('Application card edit mode', () => {
   });
 });
 
-describe('Company Urls card', () => {
+describe('Company URLs card', () => {
   it('sends an emptied optional URL as null and nothing else', async () => {
     const { calls, user } = setup();
     renderRoute(<CompanyUrlsCard app={sampleApplication} />);
-    await user.click(screen.getByRole('button', { name: 'Edit Company Urls' }));
+    await user.click(screen.getByRole('button', { name: 'Edit Company URLs' }));
     await user.clear(screen.getByRole('textbox', { name: /App link/ }));
     await waitFor(() => expect(screen.getByRole('button', { name: 'Save' })).toBeEnabled());
     await user.click(screen.getByRole('button', { name: 'Save' }));
@@ -173,7 +173,7 @@ describe('Company Urls card', () => {
     stubFetch((call) => (call.method === 'POST' ? json({ code: 400, message: 'The request is not valid' }, 400) : json(sampleApplication)));
     const user = userEvent.setup();
     renderRoute(<CompanyUrlsCard app={sampleApplication} />);
-    await user.click(screen.getByRole('button', { name: 'Edit Company Urls' }));
+    await user.click(screen.getByRole('button', { name: 'Edit Company URLs' }));
     await user.type(screen.getByRole('textbox', { name: /App link/ }), '/x');
     await waitFor(() => expect(screen.getByRole('button', { name: 'Save' })).toBeEnabled());
     await user.click(screen.getByRole('button', { name: 'Save' }));
@@ -186,7 +186,7 @@ describe('Company Urls card', () => {
     stubFetch((call) => (call.method === 'POST' ? json(refusal, 400) : json(sampleApplication)));
     const user = userEvent.setup();
     renderRoute(<CompanyUrlsCard app={sampleApplication} />);
-    await user.click(screen.getByRole('button', { name: 'Edit Company Urls' }));
+    await user.click(screen.getByRole('button', { name: 'Edit Company URLs' }));
     await user.type(screen.getByRole('textbox', { name: /App link/ }), '/x');
     await user.click(screen.getByRole('button', { name: 'Save' }));
     const support = screen.getByRole('textbox', { name: /Support contact/ });

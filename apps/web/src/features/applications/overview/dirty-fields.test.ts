@@ -14,7 +14,7 @@ describe('edit mode payloads', () => {
     expect(pickDirty(values, { callToAction: { headline: false } })).toEqual({});
   });
 
-  it('Company Urls: sends an emptied field as null, and only dirty ones', () => {
+  it('Company URLs: sends an emptied field as null, and only dirty ones', () => {
     const values = { privacyPolicy: 'https://a.test/p', supportContact: 'mailto:a@a.test', appLink: '  ' };
     expect(pickDirtyEmptyAsNull(values, { appLink: true })).toEqual({ appLink: null });
     expect(pickDirtyEmptyAsNull(values, { privacyPolicy: true, appLink: false })).toEqual({ privacyPolicy: 'https://a.test/p' });

@@ -16,7 +16,7 @@ export function pickDirty<T extends Record<string, unknown>>(values: T, dirty: D
   return out;
 }
 
-/** Company Urls: dirty fields only, and an emptied field clears the value (null) rather than saving ''. */
+/** Company URLs: dirty fields only, and an emptied field clears the value (null) rather than saving ''. */
 export function pickDirtyEmptyAsNull<T extends Record<string, string>>(values: T, dirty: DirtyMap): Partial<Record<keyof T, string | null>> {
   const out: Partial<Record<keyof T, string | null>> = {};
   for (const [key, value] of Object.entries(pickDirty(values, dirty)) as [keyof T, string][]) {
