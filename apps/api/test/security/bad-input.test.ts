@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messages } from '@latchkey/contract';
 import { createTestApp, uniqueEmail, type TestApp } from '../helpers.js';
 import { injectAny } from './streams.js';
+import { settleAccountMail } from '../../src/modules/account/account-trust.service.js';
 
 /**
  * Issue 4 "bad input": property-based bodies, params and queries for every route of the route table.
@@ -44,6 +45,9 @@ beforeAll(async () => {
   appId = created.headers.location!.toString().split('/').pop()!;
   const locks = await t.app.inject({ method: 'GET', url: `/api/platform/application/${appId}/lock`, headers: { authorization: `Bearer ${token}` } });
   lockId = (locks.json() as { id: string }[])[0]!.id;
+  // The registration's verification email goes out after the answer (and, without SMTP, into the account's
+  // Outbox): settled before the database is compared.
+  await settleAccountMail(t.app);
 });
 afterAll(() => t?.close());
 
