@@ -47,6 +47,13 @@ export type LockTile = z.infer<typeof lockTileSchema>;
 export const tileNameSchema = z.object({ name: z.nullable(requiredText(MAX_TEXT_LENGTH)) });
 export type TileName = z.infer<typeof tileNameSchema>;
 
+/**
+ * GET /tile/{tileId}/branding, public: what the tile's page shows of the application it belongs to (its
+ * name, logo and colour), so the person at the door sees whose door it is before signing in.
+ */
+export const tileBrandingSchema = z.object({ name: z.string(), logoUrl: z.nullable(z.string()), primaryColour: z.string() });
+export type TileBranding = z.infer<typeof tileBrandingSchema>;
+
 /** GET /site (NetworkSiteResponse). Geofence members are 0: Latchkey's sites have no position yet. */
 export const siteSchema = z.object({
   id: z.string(),

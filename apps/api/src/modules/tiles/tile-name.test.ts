@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { messages, tileErrors, type LockTile } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { applicationChanges } from '../../db/schema.js';
+import { applicationChanges, applications } from '../../db/schema.js';
 import { bearer, createApplication, createOwner } from '../../../test/fixtures/platform-users.js';
 
 /** A tile has a name its owners give it, so two stickers on one lock can be told apart. */
@@ -66,5 +66,23 @@ describe('a tile’s name', () => {
     const missing = await call('PUT', `${tilesUrl()}/00000000-0000-4000-8000-000000000000`, { name: 'Ghost' });
     expect(missing.statusCode).toBe(404);
     expect(missing.json().message).toBe(tileErrors.notLinked);
+  });
+});
+
+describe('GET /tile/{tileId}/branding (public)', () => {
+  it('answers the application’s name, logo and colour to anyone at the door, and nothing else of it', async () => {
+    await t.app.db.update(applications).set({ logoUrl: 'https://cdn.example.com/acme.png', primaryColour: '#AA2200' }).where(eq(applications.id, appId));
+    const made = (await call('POST', tilesUrl())).json() as LockTile;
+    const res = await t.app.inject({ method: 'GET', url: `/api/tile/${made.tileId}/branding` });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ name: 'Acme Access', logoUrl: 'https://cdn.example.com/acme.png', primaryColour: '#AA2200' });
+  });
+
+  it('answers an unknown or malformed tile with 404', async () => {
+    for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-tile']) {
+      const res = await t.app.inject({ method: 'GET', url: `/api/tile/${id}/branding` });
+      expect(res.statusCode, id).toBe(404);
+      expect(res.json().message).toBe(tileErrors.noDevices);
+    }
   });
 });

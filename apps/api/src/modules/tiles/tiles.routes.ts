@@ -11,6 +11,7 @@ import {
   ownerTileParamsSchema,
   tileLocksSchema,
   tileErrors,
+  tileBrandingSchema,
   tileNameSchema,
   tileParamsSchema,
   tileSignInResponseSchema,
@@ -23,6 +24,7 @@ import { refuseIfExceeded } from '../../plugins/rate-limit.js';
 import { afterReply } from '../account/account-trust.service.js';
 import { initiateTileSignIn, verifyTileSignIn } from './tile-sign-in.js';
 import { renameLockTile } from './tile-name.js';
+import { getTileBranding } from './tile-branding.js';
 import {
   adminLock,
   associateTile,
@@ -124,6 +126,15 @@ export async function tilesRoutes(instance: FastifyInstance) {
       await associateTile(app.db, request.lockUser, request.params.tileId, request.body);
       return reply.code(204).send(null);
     },
+  );
+
+  app.get(
+    '/tile/:tileId/branding',
+    {
+      config: { public: true },
+      schema: { tags, summary: 'The name, logo and colour of the tile’s application, for its page', params: tileParamsSchema, response: { 200: tileBrandingSchema, 400: E, 404: E } },
+    },
+    async (request) => getTileBranding(app.db, request.params.tileId),
   );
 
   app.get(

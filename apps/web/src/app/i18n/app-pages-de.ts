@@ -706,6 +706,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     otherAddress: 'Andere Adresse verwenden',
     signedInHint: 'Mit einem Link aus der E-Mail angemeldet, nur in diesem Browser-Tab.',
     signOut: 'Abmelden',
+    unlockHelp: 'Öffnet diese Tür von Ihrem Telefon aus, mit einem Schlüssel, der in diesem Browser bleibt.',
   },
   device: {
     title: 'Gerät',

@@ -692,6 +692,7 @@ export const appPagesEn = {
     otherAddress: 'Use another address',
     signedInHint: 'Signed in with an emailed link, in this browser tab only.',
     signOut: 'Sign out',
+    unlockHelp: 'Opens this door from your phone, with a key that stays in this browser.',
   },
   device: {
     title: 'Device',

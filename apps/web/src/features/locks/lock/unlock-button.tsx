@@ -11,9 +11,10 @@ import { KeyCodeCancelled, LocationUnavailableError, useUnlock, type UnlockDeps 
 
 /**
  * A real signed unlock from this browser; a refusal shows the lock's reason (it is in the log too).
- * `onSettled`: accepted or refused, for a page that shows the lock from a query of its own (the tile page).
+ * `onSettled`: accepted or refused, for a page that shows the lock from a query of its own (the tile page);
+ * `help`: the line under the button for that page's readers (the portal's own speaks to developers).
  */
-export function UnlockButton({ lock, deps, onSettled }: { lock: Lock; deps?: UnlockDeps; onSettled?: () => void }) {
+export function UnlockButton({ lock, deps, onSettled, help }: { lock: Lock; deps?: UnlockDeps; onSettled?: () => void; help?: string }) {
   const { t } = useTranslation();
   // Issue 29: a password account's new key asks for the emailed code in this dialog.
   const { askCode, dialog } = useKeyCodeDialog();
@@ -38,7 +39,7 @@ export function UnlockButton({ lock, deps, onSettled }: { lock: Lock; deps?: Unl
         {unlock.isPending ? t('locks.unlocking') : t('locks.unlock')}
       </Button>
       <Typography id={helpId} variant="body2" color="text.secondary" sx={{ mt: 1 }}>
-        {t('locks.unlockHelp')}
+        {help ?? t('locks.unlockHelp')}
       </Typography>
       <MessageDialog
         open={failure !== null}

@@ -2,11 +2,13 @@ import {
   certificateResponseSchema,
   lockSchema,
   lockTileSchema,
+  tileBrandingSchema,
   tileSignInResponseSchema,
   tileSignInSentSchema,
   type CertificateResponse,
   type Lock,
   type LockTile,
+  type TileBranding,
   type TileSignInResponse,
 } from '@latchkey/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -58,6 +60,12 @@ export async function getTileLocks(tileId: string, bearer?: string): Promise<Loc
   return z.array(lockSchema).parse(await res.json());
 }
 
+/** Whose door it is (the application's name, logo and colour): public, for the page at the door. */
+export async function getTileBranding(tileId: string): Promise<TileBranding> {
+  const res = await request(`/tile/${encodeURIComponent(tileId)}/branding`, { auth: false });
+  return tileBrandingSchema.parse(await res.json());
+}
+
 /** Asks for a sign-in link by email; the answer says the same whether or not one is sent. */
 export async function requestTileSignIn(tileId: string, email: string): Promise<string> {
   const res = await request(`/tile/${encodeURIComponent(tileId)}/sign-in`, { method: 'POST', body: { email }, auth: false });
@@ -102,6 +110,10 @@ export function useTileLocks(tileId: string, who: { bearer?: string; userId: str
     enabled: who !== null,
     retry: false,
   });
+}
+
+export function useTileBranding(tileId: string) {
+  return useQuery({ queryKey: ['tile', tileId, 'branding'], queryFn: () => getTileBranding(tileId), retry: false, staleTime: Infinity });
 }
 
 export function useCreateTile(appId: string, lockId: string) {

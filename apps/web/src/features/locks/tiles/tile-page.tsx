@@ -16,7 +16,7 @@ import { useLinkSecrets } from '../../../lib/use-link-secrets';
 import { LockStateChip } from '../lock-state';
 import { UnlockButton } from '../lock/unlock-button';
 import type { UnlockDeps } from '../unlock-api';
-import { certifyAsTileUser, executeAsTileUser, requestTileSignIn, useTileLocks, verifyTileSignIn } from './api';
+import { certifyAsTileUser, executeAsTileUser, requestTileSignIn, useTileBranding, useTileLocks, verifyTileSignIn } from './api';
 import { forgetTileSignIn, getTileSignIn, storeTileSignIn } from './tile-session';
 
 const SIGN_IN_LINK = ['signin'] as const;
@@ -58,6 +58,7 @@ export function TilePage() {
   const portalSignedIn = Boolean(session.token || session.refreshToken);
   const who = signIn ? { bearer: signIn.authToken, userId: signIn.userId } : portalSignedIn ? { userId: 'portal' } : null;
   const locks = useTileLocks(tileId, who);
+  const branding = useTileBranding(tileId);
 
   const signOut = () => {
     forgetTileSignIn();
@@ -88,6 +89,20 @@ export function TilePage() {
   const nothingHere = locks.error instanceof ApiError && locks.error.status === 404;
   return (
     <Container component="main" maxWidth="sm" sx={{ py: { xs: 2, sm: 4 } }}>
+      {/* Whose door it is, in the application's own name and logo. Its line is there from the start, so
+          nothing moves when the branding arrives. */}
+      <Box
+        sx={{ display: 'flex', alignItems: 'center', gap: 1.5, minHeight: 48, mb: 1, pl: 1.5, borderLeft: 4, borderColor: branding.data?.primaryColour ?? 'transparent' }}
+      >
+        {branding.data?.logoUrl && (
+          <Box component="img" src={branding.data.logoUrl} alt="" sx={{ height: 40, maxWidth: 160, objectFit: 'contain' }} />
+        )}
+        {branding.data && (
+          <Typography component="p" variant="h6" sx={{ fontWeight: 600, overflowWrap: 'anywhere' }}>
+            {branding.data.name}
+          </Typography>
+        )}
+      </Box>
       <Typography variant="h1" sx={{ mb: 2, overflowWrap: 'anywhere' }}>
         {t('tiles.pageTitle')}
       </Typography>
@@ -130,12 +145,13 @@ export function TilePage() {
 }
 
 function Door({ lock, deps, onSettled }: { lock: Lock; deps?: UnlockDeps; onSettled: () => void }) {
+  const { t } = useTranslation();
   return (
     <SectionCard headingId={`door-${lock.id}`} title={lock.name} headerGap={1}>
       <Box sx={{ mb: 2 }}>
         <LockStateChip state={lock.state} />
       </Box>
-      <UnlockButton lock={lock} deps={deps} onSettled={onSettled} />
+      <UnlockButton lock={lock} deps={deps} onSettled={onSettled} help={t('tiles.unlockHelp')} />
     </SectionCard>
   );
 }

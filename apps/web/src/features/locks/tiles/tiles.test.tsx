@@ -123,6 +123,21 @@ describe('Tile page (/t/{tileId})', () => {
     expect(within(door).getByRole('button', { name: 'Unlock' })).toBeEnabled();
   });
 
+  it('shows whose door it is (the application’s name and logo) and speaks to the person at the door, not to developers', async () => {
+    signIn();
+    stubFetch((call) => {
+      if (call.url === `/api/tile/${TILE_ID}/branding`) return json({ name: 'Acme Access', logoUrl: 'https://cdn.example.com/acme.png', primaryColour: '#AA2200' });
+      if (call.url === `/api/tile/${TILE_ID}/lock`) return json([sampleLock({ name: 'Side Gate' })]);
+      return json({ code: 404, message: 'Not found' }, 404);
+    });
+    const { container } = renderRoute(<TilePage />, { path: '/t/:tileId', initial: `/t/${TILE_ID}` });
+    const door = await screen.findByRole('region', { name: 'Side Gate' });
+    expect(await screen.findByText('Acme Access')).toBeInTheDocument();
+    expect(container.querySelector('img[src="https://cdn.example.com/acme.png"]')).not.toBeNull();
+    expect(within(door).getByText('Opens this door from your phone, with a key that stays in this browser.')).toBeInTheDocument();
+    expect(screen.queryByText(/your users’ apps/)).not.toBeInTheDocument();
+  });
+
   it('says so when the tile opens nothing for this user', async () => {
     signIn();
     stubFetch(() => json({ code: 404, message: 'No devices associated with this tile' }, 404));
@@ -167,8 +182,10 @@ describe('Tile page signed out: a shared user signs in with an emailed link', ()
     const sent = calls.find((c) => c.method === 'POST')!;
     expect(sent.body).toEqual({ email: 'Door.User@example.com' });
     expect(sent.headers.Authorization).toBeUndefined();
-    // No portal session and no sign-in: nothing else was asked of the API.
-    expect(calls).toHaveLength(1);
+    // No portal session and no sign-in: nothing else was asked of the API but the tile's public branding,
+    // and nothing carried a token.
+    expect(calls.filter((c) => c.url !== `/api/tile/${TILE_ID}/branding`)).toHaveLength(1);
+    expect(calls.every((c) => c.headers.Authorization === undefined)).toBe(true);
     await u.click(screen.getByRole('button', { name: 'Use another address' }));
     expect(await screen.findByRole('textbox', { name: 'Email address' })).toBeInTheDocument();
   });
