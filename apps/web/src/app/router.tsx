@@ -36,7 +36,13 @@ export const routes: RouteObject[] = [
         children: [
           {
             path: paths.register,
-            lazy: () => import('../features/auth/register-page').then((m) => ({ Component: m.RegisterPage })),
+            // With the signed-in pages' strings: the password strength hint's words are among them, and
+            // /start, where a new account goes next, needs them anyway.
+            lazy: () =>
+              Promise.all([
+                import('../features/auth/register-page').then((m) => ({ Component: m.RegisterPage })),
+                loadAppPageTexts(),
+              ]).then(([route]) => route),
           },
         ],
       },
@@ -46,7 +52,12 @@ export const routes: RouteObject[] = [
       },
       {
         path: paths.resetPassword,
-        lazy: () => import('../features/auth/reset-password-page').then((m) => ({ Component: m.ResetPasswordPage })),
+        // With the signed-in pages' strings: the password strength hint's words are among them.
+        lazy: () =>
+          Promise.all([
+            import('../features/auth/reset-password-page').then((m) => ({ Component: m.ResetPasswordPage })),
+            loadAppPageTexts(),
+          ]).then(([route]) => route),
       },
       {
         path: paths.verifyEmail,

@@ -3,6 +3,10 @@ import type { appPagesEn } from './app-pages-en';
 
 /** Deutsch: the strings of the signed-in pages (app-pages-en.ts), the same keys in the same shape. */
 export const appPagesDe: Catalogue<typeof appPagesEn> = {
+  passwordStrength: {
+    label: 'Passwortstärke: {{strength}}',
+    scores: { veryWeak: 'sehr schwach', weak: 'schwach', fair: 'mittel', strong: 'stark', veryStrong: 'sehr stark' },
+  },
   account: {
     unverified:
       'Bitte bestätigen Sie Ihre E-Mail-Adresse: Wir haben einen Link an {{email}} gesendet. Bis dahin versendet die Plattform für Sie höchstens 5 E-Mails am Tag.',

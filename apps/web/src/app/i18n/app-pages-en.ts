@@ -8,6 +8,11 @@ import { messages, TOKEN_CHECK_LABELS, uiErrors } from '@latchkey/contract';
  * i18n-parity.test.ts checks them with the rest.
  */
 export const appPagesEn = {
+  // Under a new password (register, reset, the account page); the pages that ask for one load this table.
+  passwordStrength: {
+    label: 'Password strength: {{strength}}',
+    scores: { veryWeak: 'very weak', weak: 'weak', fair: 'fair', strong: 'strong', veryStrong: 'very strong' },
+  },
   account: {
     unverified: 'Please verify your email address: we sent a link to {{email}}. Until then the platform sends at most 5 emails a day for you.',
     sendAgain: 'Send again',

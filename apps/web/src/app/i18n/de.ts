@@ -70,10 +70,6 @@ export const de: Catalogue<typeof en> = {
     choosePassword: 'Passwort festlegen',
     forgotLink: 'Passwort vergessen?',
     passkey: 'Anmeldung mit Passkey',
-    strength: {
-      label: 'Passwortstärke: {{strength}}',
-      scores: { veryWeak: 'sehr schwach', weak: 'schwach', fair: 'mittel', strong: 'stark', veryStrong: 'sehr stark' },
-    },
   },
   nav: {
     overview: 'Übersicht',

@@ -65,10 +65,6 @@ export const en = {
     choosePassword: 'Choose password',
     forgotLink: 'Forgot password?',
     passkey: 'Sign in with a passkey',
-    strength: {
-      label: 'Password strength: {{strength}}',
-      scores: { veryWeak: 'very weak', weak: 'weak', fair: 'fair', strong: 'strong', veryStrong: 'very strong' },
-    },
   },
   nav: {
     overview: 'Overview',

@@ -43,7 +43,7 @@ export function PasswordStrengthHint({ password, userInputs = [] }: { password: 
         />
       )}
       <Typography id={id} variant="caption" color="text.secondary" aria-live="polite">
-        {shown !== null ? t('auth.strength.label', { strength: t(`auth.strength.scores.${WORDS[shown]}`) }) : ''}
+        {shown !== null ? t('passwordStrength.label', { strength: t(`passwordStrength.scores.${WORDS[shown]}`) }) : ''}
       </Typography>
     </Box>
   );
