@@ -24,6 +24,16 @@ export const DEVICE_TOPIC_ROOT = 'latchkey/d';
 export const MAX_DEVICE_CONNECTIONS = 4;
 /** The embedded broker grants a device at most this many subscriptions over its connections. */
 export const MAX_DEVICE_SUBSCRIPTIONS = 32;
+/**
+ * A device's presence is announced to webhooks (device.online / device.offline) at once after a quiet spell;
+ * a change within this many seconds of the last one waits until the presence has held this long, and is
+ * announced only if it still differs from what was announced (a flapping device gives two webhooks, not hundreds).
+ */
+export const DEVICE_PRESENCE_SETTLE_S = 5;
+/** The presence and state reports the service records of one device: this many at once, then DEVICE_REPORTS_PER_MINUTE. */
+export const DEVICE_REPORT_BURST = 20;
+/** Reports over the rate are not lost: the latest of each kind is recorded when the rate allows. */
+export const DEVICE_REPORTS_PER_MINUTE = 60;
 
 /** The topics of one device, under `latchkey/d/<deviceId>`. */
 export const DEVICE_TOPICS = ['presence', 'state', 'config', 'op', 'result', 'renew', 'certificate'] as const;

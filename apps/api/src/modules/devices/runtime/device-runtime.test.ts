@@ -390,6 +390,8 @@ describe('offline', () => {
     const seen = lockEvent((lock) => lock.device?.connected === false);
     client.stream.destroy();
     await seen;
+    // Announced once the presence has held (at once after a quiet spell, else within DEVICE_PRESENCE_SETTLE_S).
+    await t.app.deviceRuntime.announced();
     expect(await deliveries('device.offline')).toBe(1);
     expect((await ownerLock()).state.connected).toBe(false);
 

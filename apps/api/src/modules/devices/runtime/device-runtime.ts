@@ -1,5 +1,13 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { DEVICE_TOPIC_ROOT, deviceResultSchema, deviceStateMessageSchema, type DeviceStateMessage } from '@latchkey/contract';
+import {
+  DEVICE_PRESENCE_SETTLE_S,
+  DEVICE_REPORT_BURST,
+  DEVICE_REPORTS_PER_MINUTE,
+  DEVICE_TOPIC_ROOT,
+  deviceResultSchema,
+  deviceStateMessageSchema,
+  type DeviceStateMessage,
+} from '@latchkey/contract';
 import type { Db } from '../../../db/client.js';
 import type { DeviceBus } from '../../../plugins/mqtt/bus.js';
 import { allowedDirectAccessEndpoints } from '../../../plugins/mqtt/direct-access.js';
@@ -11,6 +19,7 @@ import { ConfigPublisher } from './config-publisher.js';
 import { parseDeviceTopic, readJson, readPresence } from './device-messages.js';
 import { markAllOffline, recordPresence, recordState } from './device-status.js';
 import { DeviceOperationRelay } from './relay.js';
+import { PresenceAnnouncer, ReportLimiter } from './report-pacing.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -48,11 +57,18 @@ export class DeviceRuntime {
   readonly configs: ConfigPublisher;
   /** Reports of one device are handled in the order they came; different devices' at once. */
   private readonly chains = new Map<string, Promise<void>>();
+  /** How many presence and state reports of one device are recorded (a flood is held to the rate). */
+  readonly reportLimiter = new ReportLimiter(DEVICE_REPORT_BURST, DEVICE_REPORTS_PER_MINUTE);
+  /** Reports over a device's rate, the latest of each kind, until the rate allows them. */
+  private readonly held = new Map<string, { reports: Map<string, Buffer>; timer: NodeJS.Timeout }>();
+  private readonly presence: PresenceAnnouncer;
+  private pruner: NodeJS.Timeout | undefined;
   private stopNotices: (() => void) | null = null;
 
   constructor(private readonly options: DeviceRuntimeOptions) {
     this.relay = new DeviceOperationRelay(options.db, options.bus, options.timeoutMs, options.log, options.ca);
     this.configs = new ConfigPublisher(options.db, options.bus, options.ca, options.log);
+    this.presence = new PresenceAnnouncer(options.db, DEVICE_PRESENCE_SETTLE_S, options.log);
   }
 
   async start(): Promise<void> {
@@ -69,18 +85,30 @@ export class DeviceRuntime {
     await bus.subscribe(`${DEVICE_TOPIC_ROOT}/+/presence`, (topic, payload) => this.receive(topic, payload));
     await bus.subscribe(`${DEVICE_TOPIC_ROOT}/+/state`, (topic, payload) => this.receive(topic, payload));
     await bus.subscribe(`${DEVICE_TOPIC_ROOT}/+/result`, (topic, payload) => this.receive(topic, payload));
+    this.pruner = setInterval(() => this.reportLimiter.prune(), 60_000);
+    this.pruner.unref();
   }
 
   stop(): void {
     this.stopNotices?.();
+    clearInterval(this.pruner);
+    for (const { timer } of this.held.values()) clearTimeout(timer);
+    this.held.clear();
+    this.presence.stop();
     this.configs.stop();
     this.relay.stop();
   }
 
-  /** Resolves once every report received so far has been handled (tests). */
+  /** Resolves once every report received so far has been handled (tests). Reports held over a device's rate are not waited for. */
   async settled(): Promise<void> {
     while (this.chains.size > 0) await Promise.all(this.chains.values());
     await this.configs.idle();
+  }
+
+  /** Resolves once the reports received so far are handled and the presence changes among them announced, which may wait for them to hold (tests). */
+  async announced(): Promise<void> {
+    await this.settled();
+    await this.presence.idle();
   }
 
   private receive(topic: string, payload: Buffer): void {
@@ -94,6 +122,41 @@ export class DeviceRuntime {
       if (!result.ok) return void log.warn({ deviceId, problem: result.problem }, 'device result dropped');
       return this.relay.onResult(deviceId, result.value);
     }
+    if (!this.reportLimiter.take(deviceId)) return this.hold(deviceId, kind, payload);
+    this.enqueue(deviceId, kind, payload);
+  }
+
+  /** A report over the device's rate: kept as the latest of its kind, recorded when the rate allows. */
+  private hold(deviceId: string, kind: string, payload: Buffer): void {
+    let held = this.held.get(deviceId);
+    if (!held) {
+      this.options.log.warn({ deviceId }, 'device reports over the rate: only the latest of each kind is recorded');
+      const timer = setTimeout(() => this.release(deviceId), this.reportLimiter.waitMs(deviceId));
+      timer.unref();
+      this.held.set(deviceId, (held = { reports: new Map(), timer }));
+    }
+    // Deleted first, so the kinds are recorded in the order of their latest reports.
+    held.reports.delete(kind);
+    held.reports.set(kind, payload);
+  }
+
+  private release(deviceId: string): void {
+    const held = this.held.get(deviceId);
+    if (!held) return;
+    for (const [kind, payload] of held.reports) {
+      if (!this.reportLimiter.take(deviceId)) {
+        held.timer = setTimeout(() => this.release(deviceId), this.reportLimiter.waitMs(deviceId));
+        held.timer.unref();
+        return;
+      }
+      held.reports.delete(kind);
+      this.enqueue(deviceId, kind, payload);
+    }
+    this.held.delete(deviceId);
+  }
+
+  private enqueue(deviceId: string, kind: string, payload: Buffer): void {
+    const { log } = this.options;
     const previous = this.chains.get(deviceId) ?? Promise.resolve();
     const next = previous
       .then(() => this.handleReport(deviceId, kind, payload))
@@ -109,8 +172,9 @@ export class DeviceRuntime {
     if (kind === 'presence') {
       const presence = readPresence(payload);
       if (!presence.ok) return void log.warn({ deviceId, problem: presence.problem }, 'device presence dropped');
-      const change = await recordPresence(db, deviceId, presence.value === 'online');
+      const change = await recordPresence(db, deviceId, presence.value === 'online', DEVICE_PRESENCE_SETTLE_S);
       if (!change) return void log.info({ deviceId }, 'presence of no provisioned device: ignored');
+      if (change.unannounced) this.presence.schedule(deviceId);
       if (presence.value === 'online' && (change.changed || change.neverConfigured)) this.configs.deviceOnline(change.lockId, change.neverConfigured);
       return;
     }
