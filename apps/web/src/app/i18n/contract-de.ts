@@ -288,6 +288,16 @@ export const contractDe: Catalogue<typeof contractEn> = {
       'Die Zertifikatsanforderung ist kein PKCS#10-PEM, das mit ihrem eigenen ECDSA-P-256- oder Ed25519-Schlüssel signiert ist',
     csrSubject: 'Die Zertifikatsanforderung darf kein Subject nennen, oder nur CN=<deviceId>',
   },
+  emailLimitErrors: {
+    applicationUnverified:
+      'Kein Eigentümer dieser Anwendung hat seine E-Mail-Adresse bestätigt: Bis einer es tut, versendet die Plattform für sie höchstens 5 E-Mails am Tag.',
+    applicationHourly:
+      'Diese Anwendung hat so viele Einladungen und Schlüssel-E-Mails versendet, wie sie in einer Stunde darf (20). Versuchen Sie es später erneut.',
+    accountInvitations:
+      'Sie haben so viele Einladungen versendet, wie Sie in einer Stunde dürfen (10). Versuchen Sie es später erneut.',
+    inviteNeedsAdmin:
+      'Nur ein Admin eines Schlosses kann jemand Neues einladen. Bitten Sie einen Admin des Schlosses, es mit der Person zu teilen.',
+  },
   authErrors: {
     offline: { title: 'Keine Internetverbindung', message: 'Bitte versuchen Sie es erneut.' },
     wrongCredentials: {

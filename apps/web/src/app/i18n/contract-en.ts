@@ -5,6 +5,7 @@ import {
   passkeyErrors,
   authErrorFor,
   discoveryErrors,
+  emailLimitErrors,
   testEmailErrors,
   lockErrors,
   lockMessages,
@@ -40,6 +41,7 @@ export const contractEn = {
   tileErrors,
   siteErrors,
   deviceErrors,
+  emailLimitErrors,
   authErrors: {
     offline: authErrorFor(0),
     wrongCredentials: authErrorFor(401),
