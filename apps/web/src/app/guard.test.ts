@@ -43,8 +43,9 @@ describe('protectedLoader (navigation guard)', () => {
 
   it('has the account (is its email verified?) before the first signed-in page is drawn, and does not wait for it again', async () => {
     queryClient.removeQueries({ queryKey: ['account'] });
+    queryClient.removeQueries({ queryKey: ['config'] });
     let answer: (r: Response) => void = () => {};
-    const calls = stubFetch((call) => (call.url === '/api/account' ? new Promise<Response>((r) => (answer = r)) : json(sampleApplication)));
+    const calls = stubFetch((call) => (call.url === '/api/account' ? new Promise<Response>((r) => (answer = r)) : (portalAnswer(call) ?? json(sampleApplication))));
     storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
     let done = false;
     const first = protectedLoader(args('/start')).then(() => (done = true));
@@ -54,13 +55,15 @@ describe('protectedLoader (navigation guard)', () => {
     answer(json({ ...sampleAccount, emailVerified: false }));
     await first;
     expect(queryClient.getQueryData(['account'])).toMatchObject({ emailVerified: false });
+    // The config too (is there an SMTP server?): the banner reads it from the cache.
+    expect(calls.some((c) => c.url === '/api/config')).toBe(true);
     // Cached: the next page draws at once, without asking again.
     await protectedLoader(args('/app-1/overview', { appId: 'app-1' }));
     expect(calls.filter((c) => c.url === '/api/account')).toHaveLength(1);
   });
 
   it('stays on the page asked for after refreshing an expired token (issue 28: not thrown out to /start)', async () => {
-    stubFetch(() => json({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r2' }));
+    stubFetch((call) => portalAnswer(call) ?? json({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r2' }));
     storeSignIn({ authToken: makeJwt({ exp: nowSeconds() - 5 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
     expect(await redirectOf(protectedLoader(args('/abc/overview')))).toBeNull();
     expect(localStorage.getItem('refreshToken')).toBe('r2');

@@ -16,24 +16,11 @@ export async function protectedLoader({ request, params }: LoaderFunctionArgs): 
     throw redirect(loginReturningTo(url.pathname + url.search + url.hash));
   }
   if (params.appId) void preloadApplication(params.appId);
-  await preloadAccount();
+  // Its own chunk: /login, which loads this guard, carries none of it.
+  await import('./preload-account').then((m) => m.preloadAccount());
   return null;
 }
 
-/**
- * The account (is its email verified?) before the first signed-in page is drawn, loaded while the page's
- * code loads: the verification banner then comes with the page instead of pushing it down once /account
- * answers (a layout shift on every page). Later navigations draw at once with what is cached; a failure
- * leaves the banner to its own query.
- */
-async function preloadAccount(): Promise<void> {
-  const [{ queryClient }, { accountQuery }] = await Promise.all([
-    import('./layouts/query-layout'),
-    import('../features/auth/account-query'),
-  ]);
-  if (queryClient.getQueryData(accountQuery.queryKey) !== undefined) return;
-  await queryClient.prefetchQuery(accountQuery);
-}
 
 /**
  * Starts loading the application a page opens with while its screens' code is still loading, instead of

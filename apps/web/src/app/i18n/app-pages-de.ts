@@ -21,6 +21,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
     codeInOutbox: 'Dieser Dienst versendet keine echten E-Mails (SMTP_URL ist nicht gesetzt): Die E-Mail liegt im Postausgang.',
     openOutbox: 'Postausgang öffnen',
     codeInAnyOutbox: 'Dieser Dienst versendet keine echten E-Mails (SMTP_URL ist nicht gesetzt): Die E-Mail liegt im Postausgang jeder Ihrer Anwendungen.',
+    linkInAnyOutbox: 'Dieser Dienst versendet keine echten E-Mails (SMTP_URL ist nicht gesetzt): Der Link liegt im Postausgang jeder Ihrer Anwendungen.',
     codeResent: 'Ein neuer Code ist unterwegs',
     cancel: 'Abbrechen',
     title: 'Ihr Konto',

@@ -27,6 +27,7 @@ export const appPagesEn = {
     codeInOutbox: 'This service sends no real email (SMTP_URL is not set): the email is in the Outbox.',
     openOutbox: 'Open the Outbox',
     codeInAnyOutbox: 'This service sends no real email (SMTP_URL is not set): the email is in the Outbox of each of your applications.',
+    linkInAnyOutbox: 'This service sends no real email (SMTP_URL is not set): the link is in the Outbox of each of your applications.',
     cancel: 'Cancel',
     title: 'Your account',
     menu: 'Your account',

@@ -2,7 +2,7 @@ import { accountSchema, type Account, type ErrorBody } from '@latchkey/contract'
 import { screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
-import { json, noContent, renderRoute, sampleAccount, stubFetch } from '../../test/helpers';
+import { json, noContent, renderRoute, sampleAccount, sampleConfig, stubFetch } from '../../test/helpers';
 import { VerifyEmailBanner } from './verify-email-banner';
 
 const unverified: Account = accountSchema.parse({ ...sampleAccount, email: 'new@example.com', emailVerified: false } satisfies Account);
@@ -36,5 +36,22 @@ describe('VerifyEmailBanner (issue 29)', () => {
     await expect.poll(() => queryClient.getQueryData(['account'])).toEqual(sampleAccount);
     expect(screen.queryByRole('region')).toBeNull();
     expect(screen.queryByRole('button', { name: 'Send again' })).toBeNull();
+  });
+
+  it('without SMTP (the config the navigation guard loaded), says the link is in the Outbox', async () => {
+    stubFetch((call) => (call.url === '/api/account' ? json(unverified) : noContent()));
+    const { queryClient } = renderRoute(<VerifyEmailBanner />);
+    queryClient.setQueryData(['config'], { ...sampleConfig, emailDelivery: 'outbox' });
+    const banner = await screen.findByRole('region', { name: /Please verify your email address/ });
+    expect(banner).toHaveTextContent('This service sends no real email (SMTP_URL is not set): the link is in the Outbox of each of your applications.');
+  });
+
+  it('with SMTP, says nothing of an Outbox, and never fetches the config itself', async () => {
+    const calls = stubFetch((call) => (call.url === '/api/account' ? json(unverified) : noContent()));
+    const { queryClient } = renderRoute(<VerifyEmailBanner />);
+    queryClient.setQueryData(['config'], { ...sampleConfig, emailDelivery: 'smtp' });
+    const banner = await screen.findByRole('region', { name: /Please verify your email address/ });
+    expect(banner).not.toHaveTextContent('SMTP_URL');
+    expect(calls.some((c) => c.url === '/api/config')).toBe(false);
   });
 });

@@ -1,7 +1,8 @@
 import { Alert, Button } from '@mui/material';
-import { useMutation } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { showSaved } from '../../components/ui/saved-notice';
+import { configQuery } from '../../lib/config';
 import { errorMessage } from '../../lib/http';
 import { useAccount } from './account-query';
 import { resendVerification } from '../../lib/trust-api';
@@ -10,6 +11,9 @@ import { resendVerification } from '../../lib/trust-api';
 export function VerifyEmailBanner() {
   const { t } = useTranslation();
   const account = useAccount();
+  // Read from the cache only (the navigation guard loads it with the account): fetched here, it would arrive
+  // after the banner and make it grow.
+  const config = useQuery({ ...configQuery, enabled: false });
   const resend = useMutation({
     mutationFn: resendVerification,
     onSuccess: () => showSaved(t('account.sent', { email: account.data?.email ?? '' })),
@@ -35,6 +39,7 @@ export function VerifyEmailBanner() {
       }
     >
       {t('account.unverified', { email: account.data.email })}
+      {config.data?.emailDelivery === 'outbox' ? ` ${t('account.linkInAnyOutbox')}` : null}
       {resend.isError ? ` — ${errorMessage(resend.error)}` : null}
     </Alert>
   );
