@@ -150,18 +150,23 @@ describe('access cache', () => {
     // A heartbeat times out (500 ms) before the next is sent (1 s): at most one is ever on its way.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
     let silent = false;
+    // This cache's own notices that came back (the other instances on the database send theirs too).
+    const sent = new Set<string>();
     let heartbeatsBack = 0;
     const feed: Pick<Database, 'listen' | 'notify'> = {
       listen: (channel, handlers) =>
         t.database.listen(channel, {
           ...handlers,
           message: (payload) => {
-            if (payload.startsWith('sync:')) heartbeatsBack++;
+            if (sent.has(payload)) heartbeatsBack++;
             handlers.message(payload);
           },
         }),
       // A silent feed: our own notices go nowhere, as over a connection that died without a word.
-      notify: (channel, payload) => t.database.notify(silent ? 'latchkey_nowhere' : channel, payload),
+      notify: (channel, payload) => {
+        if (!silent) sent.add(payload);
+        return t.database.notify(silent ? 'latchkey_nowhere' : channel, payload);
+      },
     };
     const cache = new AccessCache({ syncTimeoutMs: 500, heartbeatMs: 1000 });
     try {
