@@ -18,10 +18,11 @@ export default defineConfig({
     exclude: ['test/scale/**', '**/node_modules/**'],
     // One migrated database per run, which every test file's database is a copy of.
     globalSetup: ['test/global-setup.ts'],
-    // Caps for a hang, not budgets: on CI's two shared cores, a test that makes its own app (a fresh PGlite
-    // and its migrations) took over 20 s under load, and timed out without anything being wrong.
+    // Caps for a hang, not budgets. A test file's database is a copy of one migrated once (globalSetup), so
+    // making an app is no longer what a hook waits on longest: tests that run the built service or npm as
+    // child processes (start-script, downloads, devices-integration) are, and they give those 50 s.
     testTimeout: 60_000,
-    hookTimeout: 120_000,
+    hookTimeout: 60_000,
     pool: 'forks',
     // Vitest's default is one worker fewer than the cores: one on CI's two. A test file spends much of its
     // time waiting on PostgreSQL, the broker or a child process, so two keep both cores busy.
