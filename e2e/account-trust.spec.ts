@@ -3,7 +3,7 @@ import { keyCode, mailMatch } from './outbox-mail';
 import { PASSWORD, createAppViaApi, expectAccessible, login, registerViaApi, screenshot, uniqueEmail } from './support';
 
 /**
- * Issue 29, "Accounts people can trust": forgot password by email (the link read from the Outbox), email
+ * Accounts people can trust: forgot password by email (the link read from the Outbox), email
  * verification with the banner's "Send again", and the platform JavaScript SDK's second-factor flow for a
  * new key (423 → code by email → signed code → certificate), each in Chromium against the built service.
  */

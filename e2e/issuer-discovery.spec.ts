@@ -5,7 +5,7 @@ import { expect, test } from '@playwright/test';
 import { createAppViaApi, expectAccessible, login, registerViaApi, screenshot, uniqueEmail } from './support';
 
 /**
- * Issue 19 as an owner walks it: an auth domain added with OpenID discovery against a local provider (the
+ * Issuer discovery as an owner walks it: an auth domain added with OpenID discovery against a local provider (the
  * server lets 127.0.0.1 through its outbound guard: OUTBOUND_ALLOW in playwright.config.ts), a token signed
  * with the provider's key passes the tester, which names the issuer's key set; an uploaded key past its
  * `exp` is marked; a test email of the unsaved branding reaches the Outbox.

@@ -29,7 +29,7 @@ async function signUp(page: Page, email: string) {
 }
 
 /**
- * Issue 17 as a developer walks it: sign up, create an application, upload a key and an issuer, follow
+ * The sandbox as a developer walks it: sign up, create an application, upload a key and an issuer, follow
  * Getting Started's "Your backend" guide (share the Front Door with a user, run the example script with the
  * values it shows), see the unlock arrive live on the lock page, unlock from the browser too, and find the
  * branded invitation in the Outbox; revoking takes effect at once.

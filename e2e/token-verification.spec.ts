@@ -3,7 +3,7 @@ import { expect, test } from '@playwright/test';
 import { createAppViaApi, expectAccessible, login, registerViaApi, screenshot, uniqueEmail, expectNotice } from './support';
 
 /**
- * Issue 7 as an owner walks it: register a key and an issuer, sign a user token in the test with the
+ * Token verification as an owner walks it: register a key and an issuer, sign a user token in the test with the
  * private half (as the application's backend would), see the tester pass it check by check, have the
  * platform accept it, and find the user on the Settings page. Getting Started shows the owner's values.
  */

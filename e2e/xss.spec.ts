@@ -3,7 +3,7 @@ import { expect, test, type Page } from '@playwright/test';
 import { createAppViaApi, login, publicJwk, registerViaApi, uniqueEmail } from './support';
 
 /**
- * Issue 4 "browser side": script-like strings in every user-editable field stay text, in the portal and
+ * Injection, browser side: script-like strings in every user-editable field stay text, in the portal and
  * in the email preview; the portal's CSP forbids inline script; the preview may be framed by the portal only.
  */
 const PAYLOAD = `<img src=x onerror="window.__pwned=1;alert(1)"><script>window.__pwned=1;alert(1)</script>"'><svg onload=alert(1)>`;

@@ -11,7 +11,7 @@ import { loadConfig } from './config.js';
 import type { Database } from './db/client.js';
 
 /**
- * Issue 31's traces: with OTEL_EXPORTER_OTLP_ENDPOINT set, every request is a trace (HTTP and Fastify
+ * Traces: with OTEL_EXPORTER_OTLP_ENDPOINT set, every request is a trace (HTTP and Fastify
  * instrumentations), its id is the request id — in every log line and in the x-request-id answer — and
  * the spans reach the exporter (here an in-memory one in place of OTLP). On PostgreSQL (the api-postgres
  * project, TEST_DATABASE_URL) the request's queries are pg spans and its route a Fastify span, in its trace.

@@ -22,7 +22,7 @@ describe('register form', () => {
   });
 });
 
-describe('error catalogue §8', () => {
+describe('error catalogue', () => {
   it.each([
     [0, 'No internet connection'],
     [500, 'No internet connection'],
@@ -50,7 +50,7 @@ describe('application update', () => {
   });
 });
 
-describe('logo URL derivation §4', () => {
+describe('logo URL derivation', () => {
   const cfg = { uploadBaseUrl: 'http://localhost:3000/api/uploads', cdnBaseUrl: 'http://localhost:3000/cdn' };
   it('swaps the upload base for the CDN base and drops the query', () => {
     expect(deriveLogoUrl('http://localhost:3000/api/uploads/logos/a/b.png?sig=1&expires=2', cfg)).toBe(

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { directoryLookupSchema, isIpAddress, sdkErrors, updateLockPropertiesSchema } from './devices-sdk.js';
 
-describe('the SDKs’ lock properties and look-ups (issue 30)', () => {
+describe('the SDKs’ lock properties and look-ups', () => {
   it('takes IPv4 and IPv6 addresses, nothing else, as permitted addresses', () => {
     for (const ok of ['203.0.113.7', '0.0.0.0', '2001:db8::1', '::1', '::ffff:203.0.113.7']) expect(isIpAddress(ok), ok).toBe(true);
     for (const bad of ['203.0.113.256', '203.0.113', '10.0.0.0/8', 'example.com', '', ' 1.2.3.4x', '2001:db8::g']) expect(isIpAddress(bad), bad).toBe(false);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { addIssuerBodySchema, issuerBodySchema, normaliseIssuerUrl } from './index.js';
 
-describe('issuer URLs in their RFC 3986 normal form (issue 26)', () => {
+describe('issuer URLs in their RFC 3986 normal form', () => {
   it.each([
     ['https://ID.Example.COM', 'https://id.example.com'],
     ['HTTPS://id.example.com/', 'https://id.example.com'],

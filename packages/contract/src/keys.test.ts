@@ -58,7 +58,7 @@ describe('public JWK rules', () => {
 });
 
 /** Keys the crypto would take but nobody should trust, kids and algs outside the safe set. */
-describe('weak and ill-fitting keys (issue 26)', () => {
+describe('weak and ill-fitting keys', () => {
   const b64u = (bytes: Uint8Array | number[]) => Buffer.from(bytes).toString('base64url');
   const P = 2n ** 255n - 19n;
   const le32 = (n: bigint) => Buffer.from(n.toString(16).padStart(64, '0'), 'hex').reverse();

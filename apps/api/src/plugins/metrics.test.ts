@@ -7,7 +7,7 @@ import { connectMqtt, deviceTls, provisionDevice } from '../../test/fixtures/dev
 import { deviceTopic } from '@latchkey/contract';
 
 /**
- * Issue 31's metrics: names and labels as a scrape shows them after real requests — sign-ins, a refused
+ * Metrics: names and labels as a scrape shows them after real requests — sign-ins, a refused
  * and an accepted unlock, unlocks of a device-backed lock whose device is offline (503) or never answers
  * (504), a certificate, a 429, a webhook delivery retried and then failed — and the scrape's guard.
  */

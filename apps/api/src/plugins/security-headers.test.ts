@@ -50,7 +50,7 @@ describe('registerSecurityHeaders', () => {
   });
 });
 
-describe("the portal's CSP (issue 26 item 11b)", () => {
+describe("the portal's CSP", () => {
   const cspOf = (headers: Record<string, unknown>) => String(headers['content-security-policy']);
   const directive = (csp: string, name: string) => csp.split(/;\s*/).find((d) => d.startsWith(`${name} `)) ?? '';
 

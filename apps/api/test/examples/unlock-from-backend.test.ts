@@ -60,7 +60,7 @@ describe('examples/unlock-from-backend.mjs', () => {
 
   it('says what is wrong when the key is not the one registered', async () => {
     const error = await script({ KEY_ID: 'not-uploaded' }).catch((e: { code: number; stderr: string }) => e);
-    // Issue 26 (8a): to outsiders every failed key check reads the same; the token tester names the kid.
+    // To outsiders every failed key check reads the same; the token tester names the kid.
     expect((error as { stderr: string }).stderr).toMatch(/GET \/device\/mine → 401: .*could not be verified with a key registered for its issuer/);
   });
 

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startService, startTcpProxy, waitReady, type ServiceProcess } from './processes.js';
 
 /**
- * Issue 4 "faults": the database vanishing under load, and `kill -9` in the middle of a write burst.
+ * Faults: the database vanishing under load, and `kill -9` in the middle of a write burst.
  * Real processes of the built service; PGlite (data directory on disk) and PostgreSQL.
  */
 const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

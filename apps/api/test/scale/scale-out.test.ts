@@ -14,7 +14,7 @@ import { makePng } from './png.js';
 import { freePort, startService, startTcpProxy, waitReady, type ServiceProcess } from './processes.js';
 
 /**
- * Issues 6 and 18: two service processes on one PostgreSQL database, one S3-compatible bucket (s3rver)
+ * Two service processes on one PostgreSQL database, one S3-compatible bucket (s3rver)
  * behind a CDN base URL, and Redis — a journey that alternates between them. Configured as docs/deploy.md's
  * minimal N-instance set-up: DATABASE_URL plus the optional S3 and Redis, and no shared key or secret in
  * the environment (no JWT_PRIVATE_KEY, UPLOAD_SIGNING_SECRET or SECRETS_ENCRYPTION_KEY): the signing keys

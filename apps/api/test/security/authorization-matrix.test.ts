@@ -124,7 +124,7 @@ describe('authorization matrix', () => {
     expect(failures).toEqual([]);
   });
 
-  it('takes application-signed user tokens on the lock-user routes only (issue 17)', async () => {
+  it('takes application-signed user tokens on the lock-user routes only', async () => {
     // The first case deleted the owner's application: a partner application of its own.
     const partnerApp = await createApplication(t, stranger.claims.sub, APP_NAME);
     const issuer = 'https://matrix-backend.example';
@@ -144,7 +144,7 @@ describe('authorization matrix', () => {
     expect(failures).toEqual([]);
   });
 
-  it('lock-user routes by standing: a user, an admin, an owner, another application’s user, no token (issue 30)', async () => {
+  it('lock-user routes by standing: a user, an admin, an owner, another application’s user, no token', async () => {
     const home = await createSandbox(t);
     const away = await createSandbox(t);
     const LOCK_NAME = 'Standing Matrix Door';

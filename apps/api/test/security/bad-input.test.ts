@@ -7,7 +7,7 @@ import { injectAny } from './streams.js';
 import { settleAccountMail } from '../../src/modules/account/account-trust.service.js';
 
 /**
- * Issue 4 "bad input": property-based bodies, params and queries for every route of the route table.
+ * Bad input: property-based bodies, params and queries for every route of the route table.
  * No 5xx, every error is `{ code, message[, errors] }`, and the database is byte-for-byte unchanged.
  */
 const RUNS_PER_ROUTE = Number(process.env.FUZZ_RUNS_PER_ROUTE ?? 0);

@@ -6,8 +6,8 @@ import { createTestApp, type TestApp } from '../helpers.js';
 import { appUserToken, certify, createLock, createSandbox, execute, share, signJws, type KeyHolder } from '../fixtures/operations.js';
 
 /**
- * Issue 17's bad input for signed operations, generated: an otherwise random operation with at least one
- * defect of the issue's list (malformed JWS, wrong alg or typ, missing or foreign x5c, another key,
+ * Bad input for signed operations, generated: an otherwise random operation with at least one
+ * defect (malformed JWS, wrong alg or typ, missing or foreign x5c, another key,
  * another lock's sub, a lifetime over 60 s, an unknown operation, a closed window or a missing location,
  * coordinates out of range, an unknown time zone …). Every one gets a 4xx `{code, message}`, never a
  * 5xx, and the database changes by rejected log entries only.

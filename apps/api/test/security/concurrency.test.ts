@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, uniqueEmail, type TestApp } from '../helpers.js';
 
-/** Issue 4 "concurrency": parallel owners never lose one another's additions or edits. */
+/** Concurrency: parallel owners never lose one another's additions or edits. */
 let t: TestApp;
 const OWNERS = 50;
 

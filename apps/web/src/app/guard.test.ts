@@ -62,7 +62,7 @@ describe('protectedLoader (navigation guard)', () => {
     expect(calls.filter((c) => c.url === '/api/account')).toHaveLength(1);
   });
 
-  it('stays on the page asked for after refreshing an expired token (issue 28: not thrown out to /start)', async () => {
+  it('stays on the page asked for after refreshing an expired token, not thrown out to /start', async () => {
     stubFetch((call) => portalAnswer(call) ?? json({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r2' }));
     storeSignIn({ authToken: makeJwt({ exp: nowSeconds() - 5 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
     expect(await redirectOf(protectedLoader(args('/abc/overview')))).toBeNull();

@@ -2,7 +2,7 @@ import { parseJwkInput, publicJwkSchema } from '@latchkey/contract';
 import { describe, expect, it } from 'vitest';
 import { generateAuthKeyPair, jwkThumbprint, privateKeyFile, privateKeyFileName } from './key-pair';
 
-describe('a key pair generated in the browser (issue 28 item 4)', () => {
+describe('a key pair generated in the browser', () => {
   it.each(['Ed25519', 'ES256'] as const)('%s: the public half passes the contract as is, kid = its RFC 7638 thumbprint, alg fitting', async (kind) => {
     const pair = await generateAuthKeyPair(kind);
     const parsed = parseJwkInput(JSON.stringify(pair.publicJwk));

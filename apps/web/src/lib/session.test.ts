@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-describe('session storage (issue 26 item 11b)', () => {
+describe('session storage', () => {
   afterEach(() => vi.resetModules());
 
   it('keeps no private key from the sign-in answer', async () => {

@@ -6,7 +6,7 @@ import { applicationOwners, certifiedKeys, sessions, users } from '../../db/sche
 import { certify, createLock, execute, signOperation } from '../../../test/fixtures/operations.js';
 import { settleAccountMail } from './account-trust.service.js';
 
-/** Issue 29 part 4, the account page's API: sessions (list, end one), and deleting the account. */
+/** The account page's API: sessions (list, end one), and deleting the account. */
 let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp();
@@ -33,7 +33,7 @@ async function createApp(token: string, name = 'Page App') {
   return res.headers.location!.toString().split('/').pop()!;
 }
 
-describe('sessions (issue 29)', () => {
+describe('sessions', () => {
   it('lists the account’s sessions with browser and last use, the current one first; ends one; never another account’s', async () => {
     const me = await account();
     const phone = await signIn(me.email);
@@ -66,7 +66,7 @@ describe('sessions (issue 29)', () => {
   });
 });
 
-describe('DELETE /account (issue 29)', () => {
+describe('DELETE /account', () => {
   it('is refused while the account is the last owner of an application, and nothing changes', async () => {
     const me = await account();
     const appId = await createApp(me.token);

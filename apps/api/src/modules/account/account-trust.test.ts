@@ -8,7 +8,7 @@ import { createTestApp, uniqueEmail, type TestApp } from '../../../test/helpers.
 import { accountTokens, applicationUsers, users } from '../../db/schema.js';
 import { settleAccountMail } from './account-trust.service.js';
 
-/** Issue 29 parts 1 and 2: forgot password, email verification and the unverified account's daily emails. */
+/** Forgot password, email verification and the unverified account's daily emails. */
 let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp();
@@ -52,7 +52,7 @@ async function registered(password = 'first-pass') {
   return { email, password, token: res.json().authToken as string, refresh: res.json().refreshToken as string };
 }
 
-describe('forgot password (issue 29)', () => {
+describe('forgot password', () => {
   it('answers an unknown and a known address the same, and mails only the account a single-use link', async () => {
     const { email } = await registered();
     const unknown = uniqueEmail('nobody');
@@ -149,7 +149,7 @@ describe('forgot password (issue 29)', () => {
   });
 });
 
-describe('email verification (issue 29)', () => {
+describe('email verification', () => {
   it('registration mails a link; PUT /account/email/verify?code proves the address once; GET /account reports it', async () => {
     const { email, token } = await registered();
     const account = () => t.app.inject({ method: 'GET', url: '/api/account', headers: bearer(token) });
@@ -214,7 +214,7 @@ describe('email verification (issue 29)', () => {
   });
 });
 
-describe('the unverified account’s 5 emails a day: shares by email and test emails too (issue 29)', () => {
+describe('the unverified account’s 5 emails a day: shares by email and test emails too', () => {
   /** An application of the account's own, and the lock it starts with. */
   async function applicationOf(token: string) {
     const created = await post('/platform/application', { name: 'Trust Application', companyName: 'Trust Co', mailingAddress: '1 Trust Road' }, bearer(token));

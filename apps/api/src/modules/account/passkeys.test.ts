@@ -7,7 +7,7 @@ import { createTestApp, uniqueEmail, type TestApp } from '../../../test/helpers.
 import { settleAccountMail } from './account-trust.service.js';
 import { softAuthenticator } from './soft-authenticator.js';
 
-/** Issue 29 part 5: passkeys — add, list, remove, sign in (the second factor for new keys), and every refusal. */
+/** Passkeys — add, list, remove, sign in (the second factor for new keys), and every refusal. */
 let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp();
@@ -58,7 +58,7 @@ async function addPasskey(me: { email: string; token: string }, authenticator = 
 }
 const signInOptions = async () => (await inject('POST', '/auth/passkey/options')).json() as { challenge: string };
 
-describe('passkeys (issue 29)', () => {
+describe('passkeys', () => {
   it('adds a passkey from a password session with the emailed code, signs in with it — a session whose new keys need no emailed code', async () => {
     const me = await account();
     const authenticator = softAuthenticator();

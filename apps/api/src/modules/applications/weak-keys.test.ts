@@ -39,7 +39,7 @@ async function expectRefused(jwk: Record<string, unknown>, message: string) {
   expect(await storedKids()).not.toContain(kid);
 }
 
-describe('POST /auth/key refuses weak keys (issue 26)', () => {
+describe('POST /auth/key refuses weak keys', () => {
   it('RSA with e = 1, an even exponent, or fewer than 2048 bits', async () => {
     const rsa = jwkOf('rsa', { modulusLength: 2048 });
     await expectRefused({ ...rsa, e: 'AQ' }, messages.keyRsaExponent);

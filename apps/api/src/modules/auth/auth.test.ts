@@ -172,7 +172,7 @@ describe('invitations', () => {
     expect(after.json().passwordChangeRequired).toBeUndefined();
   });
 
-  it('register over a pending invitation, with or without force=true, takes nothing the invitation was given (issue 26)', async () => {
+  it('register over a pending invitation, with or without force=true, takes nothing the invitation was given', async () => {
     // An owner invites an email and makes that pending account an owner of their application.
     const owner = (await register({ email: uniqueEmail('inviter'), password: 'abcde' })).json();
     const invitee = uniqueEmail('invitee');
@@ -256,7 +256,7 @@ describe('rate limit', () => {
     }
   });
 
-  it('limits one address across emails (spraying), without locking an email’s owner out from another address (issue 26)', async () => {
+  it('limits one address across emails (spraying), without locking an email’s owner out from another address', async () => {
     const limited = await createTestApp({ LOGIN_RATE_LIMIT_MAX: '3', LOGIN_ADDRESS_RATE_LIMIT_MAX: '5' });
     try {
       const victim = uniqueEmail('victim');

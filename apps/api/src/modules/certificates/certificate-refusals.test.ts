@@ -8,7 +8,7 @@ import { bearer } from '../../../test/fixtures/platform-users.js';
 import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type Sandbox } from '../../../test/fixtures/operations.js';
 
 /**
- * Issue 26 item 5: /auth/certificate certifies only keys someone holds — never a small-order or
+ * /auth/certificate certifies only keys someone holds — never a small-order or
  * non-canonical Ed25519 point (a "signature" nobody made can verify against it), nor a key the platform
  * itself signs with — and only so many per user and hour. The operation verifier refuses a certificate
  * for a small-order key even if one was issued before.
@@ -36,7 +36,7 @@ const request = (token: string, ephemeralKey: string) =>
 let users = 0;
 const freshUser = () => appUserToken(sandbox, `cert-user-${++users}`);
 
-describe('POST /auth/certificate refuses keys no one holds (issue 26)', () => {
+describe('POST /auth/certificate refuses keys no one holds', () => {
   it('the 14 small-order encodings libsodium blocks, as raw keys and as DER SPKI', async () => {
     const encodings = [0n, 1n, ORDER_8_Y, P - ORDER_8_Y, P - 1n, P, P + 1n].flatMap((y) => [le(y), le(y, 0x80)]);
     expect(encodings).toHaveLength(14);
@@ -90,7 +90,7 @@ describe('POST /auth/certificate refuses keys no one holds (issue 26)', () => {
   });
 });
 
-describe('the operation verifier (issue 26)', () => {
+describe('the operation verifier', () => {
   it('refuses a certificate for a small-order key even if one was issued before', async () => {
     const token = await freshUser();
     const holder = await certify(t, token);

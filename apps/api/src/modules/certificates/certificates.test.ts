@@ -45,7 +45,7 @@ function validityAtTbsIndexFour(der: Buffer): boolean {
 }
 
 describe('POST /auth/certificate', () => {
-  it('certifies a raw libsodium key for a portal user (after the emailed code, issue 29): leaf first, signed by the platform CA', async () => {
+  it('certifies a raw libsodium key for a portal user (after the emailed code): leaf first, signed by the platform CA', async () => {
     const pair = generateKeyPairSync('ed25519');
     const key = pair.publicKey;
     expect((await request(sandbox.owner.token, spki(key).subarray(12).toString('base64'))).statusCode).toBe(423);

@@ -9,7 +9,7 @@ import { bearer } from '../../../test/fixtures/platform-users.js';
 import { appUserToken, createLock, createSandbox, execute, pendingKeyCode, share, signOperation, type Sandbox } from '../../../test/fixtures/operations.js';
 
 /**
- * Issue 29 part 3: a stolen password alone certifies no new key. The flow exactly as the platform's
+ * A stolen password alone certifies no new key. The flow exactly as the platform's
  * JavaScript SDK drives it (doordeck-sdk-javascript common/services/certificate.js): POST /auth/certificate
  * → 423; POST /auth/certificate/verify {ephemeralKey} (no method) → {method}; the emailed code, signed with
  * libsodium's crypto_sign_detached over the code's bytes, standard base64 → POST /auth/certificate/check.
@@ -44,7 +44,7 @@ function mailTo(to: string): { subject: string; text: string } | undefined {
     .at(-1);
 }
 
-describe('a second factor for new keys (issue 29)', () => {
+describe('a second factor for new keys', () => {
   it('the JavaScript SDK’s flow: 423, a code by email, the signed code → the chain; the key then certifies at once', async () => {
     const { email, token, userId } = await account();
     const { privateKey, publicKey } = generateKeyPairSync('ed25519');
@@ -119,7 +119,7 @@ describe('a second factor for new keys (issue 29)', () => {
     expect((await post('/auth/certificate/check', a.token, { verificationSignature: signCode(current, privateKey) })).json().message).toBe(accountErrors.codeExpired);
   });
 
-  it('keeps the key checks of issue 26 on /verify; application users skip the second factor', async () => {
+  it('keeps the ephemeral key checks (malformed, weak) on /verify; application users skip the second factor', async () => {
     const { token } = await account();
     expect((await post('/auth/certificate/verify', token, { ephemeralKey: 'not base64!' })).json().message).toBe(operationErrors.ephemeralKeyInvalid);
     expect((await post('/auth/certificate/verify', token, { ephemeralKey: Buffer.alloc(32).toString('base64') })).json().message).toBe(operationErrors.ephemeralKeyWeak);

@@ -102,7 +102,7 @@ describe('GET /email/preview/:applicationId', () => {
     expect(res.body).toContain('background-color:#123456');
   });
 
-  it('shows the card\'s unsaved sender name, essentials choice and a switched-off call to action (issue 28)', async () => {
+  it('shows the card\'s unsaved sender name, essentials choice and a switched-off call to action', async () => {
     const res = await preview(qs({ senderName: 'Zed from Support', onlySendEssentialEmails: 'false', cta: 'none' }));
     expect(res.statusCode).toBe(200);
     expect(res.body).toContain('Zed from Support');
@@ -161,7 +161,7 @@ describe('GET /email/preview/:applicationId', () => {
     }
   });
 
-  describe('overrides need a signed-in owner (issue 26 item 11b)', () => {
+  describe('overrides need a signed-in owner', () => {
     const hostile = qs({ ctaHeadline: 'Your account is locked', ctaAbridged: 'Sign in again', ctaTarget: 'https://evil.example/login', primaryColour: '#ff0000' });
 
     it('refuses caller-chosen text, link or colours without a token (401), rendering nothing of them', async () => {

@@ -8,7 +8,7 @@ import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { bearer, createApplication, createOwner } from '../../../test/fixtures/platform-users.js';
 
 /**
- * Issue 19: "Send a test email" — the card's unsaved branding, to the signed-in owner, through the
+ * "Send a test email" — the card's unsaved branding, to the signed-in owner, through the
  * configured mailer (an in-process SMTP server here; the file outbox in the embedded default), kept in
  * the application's sandbox Outbox, rate-limited per owner, and changing nothing of the application.
  */

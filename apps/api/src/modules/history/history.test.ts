@@ -10,7 +10,7 @@ import { historyFields, updateWithHistory } from '../applications/applications.s
 import { recordChange } from './history.service.js';
 
 /**
- * Issue 19: every change to an application leaves a history entry with its actor and the before and
+ * Every change to an application leaves a history entry with its actor and the before and
  * after of what changed. The route table is enumerated, so a new mutating route without a case here
  * (or a stated reason not to have one) fails this file.
  */

@@ -9,7 +9,7 @@ import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { appUserToken, certify, createLock, createSandbox, execute, lockRow, logOf, share, signJws, signOperation, type KeyHolder, type Sandbox } from '../../../test/fixtures/operations.js';
 
 /**
- * Issue 17's bad input for signed operations: every malformed or forged one gets a clear 4xx
+ * Bad input for signed operations: every malformed or forged one gets a clear 4xx
  * `{code, message}` and a rejected log entry with that reason, and changes nothing else.
  */
 let t: TestApp;

@@ -39,7 +39,7 @@ async function expectRefused(res: Awaited<ReturnType<typeof run>>, message: stri
   expect((await logOf(t, sandbox, lockId))[0]).toMatchObject({ type: 'SHARE', rejected: true, reason: message });
 }
 
-describe('an admin with a time-limited share (issue 26)', () => {
+describe('an admin with a time-limited share', () => {
   it('cannot lift their own end: ADD_USER on themselves with end null or later is refused, and the share is unchanged', async () => {
     await expectRefused(await run(admin, { type: 'ADD_USER', user: admin.userId, role: 'ADMIN', end: null }), operationErrors.shareSelfWiden);
     await expectRefused(await run(admin, { type: 'ADD_USER', user: admin.userId, role: 'ADMIN', end: adminEnd + 60 }), operationErrors.shareSelfWiden);

@@ -179,7 +179,7 @@ describe('GET /platform/auth refuses (the tester names the failing check)', () =
     expect(res.json()).toEqual({ code: 401, message: platformUserErrors.tokenNotVerified });
   });
 
-  it('tells an outsider nothing of which issuers and kids are registered (issue 26)', async () => {
+  it('tells an outsider nothing of which issuers and kids are registered', async () => {
     const expiredKey = await addKey(t, appId, 'ES256', { register: false });
     await t.database.db.insert(applicationKeys).values({ applicationId: appId, kid: expiredKey.kid, jwk: { ...expiredKey.publicJwk, exp: now() - 60 } });
     const impostor = await addKey(t, appId, 'RS256', { register: false });

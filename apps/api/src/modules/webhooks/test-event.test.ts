@@ -5,7 +5,7 @@ import { bearer } from '../../../test/fixtures/platform-users.js';
 import { createSandbox, type Sandbox } from '../../../test/fixtures/operations.js';
 import { startReceiver, verifySignature } from '../../../test/fixtures/webhook-receiver.js';
 
-/** Issue 28 item 5: "Send a test event", and the hint a development service gives for a refused localhost URL. */
+/** "Send a test event", and the hint a development service gives for a refused localhost URL. */
 let t: TestApp;
 let sandbox: Sandbox;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;

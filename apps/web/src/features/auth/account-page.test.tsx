@@ -20,7 +20,7 @@ function stub(deleteAnswer = () => noContent()) {
   });
 }
 
-describe('AccountPage (issue 29)', () => {
+describe('AccountPage', () => {
   it('shows the profile, whether the email is verified, and the sessions; ends one', async () => {
     const calls = stub();
     const user = userEvent.setup();

@@ -54,7 +54,7 @@ describe('LoginPage', () => {
   });
 });
 
-describe('LoginPage returning to a deep link (issue 28)', () => {
+describe('LoginPage returning to a deep link', () => {
   async function signInAt(initial: string) {
     const token = makeJwt({ exp: nowSeconds() + 600, email: 'me@example.com' });
     stubFetch((call) =>
@@ -105,7 +105,7 @@ describe('LoginPage with an invitation code', () => {
   });
 });
 
-describe('LoginPage with a passkey (issue 29)', () => {
+describe('LoginPage with a passkey', () => {
   const asserted: PasskeyResponse = {
     id: 'cred-1',
     rawId: 'cred-1',

@@ -65,7 +65,7 @@ beforeEach(() => {
   storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600, email: 'me@example.com' }), refreshToken: 'r' });
 });
 
-describe('PasskeysCard (issue 29)', () => {
+describe('PasskeysCard', () => {
   it('lists the passkeys with when they were added and last used', async () => {
     stubService();
     renderCard();

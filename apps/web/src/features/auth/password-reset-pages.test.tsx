@@ -8,7 +8,7 @@ import { ForgotPasswordPage } from './forgot-password-page';
 import { ResetPasswordPage } from './reset-password-page';
 import { VerifyEmailPage } from './verify-email-page';
 
-describe('Forgot password (issue 29)', () => {
+describe('Forgot password', () => {
   it('sends the email and says the same thing whatever the address', async () => {
     const calls = stubFetch(() => noContent());
     const user = userEvent.setup();
@@ -31,7 +31,7 @@ describe('Forgot password (issue 29)', () => {
   });
 });
 
-describe('Reset password (issue 29)', () => {
+describe('Reset password', () => {
   const initial = '/reset-password#userId=7d4f1f0e-4a5b-4c1d-9e2f-0a1b2c3d4e5f&token=abc_DEF-123';
 
   it('sets the new password with the link, signs in and goes to /start', async () => {
@@ -93,7 +93,7 @@ describe('Reset password (issue 29)', () => {
   });
 });
 
-describe('Verify email (issue 29)', () => {
+describe('Verify email', () => {
   it('proves the address with the link’s code, sent in the body, and takes the code out of the address bar', async () => {
     const calls = stubFetch(() => noContent());
     const { router } = renderRoute(<VerifyEmailPage />, { path: '/verify-email', initial: '/verify-email#code=xyz' });

@@ -7,7 +7,7 @@ import { VerifyEmailBanner } from './verify-email-banner';
 
 const unverified: Account = accountSchema.parse({ ...sampleAccount, email: 'new@example.com', emailVerified: false } satisfies Account);
 
-describe('VerifyEmailBanner (issue 29)', () => {
+describe('VerifyEmailBanner', () => {
   it('until the email is verified: a banner whose "Send again" asks for a new link and says so', async () => {
     const calls = stubFetch((call) => (call.url === '/api/account' ? json(unverified) : noContent()));
     const user = userEvent.setup();

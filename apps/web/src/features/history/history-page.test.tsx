@@ -117,7 +117,7 @@ describe('History', () => {
     ]);
   });
 
-  it('shows a tile’s and a site’s changes with their kind, and filters on them (issue 30)', async () => {
+  it('shows a tile’s and a site’s changes with their kind, and filters on them', async () => {
     const { calls, u } = setup((call) => {
       if (query(call).get('kind') === 'site') return json({ items: [entry(3, { kind: 'site', subject: 'Main door', changes: [{ field: 'site', before: null, after: 'East wing' }] })], nextCursor: null });
       return json({

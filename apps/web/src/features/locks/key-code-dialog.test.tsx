@@ -30,7 +30,7 @@ function Harness({ ephemeralKey, privateKey }: { ephemeralKey: string; privateKe
   );
 }
 
-describe('the key code dialog (issue 29)', () => {
+describe('the key code dialog', () => {
   it('after a 423 asks for the emailed code, signs it with the key and gets the certificate; a wrong code is asked again', async () => {
     const pair = await generateSigningKey();
     const ephemeralKey = await exportPublicKey(pair.publicKey);

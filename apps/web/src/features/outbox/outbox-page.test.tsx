@@ -84,7 +84,7 @@ describe('Outbox', () => {
     expect(await screen.findByText('05.03.2024, 14:30:07')).toBeInTheDocument();
   });
 
-  it('in German, says that each email keeps the language it was sent in (issue 28)', async () => {
+  it('in German, says that each email keeps the language it was sent in', async () => {
     await setLanguage('de');
     setup([email(1)]);
     expect(await screen.findByText('You have a new key 1')).toBeInTheDocument();

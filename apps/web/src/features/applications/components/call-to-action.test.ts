@@ -14,7 +14,7 @@ describe('call-to-action toggle', () => {
     expect(toggleCallToAction(true, null, custom)).toEqual({ next: custom, stored: null });
   });
 
-  it('on without a stored one uses the default words, leading to the application’s own support contact (issue 28)', () => {
+  it('on without a stored one uses the default words, leading to the application’s own support contact', () => {
     expect(toggleCallToAction(true, null, null, 'mailto:help@acme.test').next).toEqual({
       headline: DEFAULT_CALL_TO_ACTION.headline,
       actionText: DEFAULT_CALL_TO_ACTION.actionText,
@@ -40,7 +40,7 @@ describe('email preview src', () => {
     expect(emailPreviewSrc('app-1', {})).toBe('/api/email/preview/app-1');
   });
 
-  it('passes the unsaved sender name, the essentials choice and a call to action switched off (issue 28)', () => {
+  it('passes the unsaved sender name, the essentials choice and a call to action switched off', () => {
     const url = new URL(emailPreviewSrc('app-1', { callToAction: null, senderName: ' Night Shift ', onlySendEssentialEmails: false }), 'http://x');
     expect(Object.fromEntries(url.searchParams)).toEqual({ cta: 'none', senderName: 'Night Shift', onlySendEssentialEmails: 'false' });
   });

@@ -4,7 +4,7 @@ import { storeSignIn } from '../../../lib/session';
 import { makeJwt, nowSeconds, renderRoute, stubFetch } from '../../../test/helpers';
 import { EmailPreviewFrame } from './email-preview-frame';
 
-describe('EmailPreviewFrame (issue 26 item 11b)', () => {
+describe('EmailPreviewFrame', () => {
   it('fetches the unsaved branding with the owner’s token and shows it through a sandboxed srcdoc, never as a frame URL', async () => {
     const token = makeJwt({ exp: nowSeconds() + 600 });
     storeSignIn({ authToken: token, refreshToken: 'r' });

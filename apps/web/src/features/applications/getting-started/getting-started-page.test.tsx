@@ -109,7 +109,7 @@ describe('Getting Started', () => {
     expect(router.state.location.pathname).toBe(`/${base.applicationId}/getting-started/ios`);
   });
 
-  describe('a co-owner’s hostile key id and alg stay string literals (issue 26 item 10)', () => {
+  describe('a co-owner’s hostile key id and alg stay string literals', () => {
     const kid = "k1\nrequire('child_process').execSync('touch /tmp/pwned') // \u2028$HOME ${x} \\(y) \"'\0";
     const alg = 'ES256)\nRuntime.getRuntime().exec("touch /tmp/pwned") //';
     const hostile: Application = {

@@ -98,7 +98,7 @@ describe('Application card edit mode', () => {
     expect(screen.getByRole('button', { name: 'Add owner' })).toBeEnabled();
   });
 
-  it('an owner without an account is offered an invitation: sent once confirmed, then added as an owner (issue 28)', async () => {
+  it('an owner without an account is offered an invitation: sent once confirmed, then added as an owner', async () => {
     storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600, sub: 'user-1' }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
     let invited = false;
     const calls = stubFetch((call) => {

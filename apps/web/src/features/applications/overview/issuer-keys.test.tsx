@@ -7,7 +7,7 @@ import { storeSignIn } from '../../../lib/session';
 import { type Call, json, makeJwt, noContent, nowSeconds, portalAnswer, renderRoute, sampleApplication, stubFetch } from '../../../test/helpers';
 import { AuthenticationCard } from './authentication-card';
 
-/** Issue 19 on the Authentication card: auth domains with discovery, key expiry marks, the tester's key source. */
+/** The Authentication card: auth domains with discovery, key expiry marks, the tester's key source. */
 const DAY = 24 * 60 * 60;
 const key = (kid: string, exp?: number): PublicJwk => ({
   kty: 'OKP',

@@ -6,7 +6,7 @@ import { storeSignIn } from '../../../lib/session';
 import { type Call, json, makeJwt, nowSeconds, portalAnswer, renderRoute, sampleApplication, stubFetch } from '../../../test/helpers';
 import { EmailBrandingCard } from './email-branding-card';
 
-/** Issue 19: "Send a test email" on the Email & Branding card sends what the card shows, saved or not. */
+/** "Send a test email" on the Email & Branding card sends what the card shows, saved or not. */
 const TEST_URL = '/api/platform/application/app-1/email/test';
 const saved = {
   ...sampleApplication,

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXAMPLE_SCRIPT, SETUP_LINE_COUNT, unlockCommand } from './unlock-snippet';
 
-describe('unlockCommand with a co-owner’s hostile values (issue 26 item 10)', () => {
+describe('unlockCommand with a co-owner’s hostile values', () => {
   const values = {
     apiBase: 'http://localhost:3000/api',
     scriptUrl: "http://localhost:3000/assets/x'$(touch /tmp/pwned)'.mjs",
@@ -34,7 +34,7 @@ describe('unlockCommand with a co-owner’s hostile values (issue 26 item 10)', 
   });
 });
 
-describe('unlockCommand runs the example in a folder of its own (issue 28)', () => {
+describe('unlockCommand runs the example in a folder of its own', () => {
   it('installs jose and fetches the script inside latchkey-unlock, leaving the reader’s folder alone; a failed step stops the rest', () => {
     const project = fs.mkdtempSync(path.join(os.tmpdir(), 'reader-project-'));
     const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'fake-bin-'));

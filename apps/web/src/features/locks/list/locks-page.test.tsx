@@ -113,7 +113,7 @@ describe('Locks page', () => {
     expect(screen.getByRole('dialog', { name: 'Add lock' })).toBeInTheDocument();
     expect(screen.queryByRole('dialog', { name: 'Failed' })).toBeNull();
   });
-  it('a one-letter name or a pasted one enables Add at once, as typing more would (issue 28)', async () => {
+  it('a one-letter name or a pasted one enables Add at once, as typing more would', async () => {
     const { calls, u } = setup();
     await screen.findByRole('link', { name: 'Open Front Door' });
     await u.click(screen.getByRole('button', { name: 'Add lock' }));

@@ -280,7 +280,7 @@ describe('Lock page', () => {
     expect(unlockTime).toHaveFocus();
     expect(screen.queryByRole('alertdialog', { name: 'Failed' })).toBeNull();
   });
-  it('the log names who by their email, as the shares and History do, and a settings change in words (issue 28)', async () => {
+  it('the log names who by their email, as the shares and History do, and a settings change in words', async () => {
     setup((call) =>
       call.url.split('?')[0] === `${LOCK}/log`
         ? json({
@@ -306,7 +306,7 @@ describe('Lock page', () => {
     expect(row).not.toHaveTextContent('Dana');
   });
 
-  it('date pickers that write dates another way than the page say their format; none where they agree (issue 28)', async () => {
+  it('date pickers that write dates another way than the page say their format; none where they agree', async () => {
     const { u } = setup();
     const from = within(await screen.findByRole('region', { name: 'Activity' })).getByLabelText('From');
     // An English page in a British browser: its pickers write dd/mm/yyyy, as the page does.
