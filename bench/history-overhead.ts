@@ -1,4 +1,4 @@
-// Issue 19's budget: recording history and enqueueing events adds at most 10 % to the p50 of an
+// The budget: recording history and enqueueing events adds at most 10 % to the p50 of an
 // application update. Run with tsx: `node --import tsx bench/history-overhead.ts` (PGlite; Postgres too
 // when BENCH_DATABASE_URL or TEST_DATABASE_URL is set).
 //

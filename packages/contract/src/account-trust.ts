@@ -4,7 +4,7 @@ import { emailSchema, passwordSchema } from './rules.js';
 import { checkText } from './text.js';
 
 /**
- * Issue 29, "Accounts people can trust": password reset by email, email verification, a second factor
+ * Accounts people can trust: password reset by email, email verification, a second factor
  * before a new key is certified for a password account. Paths and bodies as the platform's SDKs send them
  * (doordeck-headless-sdk Paths.kt / AccountlessClient / AccountClient; doordeck-sdk-javascript certificate.js).
  */

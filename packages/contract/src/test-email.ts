@@ -3,7 +3,7 @@ import { emailPreferencesUpdateSchema } from './applications.js';
 import { LANGUAGES } from './constants.js';
 
 /**
- * Issue 19: "Send a test email" on the Email & Branding card. The body is the card's current, unsaved
+ * "Send a test email" on the Email & Branding card. The body is the card's current, unsaved
  * email preferences (validated like a save); the email goes to the signed-in owner only.
  */
 export const testEmailBodySchema = z.object({

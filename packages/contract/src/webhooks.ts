@@ -21,7 +21,7 @@ export const webhookEventSchema = z.enum(WEBHOOK_EVENTS);
 export type WebhookEvent = z.infer<typeof webhookEventSchema>;
 
 /**
- * Issue 28: "Send a test event" — a signed delivery to one endpoint, whatever it subscribed to, through the
+ * "Send a test event" — a signed delivery to one endpoint, whatever it subscribed to, through the
  * same queue and log as every other: `POST …/webhook/{webhookId}/test`. Its body is
  * `{ type: 'webhook.test', timestamp, data: { webhookId, applicationId } }`. Not an event to subscribe to.
  */

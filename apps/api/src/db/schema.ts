@@ -203,7 +203,7 @@ export const applicationIssuers = pgTable(
     applicationId: uuid('application_id')
       .notNull()
       .references(() => applications.id, { onDelete: 'cascade' }),
-    /** Issue 19: added with discovery, the issuer's key set (from its OpenID configuration); else null. */
+    /** Added with discovery, the issuer's key set (from its OpenID configuration); else null. */
     jwksUri: text('jwks_uri'),
     createdAt: createdAt(),
   },
@@ -322,16 +322,16 @@ export const locks = pgTable(
     unlockedUntil: timestamp('unlocked_until', { withTimezone: true }),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
-    /** Issue 30: the public IP addresses an admin listed for the lock (the SDKs' `permittedAddresses`). */
+    /** The public IP addresses an admin listed for the lock (the SDKs' `permittedAddresses`). */
     permittedAddresses: jsonb('permitted_addresses').$type<string[]>().notNull().default([]),
-    /** Issue 30: hidden from its users' favourites (the SDKs' `settings.hidden`). */
+    /** Hidden from its users' favourites (the SDKs' `settings.hidden`). */
     hidden: boolean('hidden').notNull().default(false),
   },
   (t) => [index('locks_application_id_idx').on(t.applicationId, t.createdAt)],
 );
 
 /**
- * Issue 30: what one user set on a lock for themselves (the SDKs' PUT /device/{lockId}): an alias shown
+ * What one user set on a lock for themselves (the SDKs' PUT /device/{lockId}): an alias shown
  * instead of the lock's name, a favourite mark, a colour. `user_id` is an application user or a portal
  * user (an owner), so it has no foreign key; the row goes with its lock.
  */

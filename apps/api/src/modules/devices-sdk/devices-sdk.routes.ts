@@ -30,7 +30,7 @@ const E = errorBodySchema;
 const errors = { 400: E, 401: E, 403: E, 404: E };
 
 /**
- * Issue 30, people and lock properties: the lock users' calls of the platform's SDKs that operations.routes.ts
+ * People and lock properties: the lock users' calls of the platform's SDKs that operations.routes.ts
  * does not serve (docs/sdk-parity.md). GET /device/{lockId} in the v3 shape and the v2 audit list are
  * answered there, by the Accept header, with this module's service.
  */

@@ -8,7 +8,7 @@ import type { LockUser } from '../../plugins/lock-user-auth.js';
 import { holdsLiveShare, sendShareEmail } from '../shares/shares.service.js';
 
 /**
- * Issue 30, finding people to share with, as the platform's SDKs do: POST /share/invite/{email} and POST
+ * Finding people to share with, as the platform's SDKs do: POST /share/invite/{email} and POST
  * /directory/query. Always within the caller's application (an application user's); a portal token looks
  * among portal accounts, as the portal's own directory look-up always did. Nothing answers for a user of
  * another application.

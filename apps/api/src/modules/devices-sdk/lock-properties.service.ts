@@ -28,7 +28,7 @@ import { getLockAccess, type LockAccess } from '../operations/devices.service.js
 import { DIRECTORY_PUBLIC_KEY } from './directory.service.js';
 
 /**
- * Issue 30, lock properties as the platform's SDKs read and write them (docs/sdk-parity.md): the caller's
+ * Lock properties as the platform's SDKs read and write them (docs/sdk-parity.md): the caller's
  * own alias, favourite and colour (lock_user_settings), an admin's lock settings (name, permitted
  * addresses, hidden, usage requirements), who a lock is shared with, a user's locks and the audit trail.
  * Every lock is reached through getLockAccess: a lock of another application is the same 404 as none.

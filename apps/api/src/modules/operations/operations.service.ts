@@ -240,7 +240,7 @@ function checkAccess(access: LockAccess, verified: VerifiedOperation, nowMs: num
 }
 
 /**
- * Issue 30: a lock whose admin listed permitted addresses (the SDKs' `settings.permittedAddresses`) takes
+ * A lock whose admin listed permitted addresses (the SDKs' `settings.permittedAddresses`) takes
  * operations only from them; none listed, from anywhere. An IPv4 caller seen as IPv4-mapped IPv6 matches its
  * IPv4 address (BlockList compares them so). Lists are kept per list, by reference, so each is built once.
  */

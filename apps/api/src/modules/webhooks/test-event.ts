@@ -24,7 +24,7 @@ export interface TestEventData {
 }
 
 /**
- * Issue 28: a `webhook.test` delivery owed to one endpoint, whatever events it subscribed to. It is an
+ * A `webhook.test` delivery owed to one endpoint, whatever events it subscribed to. It is an
  * outbox row like every other delivery (outbox.ts), so the relay queues it, a worker signs and sends it
  * with retries, and it shows in the endpoint's delivery log (and can be resent from there).
  */

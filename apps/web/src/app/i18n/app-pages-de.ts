@@ -586,7 +586,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
       settings_hidden: 'Ausgeblendet',
     },
   },
-  // Issue 19: Aussteller mit Discovery, Ablauf von Schlüsseln, die Schlüsselquelle des Testers, die Test-E-Mail.
+  // Aussteller mit Discovery, Ablauf von Schlüsseln, die Schlüsselquelle des Testers, die Test-E-Mail.
   issuerKeys: {
     discovery: 'Signaturschlüssel aus der OpenID-Konfiguration des Ausstellers laden',
     discoveryHelp:

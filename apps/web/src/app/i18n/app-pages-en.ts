@@ -574,7 +574,7 @@ export const appPagesEn = {
       settings_hidden: 'Hidden',
     },
   },
-  // Issue 19: issuers with discovery, key expiry, the tester's key source, the test email.
+  // Issuers with discovery, key expiry, the tester's key source, the test email.
   issuerKeys: {
     discovery: 'Load signing keys from the issuer’s OpenID configuration',
     discoveryHelp:

@@ -37,7 +37,7 @@ export class KeyCodeCancelled extends Error {
 }
 
 /**
- * Issue 29: a password account's new key answers 423 — the platform emails a code, the person types it,
+ * A password account's new key answers 423 — the platform emails a code, the person types it,
  * the key signs it (Ed25519 over the code's bytes, standard base64, as the SDKs do), and the check answers
  * the certificate. The key is then proved for good: later certificates for it need no code.
  */
@@ -110,7 +110,7 @@ function keyStore(): DeviceKeyStore {
 export interface UnlockDeps {
   store?: DeviceKeyStore;
   locate?: () => Promise<OperationLocation>;
-  /** Issue 29: the code dialog, when the key needs a second factor. */
+  /** The code dialog, when the key needs a second factor. */
   askCode?: AskKeyCode;
   /**
    * Someone other than the portal's signed-in user (a tile's lock-user sign-in): whose key it is in the

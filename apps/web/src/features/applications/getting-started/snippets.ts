@@ -37,7 +37,7 @@ export function snippetValues(app: Application, audience: string, origin: string
 }
 
 /*
- * Issue 26 item 10: every stored value (key id, alg, issuer, audience, URL, application id) enters a sample
+ * Every stored value (key id, alg, issuer, audience, URL, application id) enters a sample
  * only as a string literal of the sample's language, written by lib/code-literals; never into a comment
  * and never as code. Where the code names an algorithm (a JWTKit type, a Nimbus constant), the name comes
  * from the fixed tables below, not from the stored `alg`.

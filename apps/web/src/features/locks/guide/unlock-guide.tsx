@@ -41,7 +41,7 @@ export function UnlockGuide() {
   const config = usePortalConfig();
   const locks = useLocks(app.applicationId);
   const lock = locks.data?.find((l) => l.name === DEFAULT_LOCK_NAME) ?? locks.data?.[0];
-  // Issue 28: USER_EMAIL is someone the lock is shared with, when there is one.
+  // USER_EMAIL is someone the lock is shared with, when there is one.
   const shares = useQuery({ ...sharesQuery(app.applicationId, lock?.id ?? ''), enabled: lock !== undefined });
   if (config.isPending || locks.isPending) return <PageLoader />;
   if (config.isError || locks.isError)

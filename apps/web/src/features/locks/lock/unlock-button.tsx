@@ -16,7 +16,7 @@ import { KeyCodeCancelled, LocationUnavailableError, useUnlock, type UnlockDeps 
  */
 export function UnlockButton({ lock, deps, onSettled, help }: { lock: Lock; deps?: UnlockDeps; onSettled?: () => void; help?: string }) {
   const { t } = useTranslation();
-  // Issue 29: a password account's new key asks for the emailed code in this dialog.
+  // A password account's new key asks for the emailed code in this dialog.
   const { askCode, dialog } = useKeyCodeDialog();
   const unlock = useUnlock({ askCode, ...deps });
   const helpId = useId();
