@@ -27,6 +27,35 @@ function otherFeature(own, allowed = []) {
 }
 const featureBoundaries = WEB_FEATURES.map((own) => boundary([`apps/web/src/features/${own}/**`], [NO_API, otherFeature(own)]));
 
+// Comments and test titles state the rule or the behaviour, never where it came from: no tracker issue
+// number, spec section or numbered review finding. An RFC's section stays (a reference, not provenance),
+// and so does a link to a third-party project's issue (`…/issues/123` has no space before the number).
+const PROVENANCE = /\bissues?[ -]#?\d+|\bspec §|(?<!RFC \d+ )§ ?\d|\bred[- ]team finding/i;
+const TEST_FUNCTIONS = new Set(['describe', 'it', 'test']);
+const noProvenance = {
+  meta: { type: 'suggestion', schema: [], messages: { provenance: 'State the rule or the behaviour, not where it came from ("{{ found }}").' } },
+  create(context) {
+    const check = (text, loc) => {
+      const found = PROVENANCE.exec(text)?.[0];
+      if (found) context.report({ loc, messageId: 'provenance', data: { found } });
+    };
+    return {
+      Program() {
+        for (const comment of context.sourceCode.getAllComments()) check(comment.value, comment.loc);
+      },
+      // A title is the first argument of describe, it or test, also as test.describe or it.skip (not it.each(…)(…)).
+      CallExpression(node) {
+        let callee = node.callee;
+        while (callee.type === 'MemberExpression') callee = callee.object;
+        if (callee.type !== 'Identifier' || !TEST_FUNCTIONS.has(callee.name)) return;
+        const title = node.arguments[0];
+        if (title?.type === 'Literal' && typeof title.value === 'string') check(title.value, title.loc);
+        if (title?.type === 'TemplateLiteral') check(title.quasis.map((q) => q.value.cooked ?? '').join(''), title.loc);
+      },
+    };
+  },
+};
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/.data/**', 'test-results/**', 'playwright-report/**', '.test-results/**', 'apps/api/drizzle/**'] },
   js.configs.recommended,
@@ -38,6 +67,7 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
     },
   },
+  { plugins: { latchkey: { rules: { 'no-provenance': noProvenance } } }, rules: { 'latchkey/no-provenance': 'error' } },
   // Folder boundaries. ESLint replaces (does not merge) a rule set again for the same file, so the
   // narrower zones repeat the wider zone's groups.
   boundary(['packages/email/**'], [NO_APPS]),
