@@ -137,6 +137,9 @@ const cases = (): Record<string, Case[]> => ({
       after: ['Main Door'],
     },
   ],
+  'PUT /api/platform/application/:applicationId/lock/:lockId/tile/:tileId': [
+    { run: () => call('PUT', `${base()}/lock/${lockId}/tile/${tileId}`, { name: 'Gate sticker' }), kind: 'tile', field: 'name', before: null, after: 'Gate sticker' },
+  ],
   'DELETE /api/platform/application/:applicationId/lock/:lockId/tile/:tileId': [
     { run: () => call('DELETE', `${base()}/lock/${lockId}/tile/${tileId}`), kind: 'tile', field: 'locks', before: ['Main Door'], after: null },
   ],
