@@ -200,7 +200,7 @@ describe('authorization matrix', () => {
   it('marks as public only routes that really need no token', () => {
     const publicRoutes = t.app.routeTable.filter((r) => r.public).map((r) => `${r.method} ${r.url}`);
     for (const r of publicRoutes) {
-      expect(r).toMatch(/\/(health|ready|config)$|\/auth\/(token|register|token\/refresh|passkey|passkey\/options)$|\/account\/password\/reset\/(initialize|verify)$|^POST \/api\/tile\/(:tileId\/sign-in|sign-in\/verify)$|\/account\/email\/verify$|\/email\/preview\/|\/uploads\/|\/cdn\/|\/platform\/auth$|^GET \/\.well-known\/jwks\.json$|^POST \/api\/device-provisioning$|^GET \/api\/device-ca\/(certificate|crl)\.pem$|^GET \/downloads\/latchkey-device\.tgz$/);
+      expect(r).toMatch(/\/(health|ready|config)$|\/auth\/(token|register|token\/refresh|passkey|passkey\/options)$|\/account\/password\/reset\/(initialize|verify)$|^POST \/api\/tile\/(:tileId\/sign-in|sign-in\/verify)$|\/account\/email\/verify$|\/email\/preview\/|\/uploads\/|\/cdn\/|\/platform\/auth$|^GET \/\.well-known\/jwks\.json$|^POST \/api\/device-provisioning$|^GET \/api\/device-ca\/(certificate|crl)\.pem$|^GET \/downloads\/latchkey-device\.tgz$|^GET \/api\/tile\/:tileId\/branding$/);
     }
   });
 });
