@@ -119,6 +119,9 @@ describe('access cache', () => {
     expect((await call(t.app, removed, 'GET', `/platform/application/${id}`)).statusCode).toBe(404);
     expect((await call(t.app, removed, 'GET', '/platform/application')).json()).toEqual([]);
     expect(await eventually(async () => (await call(b.app, removed, 'GET', `/platform/application/${id}`)).statusCode === 404)).toBe(true);
+    // The removal's notices (the application's, then the user's) may reach the other instance one at a
+    // time: the list is read once it has applied every change committed so far.
+    await b.app.accessCache.sync();
     expect((await call(b.app, removed, 'GET', '/platform/application')).json()).toEqual([]);
   });
 
