@@ -19,7 +19,7 @@ test('forgot password: the emailed link sets a new password, ends the old sessio
   await expect(page.getByRole('status')).toContainText(`If ${email} has an account`);
   await screenshot(page, 'forgot-password');
 
-  const link = (await mailMatch(email, /https?:\/\/\S+\/reset-password\?\S+/)).match[0];
+  const link = (await mailMatch(email, /https?:\/\/\S+\/reset-password#\S+/)).match[0];
   await page.goto(link);
   await page.getByRole('textbox', { name: 'New password' }).fill('a-new-password');
   await page.getByRole('textbox', { name: 'Repeat password' }).fill('a-new-password');
@@ -52,7 +52,7 @@ test('email verification: a banner with "Send again" until the emailed link is o
   const before = new Date().toISOString();
   await banner.getByRole('button', { name: 'Send again' }).click();
   await expect(page.getByRole('status').filter({ hasText: `A new link is on its way to ${email}` })).toBeVisible();
-  const link = (await mailMatch(email, /https?:\/\/\S+\/verify-email\?\S+/, { after: before })).match[0];
+  const link = (await mailMatch(email, /https?:\/\/\S+\/verify-email#\S+/, { after: before })).match[0];
   await page.goto(link);
   await expect(page.getByText('Thank you: your email address is verified.')).toBeVisible();
   await expectAccessible(page, 'verify email');
