@@ -4,6 +4,8 @@ import { createAppViaApi, publicJwk, registerViaApi, uniqueEmail } from './suppo
 /** The pages of the portal and an application filled with long values, for phone-widths.spec.ts. */
 
 const LONG_EMAIL = 'alexandra.konstantinopoulou-schmidt@partner-integrations.example.com';
+/** A tile's name as long as people write them: its list row, its dialogs and its page must still fit. */
+const TILE_NAME = 'Main entrance, north wing, ground-floor reception desk';
 
 export interface Seed {
   session: Record<string, string>;
@@ -62,9 +64,12 @@ export async function seed(request: APIRequestContext): Promise<Seed> {
     request.post(`${app}/webhook`, { headers, data: { url: 'https://93.184.215.14/a-rather-long-webhook-receiver-path/latchkey', events: ['application.updated'] } }),
   );
   const webhookId = ((await hook.json()) as { id: string }).id;
-  // A tile for the tile page, the lock in a site with a long name on the Locks page.
+  // Tiles for the lock's Tiles list (one named at length, one unnamed) and the tile page, the lock in a site
+  // with a long name on the Locks page.
   const tile = await ok(request.post(`${app}/lock/${lockId}/tile`, { headers }));
   const tileId = ((await tile.json()) as { tileId: string }).tileId;
+  await ok(request.put(`${app}/lock/${lockId}/tile/${tileId}`, { headers, data: { name: TILE_NAME } }));
+  await ok(request.post(`${app}/lock/${lockId}/tile`, { headers }));
   const site = await ok(request.post(`${app}/site`, { headers, data: { name: 'Headquarters Building North Wing Entrance' } }));
   await ok(request.put(`${app}/lock/${lockId}/site`, { headers, data: { siteId: ((await site.json()) as { id: string }).id } }));
   await ok(request.post(app, { headers, data: { companyName: 'Phone Width Doors Incorporated International' } }));
@@ -85,7 +90,7 @@ export async function seed(request: APIRequestContext): Promise<Seed> {
   };
 }
 
-export const signedOutPages = [
+export const signedOutPages = ({ tileId }: Seed) => [
   '/login',
   '/register',
   '/accept-invite#email=new.person%40example.com&code=ABC123',
@@ -93,6 +98,8 @@ export const signedOutPages = [
   '/reset-password#userId=00000000-0000-4000-8000-000000000000&token=not-a-real-token',
   '/verify-email#code=not-a-real-code',
   '/no-such-page/at-all',
+  // A tile's page as a phone at the door opens it: the application's branding and the email sign-in.
+  `/t/${tileId}`,
 ];
 
 export const signedInPages = ({ appId, lockId, webhookId, tileId, outboxEmailId }: Seed) => [
@@ -114,6 +121,16 @@ export const signedInPages = ({ appId, lockId, webhookId, tileId, outboxEmailId 
   `/${appId}/history`,
   `/${appId}/settings`,
   `/t/${tileId}`,
+];
+
+/**
+ * The dialogs of pages above, each opened by its button (named in English or German): the tile's QR code
+ * (with the loopback PUBLIC_URL notice the walk's service gives), naming a tile, adding a site.
+ */
+export const phoneDialogs = ({ appId, lockId }: Seed) => [
+  { path: `/${appId}/locks/${lockId}`, button: new RegExp(`^(QR code of tile|QR-Code von Tür-Tag) ${TILE_NAME}$`), dialog: /^(Tile QR code|QR-Code des Tür-Tags)$/ },
+  { path: `/${appId}/locks/${lockId}`, button: new RegExp(`^(Rename tile|Tür-Tag) ${TILE_NAME}( umbenennen)?$`), dialog: /^(Name this tile|Tür-Tag benennen)$/ },
+  { path: `/${appId}/locks`, button: /^(Add site|Standort hinzufügen)$/, dialog: /^(Add site|Standort hinzufügen)$/ },
 ];
 
 /** The page has drawn what it loads: no spinner left, and its fonts and transitions settled. */

@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { expectNoWiderThanViewport, seed, settled, signedInPages, signedOutPages, type Seed } from './phone-pages';
+import { expectNoWiderThanViewport, phoneDialogs, seed, settled, signedInPages, signedOutPages, type Seed } from './phone-pages';
 import { expectAccessible } from './support';
 
 /**
@@ -7,7 +7,9 @@ import { expectAccessible } from './support';
  * and 375 px, in English and in German: the document is no wider than the viewport (nothing cut off or
  * reachable only by scrolling sideways), and axe finds nothing serious there. The application is filled
  * with the long values that pushed pages wide: a long partner-user email, a share with a time window and
- * dates, a lock settings change in the activity log, an emailed invitation in the Outbox, a webhook.
+ * dates, a lock settings change in the activity log, an emailed invitation in the Outbox, a webhook, a
+ * site with a long name (the Locks page's Sites), a tile with a long name (the lock's Tiles, its QR code
+ * and naming dialogs, its page at the door).
  */
 
 for (const language of ['en', 'de'] as const) {
@@ -23,7 +25,7 @@ for (const language of ['en', 'de'] as const) {
         test.setTimeout(240_000);
         await page.setViewportSize({ width, height: 740 });
         await page.addInitScript((lang) => localStorage.setItem('latchkey.language', lang), language);
-        for (const path of signedOutPages) {
+        for (const path of signedOutPages(data)) {
           await page.goto(path);
           await settled(page);
           await expect(page.locator('html')).toHaveAttribute('lang', language);
@@ -38,6 +40,15 @@ for (const language of ['en', 'de'] as const) {
           await settled(page);
           await expectNoWiderThanViewport(page, `${path} (${language})`);
           await expectAccessible(page, `${path} at ${width} px (${language})`);
+        }
+        for (const { path, button, dialog } of phoneDialogs(data)) {
+          await page.goto(path);
+          await settled(page);
+          await page.getByRole('button', { name: button }).click();
+          await expect(page.getByRole('dialog', { name: dialog })).toBeVisible();
+          await settled(page);
+          await expectNoWiderThanViewport(page, `${dialog.source} on ${path} (${language})`);
+          await expectAccessible(page, `${dialog.source} on ${path} at ${width} px (${language})`);
         }
       });
     }
