@@ -79,6 +79,14 @@ test('a tile’s QR code on the lock page, a site on the Locks page; on a phone,
   const tileId = url.split('/t/')[1]!;
   await expect(qr.getByRole('img', { name: `QR code for ${url}` })).toBeVisible();
   await expectAccessible(page, 'tile QR dialog');
+  // The service's PUBLIC_URL is a loopback address: the dialog says so, with commands whose copy buttons
+  // leave every line of code in view (the block is narrow here, so the button sits above the code).
+  const commands = qr.locator('pre');
+  await expect(commands.first()).toBeVisible();
+  for (const command of await commands.all()) {
+    const [code, copy] = [await command.locator('code').boundingBox(), await command.locator('xpath=..').getByRole('button').boundingBox()];
+    expect(copy!.y + copy!.height, `the copy button is above ${await command.getAttribute('aria-label')}`).toBeLessThanOrEqual(code!.y);
+  }
   await screenshot(page, 'tile-qr', { fullPage: false });
   // The code is the server's SVG of that URL, served to the owner only.
   const svg = await request.get(`/api/platform/application/${owner.appId}/lock/${owner.lock.id}/tile/${tileId}/qr`, { headers: owner.headers });

@@ -5,6 +5,9 @@ import { useTranslation } from 'react-i18next';
 import { Icon } from './icon';
 import { visuallyHidden } from './visually-hidden';
 
+/** From this width of the block on, the copy button goes beside the code instead of above it. */
+const WIDE_BLOCK_PX = 600;
+
 interface Props {
   code: string;
   /** Names the block for screen readers (it is a focusable, scrollable region). */
@@ -14,7 +17,9 @@ interface Props {
 
 /**
  * Preformatted code that never widens the page: long lines scroll inside the block, which is focusable
- * so keyboard users can scroll it too (axe: scrollable-region-focusable).
+ * so keyboard users can scroll it too (axe: scrollable-region-focusable). The copy button sits beside the
+ * code where the block is wide, above it where the block is narrow (a dialog, a notice, a phone): it is
+ * the block's own width that decides, so the button never covers a line of code.
  */
 export function CodeBlock({ code, label, copyable = false }: Props) {
   const { t } = useTranslation();
@@ -31,7 +36,7 @@ export function CodeBlock({ code, label, copyable = false }: Props) {
   };
 
   return (
-    <Box sx={{ position: 'relative', my: 1.5, minWidth: 0 }}>
+    <Box sx={{ position: 'relative', my: 1.5, minWidth: 0, ...(copyable && { containerType: 'inline-size' }) }}>
       <Box
         component="pre"
         tabIndex={0}
@@ -40,8 +45,9 @@ export function CodeBlock({ code, label, copyable = false }: Props) {
         sx={{
           m: 0,
           p: 2,
-          pr: copyable ? { xs: 2, sm: 12 } : 2,
-          pt: copyable ? { xs: 6, sm: 2 } : 2,
+          pr: 2,
+          pt: copyable ? 6 : 2,
+          ...(copyable && { [`@container (min-width: ${WIDE_BLOCK_PX}px)`]: { pr: 12, pt: 2 } }),
           maxWidth: '100%',
           overflowX: 'auto',
           bgcolor: 'grey.100',
