@@ -26,9 +26,9 @@ import { api, freePort, seedOwner, startService } from './lib.mjs';
 export const PAGES = [
   { name: 'splash / login', path: () => '/login', signedIn: false },
   { name: 'register', path: () => '/register', signedIn: false },
-  { name: 'reset password (from the email)', path: () => '/reset-password?userId=00000000-0000-4000-8000-000000000000&token=bench-link', signedIn: false },
-  { name: 'verify email (from the email)', path: () => '/verify-email?code=bench-link', signedIn: false },
-  { name: 'accept invite (from the email)', path: () => '/accept-invite?email=invitee%40bench.example.com&code=bench-link', signedIn: false },
+  { name: 'reset password (from the email)', path: () => '/reset-password#userId=00000000-0000-4000-8000-000000000000&token=bench-link', signedIn: false },
+  { name: 'verify email (from the email)', path: () => '/verify-email#code=bench-link', signedIn: false },
+  { name: 'accept invite (from the email)', path: () => '/accept-invite#email=invitee%40bench.example.com&code=bench-link', signedIn: false },
   { name: 'tile, signed out (a phone at the door)', path: (s) => `/t/${s.tileId}`, signedIn: false },
   { name: 'start', path: () => '/start' },
   { name: 'wizard', path: () => '/start/new' },
