@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -12,6 +11,7 @@ import { knownMigrations } from './db/client.js';
 import { BackupRefused, backup, readBackup, registerAdminRoutes, restore, serveAdminSocket, writeBackupFile } from './backup.js';
 import { SECRETS_UNENCRYPTED_WARNING } from './app.js';
 import { countClearSecrets } from './lib/clear-secrets.js';
+import { scratchPostgres } from '../test/fixtures/scratch-database.js';
 import { decodeProtectedHeader } from 'jose';
 import { SecretBox } from './lib/secret-box.js';
 import { rotateSigningKey } from './lib/signing-keys.js';
@@ -33,21 +33,9 @@ afterAll(async () => {
 
 async function freshDatabaseUrl(): Promise<string | undefined> {
   if (testDbKind !== 'postgres') return undefined;
-  const adminUrl = process.env.TEST_DATABASE_URL!;
-  const name = `latchkey_backup_${randomUUID().replace(/-/g, '')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  cleanups.push(async () => {
-    const c = new pg.Client({ connectionString: adminUrl });
-    await c.connect();
-    await c.query(`drop database if exists ${name} with (force)`);
-    await c.end();
-  });
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
+  const { url, drop } = await scratchPostgres('latchkey_backup');
+  cleanups.push(drop);
+  return url;
 }
 
 /** Empties the database: the PGlite directory removed, or every schema of the PostgreSQL database dropped. */

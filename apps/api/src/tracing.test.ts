@@ -9,6 +9,8 @@ import { trace } from '@opentelemetry/api';
 import { startTracing, type SpanExporter } from './tracing.js';
 import { loadConfig } from './config.js';
 import type { Database } from './db/client.js';
+import { MemoryExporter } from '../test/fixtures/memory-exporter.js';
+import { scratchPostgres } from '../test/fixtures/scratch-database.js';
 
 /**
  * Traces: with OTEL_EXPORTER_OTLP_ENDPOINT set, every request is a trace (HTTP and Fastify
@@ -20,16 +22,6 @@ import type { Database } from './db/client.js';
  * tracing has started, as in main.ts.
  */
 const onPostgres = process.env.TEST_DB_KIND === 'postgres';
-type Exported = Parameters<SpanExporter['export']>[0];
-class MemoryExporter {
-  spans: Exported = [];
-  export(spans: Exported, done: (result: { code: number }) => void) {
-    this.spans.push(...spans);
-    done({ code: 0 });
-  }
-  async shutdown() {}
-  async forceFlush() {}
-}
 
 const exporter = new MemoryExporter();
 const lines: Record<string, unknown>[] = [];
@@ -39,24 +31,11 @@ let dataDir: string;
 let database: Database;
 let dropDatabase: (() => Promise<void>) | undefined;
 
-/** A fresh database on TEST_DATABASE_URL's server (dropped after), as test/helpers.ts makes them. */
+/** A fresh database on TEST_DATABASE_URL's server, dropped after. */
 async function freshPostgres(): Promise<string> {
-  const { default: pg } = await import('pg');
-  const adminUrl = process.env.TEST_DATABASE_URL!;
-  const name = `latchkey_trace_${randomUUID().replace(/-/g, '')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  dropDatabase = async () => {
-    const c = new pg.Client({ connectionString: adminUrl });
-    await c.connect();
-    await c.query(`drop database if exists ${name} with (force)`);
-    await c.end();
-  };
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
+  const { url, drop } = await scratchPostgres('latchkey_trace');
+  dropDatabase = drop;
+  return url;
 }
 
 /** Hands the spans ended so far to the exporter (the SDK's batch processor holds them otherwise). */

@@ -10,6 +10,8 @@ import { startTracing, type SpanExporter } from '../../src/tracing.js';
 import { loadConfig, type Env } from '../../src/config.js';
 import type { Database } from '../../src/db/client.js';
 import type { TestApp } from '../helpers.js';
+import { MemoryExporter } from '../fixtures/memory-exporter.js';
+import { scratchPostgres } from '../fixtures/scratch-database.js';
 
 /**
  * Every flow that emails a one-time secret — email verification (the portal's body and the SDKs' `?code=`),
@@ -23,16 +25,6 @@ import type { TestApp } from '../helpers.js';
  * main.ts (tracing.test.ts).
  */
 const onPostgres = process.env.TEST_DB_KIND === 'postgres';
-type Exported = Parameters<SpanExporter['export']>[0];
-class MemoryExporter {
-  spans: Exported = [];
-  export(spans: Exported, done: (result: { code: number }) => void) {
-    this.spans.push(...spans);
-    done({ code: 0 });
-  }
-  async shutdown() {}
-  async forceFlush() {}
-}
 
 const PUBLIC_URL = 'http://localhost:3000';
 const exporter = new MemoryExporter();
@@ -53,22 +45,9 @@ async function freshDatabase(): Promise<Database> {
     await database.migrate();
     return database;
   }
-  const { default: pg } = await import('pg');
-  const adminUrl = process.env.TEST_DATABASE_URL!;
-  const name = `latchkey_secrets_${randomUUID().replace(/-/g, '')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  cleanups.push(async () => {
-    const c = new pg.Client({ connectionString: adminUrl });
-    await c.connect();
-    await c.query(`drop database if exists ${name} with (force)`);
-    await c.end();
-  });
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const database = await createDatabase({ url: url.toString(), poolSize: 4 });
+  const { url, drop } = await scratchPostgres('latchkey_secrets');
+  cleanups.push(drop);
+  const database = await createDatabase({ url, poolSize: 4 });
   await database.migrate();
   return database;
 }
