@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MqttClient } from 'mqtt';
-import { deviceOperationMessageSchema, deviceTopic, operationErrors, type AuthResponse, type DeviceConfigUser } from '@latchkey/contract';
+import { deviceOperationMessageSchema, deviceTopic, operationErrors, type DeviceConfigUser } from '@latchkey/contract';
 import { LockController } from '@latchkey/device';
-import { accountTokens } from '../../db/schema.js';
 import { createTestApp, eventually, type TestApp } from '../../../test/helpers.js';
 import { connectMqtt, deviceTls, provisionDevice, type ProvisionedDevice } from '../../../test/fixtures/devices.js';
-import { bearer, createOwner } from '../../../test/fixtures/platform-users.js';
+import { bearer, createOwner, resetPassword } from '../../../test/fixtures/platform-users.js';
 import {
   activityCount,
   appUserToken,
@@ -19,7 +18,6 @@ import {
   type KeyHolder,
   type Sandbox,
 } from '../../../test/fixtures/operations.js';
-import { hashSecret, newSecret, PURPOSE } from '../account/account-trust.service.js';
 
 /**
  * A device-backed lock through the embedded broker over mutual TLS: the "device" is an MQTT client with its
@@ -74,15 +72,6 @@ const configUser = (userId: string): DeviceConfigUser | undefined => controller.
 /** What the lock decides of an operation handed to it directly (its local endpoint, the command line). */
 const decidedLocally = async (holder: KeyHolder) => controller.handle(signOperation(holder, lockId, UNLOCK));
 
-async function resetPassword(userId: string, password: string): Promise<AuthResponse> {
-  const token = newSecret();
-  await t.database.db
-    .insert(accountTokens)
-    .values({ userId, purpose: PURPOSE.passwordReset, tokenHash: hashSecret(token), expiresAt: new Date(Date.now() + 600_000) });
-  const res = await t.app.inject({ method: 'POST', url: '/api/account/password/reset/verify', payload: { userId, token, password } });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json() as AuthResponse;
-}
 
 describe('a device-backed lock and ended certificates', () => {
   it('after a password reset, the next config carries the owner’s certifiedAfter and the lock refuses the earlier certificate; the platform refuses it without asking the device', async () => {
@@ -92,7 +81,7 @@ describe('a device-backed lock and ended certificates', () => {
     expect((await execute(t, lockId, before.token, signOperation(before, lockId, UNLOCK))).statusCode).toBe(204);
     expect((await decidedLocally(before)).outcome).toBe('DONE');
 
-    const { authToken } = await resetPassword(sandbox.owner.userId, 'a-new-password');
+    const { authToken } = await resetPassword(t, sandbox.owner.userId, 'a-new-password');
     sandbox.owner.token = authToken;
     expect(await eventually(() => typeof configUser(sandbox.owner.userId)?.certifiedAfter === 'number', 10_000)).toBe(true);
     expect(await decidedLocally(before)).toMatchObject({ outcome: 'REFUSED', reason: operationErrors.certificateRevoked });

@@ -1,12 +1,11 @@
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { operationErrors, type AuthResponse, type CertificateResponse } from '@latchkey/contract';
-import { accountTokens, users } from '../../db/schema.js';
+import { operationErrors, type CertificateResponse } from '@latchkey/contract';
+import { users } from '../../db/schema.js';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { bearer } from '../../../test/fixtures/platform-users.js';
+import { bearer, resetPassword } from '../../../test/fixtures/platform-users.js';
 import { certify, createLock, createSandbox, execute, logOf, signOperation, type KeyHolder, type Sandbox } from '../../../test/fixtures/operations.js';
-import { hashSecret, newSecret, PURPOSE } from '../account/account-trust.service.js';
 
 /**
  * A password reset or change ends every certificate the account was issued before it: the platform refuses
@@ -25,16 +24,6 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-/** Resets the owner's password through its emailed link (the link's secret made here) and answers the new sign-in. */
-async function resetPassword(userId: string, password: string): Promise<AuthResponse> {
-  const token = newSecret();
-  await t.database.db
-    .insert(accountTokens)
-    .values({ userId, purpose: PURPOSE.passwordReset, tokenHash: hashSecret(token), expiresAt: new Date(Date.now() + 600_000) });
-  const res = await t.app.inject({ method: 'POST', url: '/api/account/password/reset/verify', payload: { userId, token, password } });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json() as AuthResponse;
-}
 
 /** The same key certified again with `token`: a portal account's proved key needs no new code. */
 async function certifyAgain(holder: KeyHolder, token: string): Promise<KeyHolder> {
@@ -54,7 +43,7 @@ describe('certificates issued before a password reset or change', () => {
     const before = await certify(t, sandbox.owner.token);
     expect((await execute(t, lockId, before.token, signOperation(before, lockId, UNLOCK))).statusCode).toBe(204);
 
-    const { authToken } = await resetPassword(sandbox.owner.userId, 'a-new-password');
+    const { authToken } = await resetPassword(t, sandbox.owner.userId, 'a-new-password');
     const refused = await execute(t, lockId, authToken, signOperation(before, lockId, UNLOCK));
     expect(refused.statusCode, refused.body).toBe(403);
     expect(refused.json()).toEqual({ code: 403, message: operationErrors.certificateRevoked });
@@ -80,7 +69,7 @@ describe('certificates issued before a password reset or change', () => {
       expect((await unlockWith(second.app, before)).statusCode).toBe(204);
       expect((await unlockWith(second.app, before)).statusCode).toBe(204);
 
-      const { authToken } = await resetPassword(sandbox.owner.userId, 'another-password');
+      const { authToken } = await resetPassword(t, sandbox.owner.userId, 'another-password');
       const refused = await unlockWith(second.app, before, authToken);
       expect(refused.statusCode, refused.body).toBe(403);
       expect(refused.json()).toEqual({ code: 403, message: operationErrors.certificateRevoked });
@@ -92,7 +81,7 @@ describe('certificates issued before a password reset or change', () => {
 
   it('are refused after a password change; the session that changed it certifies its key again', async () => {
     const password = 'known-password';
-    const { authToken } = await resetPassword(sandbox.owner.userId, password);
+    const { authToken } = await resetPassword(t, sandbox.owner.userId, password);
     const before = await certify(t, authToken);
     expect((await unlockWith(t.app, before)).statusCode).toBe(204);
 
