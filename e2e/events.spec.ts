@@ -39,6 +39,7 @@ test('the History tab lists every change with its before and after, filters by k
   expect((await request.post(`/api/platform/application/${appId}`, { headers: byFormer, data: { companyName: 'Former Co' } })).status()).toBe(204);
   expect((await request.delete(`/api/platform/application/${appId}/owner`, { headers: auth, data: { userId: formerId } })).status()).toBe(204);
   await page.getByRole('combobox', { name: 'Kind of change' }).selectOption({ label: 'All changes' });
+  await expect(page).toHaveURL(/\/history$/);
   await page.reload();
   await page.getByRole('combobox', { name: 'Changed by' }).selectOption({ label: formerEmail });
   await expect(page).toHaveURL(new RegExp(`\\?actor=${formerId}$`));
