@@ -156,7 +156,21 @@ export const sdkUserParamsSchema = z.object({ userId: idParam() });
 
 // --- Audit (v2): GET /device/{lockId}/log, /user/{userId}/log --------------------------------------------
 
-export const AUDIT_EVENTS = { UNLOCK: 'DOOR_UNLOCK', LOCK: 'DOOR_LOCK', SHARE: 'LOCK_SHARED', REVOKE: 'LOCK_REVOKED', SETTINGS: 'SETTING_CHANGED' } as const;
+export const AUDIT_EVENTS = {
+  UNLOCK: 'DOOR_UNLOCK',
+  LOCK: 'DOOR_LOCK',
+  SHARE: 'LOCK_SHARED',
+  REVOKE: 'LOCK_REVOKED',
+  SETTINGS: 'SETTING_CHANGED',
+  ACCESS_CODE: 'SETTING_CHANGED',
+  DOOR_OPENED: 'DOOR_OPEN',
+  DOOR_CLOSED: 'DOOR_CLOSE',
+  BATTERY: 'BATTERY_LOW',
+  JAMMED: 'DEVICE_JAMMED',
+  TAMPERED: 'DEVICE_TAMPERED',
+  KEYPAD_LOCKED_OUT: 'KEYPAD_LOCKED_OUT',
+  AUDIT_GAP: 'AUDIT_GAP',
+} as const;
 const auditUser = z.object({ userId: z.string(), email: z.nullable(z.string()), displayName: z.nullable(z.string()) });
 export const sdkAuditEntrySchema = z.object({
   deviceId: z.string(),

@@ -19,7 +19,34 @@ export const LOCK_LOG_DEFAULT_PAGE_SIZE = 50;
 export const WEEKDAYS = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'] as const;
 export const LOCATION_ACCURACIES = ['FINE', 'HIGH', 'MEDIUM', 'LOW'] as const;
 export const LOCK_ROLES = ['USER', 'ADMIN'] as const;
-export const LOCK_LOG_TYPES = ['UNLOCK', 'LOCK', 'SHARE', 'REVOKE', 'SETTINGS'] as const;
+export const LOCK_LOG_TYPES = [
+  'UNLOCK',
+  'LOCK',
+  'SHARE',
+  'REVOKE',
+  'SETTINGS',
+  /** An access code created or withdrawn. */
+  'ACCESS_CODE',
+  /** What the door reported: its sensor, its battery, its alarms, a keypad locked out by wrong codes. */
+  'DOOR_OPENED',
+  'DOOR_CLOSED',
+  'BATTERY',
+  'JAMMED',
+  'TAMPERED',
+  'KEYPAD_LOCKED_OUT',
+  /** A device's event chain skipped events or did not follow on from the last one logged. */
+  'AUDIT_GAP',
+] as const;
+/** How an access was made: a signed operation through the cloud or the door's local endpoint, a PIN code, a tile, the portal. */
+export const ACCESS_METHODS = ['mobile_key', 'local', 'access_code', 'tile', 'console'] as const;
+export type AccessMethod = (typeof ACCESS_METHODS)[number];
+/** Who reported an activity entry: the platform deciding, or a device telling what it decided. */
+export const ACTIVITY_SOURCES = ['platform', 'device'] as const;
+export type ActivitySource = (typeof ACTIVITY_SOURCES)[number];
+/** A lock's offline grace: how long a device unheard from the platform keeps obeying signed operations. */
+export const DEFAULT_OFFLINE_GRACE_S = 7 * 24 * 3600;
+export const MIN_OFFLINE_GRACE_S = 60;
+export const MAX_OFFLINE_GRACE_S = 30 * 24 * 3600;
 
 
 

@@ -13,7 +13,7 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
-import { DEFAULT_UNLOCK_TIME_S, type CallToAction, type PublicJwk } from '@latchkey/contract';
+import { ACCESS_METHODS, DEFAULT_OFFLINE_GRACE_S, DEFAULT_UNLOCK_TIME_S, LOCK_LOG_TYPES, type CallToAction, type PublicJwk } from '@latchkey/contract';
 
 const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
 
@@ -326,6 +326,17 @@ export const locks = pgTable(
     permittedAddresses: jsonb('permitted_addresses').$type<string[]>().notNull().default([]),
     /** Hidden from its users' favourites (the SDKs' `settings.hidden`). */
     hidden: boolean('hidden').notNull().default(false),
+    /**
+     * How long a device keeps obeying signed operations after its config was issued when it cannot hear
+     * from the platform (60 s – 30 days); access codes keep working past it.
+     */
+    offlineGraceSeconds: integer('offline_grace_seconds').notNull().default(DEFAULT_OFFLINE_GRACE_S),
+    /** What the door last reported (a device's sensor or a virtual lock's simulation): 'open' | 'closed'; null = unknown. */
+    doorState: text('door_state', { enum: ['open', 'closed'] }),
+    /** The last battery level reported, 0–100; null = none reported. */
+    battery: integer('battery'),
+    /** Alarms raised and not yet cleared: 'jammed', 'tampered', 'low_battery'. */
+    alarms: jsonb('alarms').$type<string[]>().notNull().default([]),
   },
   (t) => [index('locks_application_id_idx').on(t.applicationId, t.createdAt)],
 );
@@ -386,7 +397,7 @@ export const lockActivity = pgTable(
       .references(() => locks.id, { onDelete: 'cascade' }),
     applicationId: uuid('application_id').notNull(),
     at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
-    type: text('type', { enum: ['UNLOCK', 'LOCK', 'SHARE', 'REVOKE', 'SETTINGS'] }).notNull(),
+    type: text('type', { enum: LOCK_LOG_TYPES }).notNull(),
     actorUserId: uuid('actor_user_id'),
     actorEmail: text('actor_email'),
     actorDisplayName: text('actor_display_name'),
@@ -398,8 +409,54 @@ export const lockActivity = pgTable(
      * within a minute of it add here instead of adding entries (operations.service.ts).
      */
     repeats: integer('repeats').notNull().default(1),
+    /** How an access was made: mobile_key, local, access_code, tile, console; null for other entries. */
+    method: text('method', { enum: ACCESS_METHODS }),
+    /** The access code used or concerned (its row may be gone). */
+    accessCodeId: uuid('access_code_id'),
+    /** Who reported it: the platform deciding, or a device telling what it decided. */
+    source: text('source', { enum: ['platform', 'device'] }).notNull().default('platform'),
+    /** Decided by the door while it could not reach the platform (delivered later). */
+    offline: boolean('offline').notNull().default(false),
+    /** A device event's own id: each is logged once. */
+    eventId: uuid('event_id'),
+    /** The device event's place in its device's chain. */
+    deviceSeq: bigint('device_seq', { mode: 'number' }),
+    /** A number the entry carries (a battery level). */
+    value: integer('value'),
   },
-  (t) => [index('lock_activity_page_idx').on(t.lockId, t.at, t.seq)],
+  (t) => [
+    index('lock_activity_page_idx').on(t.lockId, t.at, t.seq),
+    uniqueIndex('lock_activity_event_id_idx').on(t.eventId).where(sql`event_id IS NOT NULL`),
+    index('lock_activity_application_idx').on(t.applicationId, t.at, t.seq),
+  ],
+);
+
+/**
+ * PIN codes of a lock. Online codes ride in the device's signed config as salted hashes; offline codes are
+ * computed from the device's offline-code secret and reach no config unless withdrawn. The code itself is
+ * kept sealed (lib/secret-box.ts) so owners and ADMINs can be shown it again.
+ */
+export const accessCodes = pgTable(
+  'access_codes',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    lockId: uuid('lock_id')
+      .notNull()
+      .references(() => locks.id, { onDelete: 'cascade' }),
+    applicationId: uuid('application_id').notNull(),
+    name: text('name').notNull(),
+    kind: text('kind', { enum: ['online', 'offline'] }).notNull(),
+    sealedCode: text('sealed_code').notNull(),
+    startsAt: timestamp('starts_at', { withTimezone: true }),
+    endsAt: timestamp('ends_at', { withTimezone: true }),
+    /** The first config version of the lock's device that holds the code (online codes); null = not yet published. */
+    configVersion: integer('config_version'),
+    createdBy: uuid('created_by'),
+    createdAt: createdAt(),
+    /** Withdrawn codes stay (an offline one on the withdrawn list until its end); null = current. */
+    withdrawnAt: timestamp('withdrawn_at', { withTimezone: true }),
+  },
+  (t) => [index('access_codes_lock_id_idx').on(t.lockId, t.createdAt)],
 );
 
 /** Single-use operation ids (`jti`, or the signature's hash for clients that send none): replay → 409. */
@@ -617,6 +674,15 @@ export const lockDevices = pgTable(
     presenceAnnounced: boolean('presence_announced').notNull().default(false),
     /** When `connected` last changed: a presence is announced once it has held DEVICE_PRESENCE_SETTLE_S. */
     presenceChangedAt: timestamp('presence_changed_at', { withTimezone: true }),
+    /** The highest config version the device said it holds (its `…/state` reports). */
+    configAckedVersion: integer('config_acked_version').notNull().default(0),
+    /** The device's offline-code secret (base64url, 32 bytes), sealed; given to it once, at provisioning. */
+    offlineCodeSecret: text('offline_code_secret'),
+    /** The public key of the certificate the device holds now (SPKI PEM): its events are signed with it. */
+    certificatePublicKey: text('certificate_public_key'),
+    /** The last event of the device's chain the platform logged: its `seq` and the SHA-256 of its JWS. */
+    eventSeq: bigint('event_seq', { mode: 'number' }).notNull().default(0),
+    eventHash: text('event_hash'),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex('lock_devices_lock_id_idx').on(t.lockId), index('lock_devices_code_hash_idx').on(t.codeHash)],
