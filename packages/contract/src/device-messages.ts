@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { deviceErrors, MAX_CSR_LENGTH, MAX_DEVICE_MESSAGE_BYTES, MAX_DIRECT_ACCESS_ENDPOINTS, MAX_FIRMWARE_LENGTH } from './device-texts.js';
-import { lockRoleSchema, timeRuleSchema, usageRequirementsSchema } from './locks.js';
+import { ACCESS_METHODS, lockRoleSchema, timeRuleSchema, usageRequirementsSchema } from './locks.js';
 import { messages } from './messages.js';
 import { MAX_OPERATION_LENGTH } from './operations.js';
 import { checkText } from './text.js';
@@ -26,6 +26,11 @@ export const provisioningResponseSchema = z.object({
   caCertificates: z.array(z.string()),
   mqttUrl: z.string(),
   topicPrefix: z.string(),
+  /**
+   * The device's offline-code secret (base64url of 32 random bytes): given once, here, and never in a
+   * config or a log; the platform computes offline access codes from it without reaching the device.
+   */
+  offlineCodeSecret: z.optional(z.string()),
 });
 export type ProvisioningResponse = z.infer<typeof provisioningResponseSchema>;
 
@@ -39,6 +44,8 @@ export const deviceStateMessageSchema = z.object({
   firmware: z.string().check(z.maxLength(MAX_FIRMWARE_LENGTH), checkText()),
   at: z.iso.datetime({ offset: true }),
   directAccessEndpoints: z.optional(z.array(z.url({ protocol: /^https?$/ })).check(z.maxLength(MAX_DIRECT_ACCESS_ENDPOINTS))),
+  /** The version of the config the device holds now: an online access code in it is `set`. */
+  configVersion: z.optional(z.int().check(z.nonnegative())),
 });
 export type DeviceStateMessage = z.infer<typeof deviceStateMessageSchema>;
 
@@ -62,6 +69,15 @@ export const deviceConfigUserSchema = z.object({
 });
 export type DeviceConfigUser = z.infer<typeof deviceConfigUserSchema>;
 
+/** One access code in a device config. */
+export const deviceConfigAccessCodeSchema = z.object({
+  accessCodeId: z.string(),
+  hash: z.string(),
+  start: z.nullable(z.number()),
+  end: z.nullable(z.number()),
+});
+export type DeviceConfigAccessCode = z.infer<typeof deviceConfigAccessCodeSchema>;
+
 /** The payload of the `…/config` JWS (EdDSA, x5c to the platform CA). */
 export const deviceConfigSchema = z.object({
   lockId: z.string(),
@@ -69,6 +85,19 @@ export const deviceConfigSchema = z.object({
   unlockTime: z.number(),
   usageRequirements: usageRequirementsSchema,
   users: z.array(deviceConfigUserSchema),
+  /** Epoch seconds: when the platform issued this config. With the grace, when it lapses. */
+  issuedAt: z.optional(z.int()),
+  /**
+   * Seconds after `issuedAt` the device keeps obeying signed operations without a newer config; after
+   * that it refuses them (access codes keep working within their windows).
+   */
+  offlineGraceSeconds: z.optional(z.int().check(z.positive())),
+  /** The salt of every `accessCodes[].hash`: base64url(SHA-256(salt + ":" + code)). */
+  accessCodeSalt: z.optional(z.string()),
+  /** The lock's current online access codes, as salted hashes (never the code). Times are epoch seconds; null = unbounded. */
+  accessCodes: z.optional(z.array(deviceConfigAccessCodeSchema)),
+  /** Offline codes withdrawn before their end, as salted hashes like `accessCodes`: refused until `end`. */
+  withdrawnOfflineCodes: z.optional(z.array(deviceConfigAccessCodeSchema)),
 });
 export type DeviceConfig = z.infer<typeof deviceConfigSchema>;
 
@@ -99,3 +128,39 @@ export type DeviceResult = z.infer<typeof deviceResultSchema>;
 
 /** `…/renew` carries a CSR PEM as text; `…/certificate` answers with this. */
 export const deviceCertificateMessageSchema = z.object({ certificate: z.string() });
+
+// --- Events from the door: `…/event`, device → platform, QoS 1 ------------------------------------------
+
+export const DEVICE_EVENT_TYPES = [
+  'unlocked',
+  'locked',
+  'access_denied',
+  'keypad_locked_out',
+  'door_opened',
+  'door_closed',
+  'battery',
+  'jammed',
+  'tampered',
+] as const;
+export type DeviceEventType = (typeof DEVICE_EVENT_TYPES)[number];
+
+/**
+ * The payload of one event: a compact JWS signed with the device's own key (the key of its client
+ * certificate). `seq` counts up by one per device from 1; `prev` is base64url(SHA-256(previous event's
+ * JWS)), null for the first, so the record is a chain the platform checks. `at` is epoch milliseconds of
+ * when the door decided; `offline` marks what it decided while it could not reach the platform.
+ */
+export const deviceEventSchema = z.object({
+  eventId: z.uuid(),
+  seq: z.int().check(z.positive()),
+  prev: z.nullable(z.string().check(z.maxLength(100))),
+  at: z.int().check(z.nonnegative()),
+  type: z.enum(DEVICE_EVENT_TYPES),
+  method: z.optional(z.enum(ACCESS_METHODS)),
+  userId: z.optional(z.string().check(z.maxLength(100))),
+  accessCodeId: z.optional(z.string().check(z.maxLength(100))),
+  reason: z.optional(z.string().check(z.maxLength(500), checkText())),
+  value: z.optional(z.int().check(z.minimum(0), z.maximum(100))),
+  offline: z.optional(z.boolean()),
+});
+export type DeviceEvent = z.infer<typeof deviceEventSchema>;
