@@ -8,6 +8,17 @@
  *   const result = await lock.handle(jws);   // { outcome: 'DONE' | 'REFUSED', reason?, state }
  *   lock.on('state', ({ locked, unlockedUntil }) => …);
  */
+export {
+  checkOfflineAccessCode,
+  hashAccessCode,
+  Keypad,
+  keypadRefusals,
+  offlineAccessCode,
+  OFFLINE_CODE_DIGITS,
+  OFFLINE_CODE_MAX_HOURS,
+  type KeypadOptions,
+  type OfflineCodeCheck,
+} from './access-codes.js';
 export { LockController, type HandleResult, type LockControllerOptions, type LockState } from './controller.js';
 export { verifyConfig, verifyOperation, type ConfigTrust, type OperationContext, type Verdict, type VerifiedOperation } from './checks.js';
 export { PlatformTrust, type IssuedLeaf } from './trust.js';

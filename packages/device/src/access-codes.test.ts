@@ -1,0 +1,129 @@
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { checkOfflineAccessCode, hashAccessCode, Keypad, keypadRefusals, offlineAccessCode } from './access-codes.js';
+
+const SECRET = Buffer.alloc(32, 7).toString('base64url');
+const LOCK = '0b6f4d1e-6f63-4c1b-9d7e-1f0a3c2b5e44';
+const H = 3600;
+// 2026-11-28T10:00:00Z, an hour boundary.
+const START = 1_795_860_000;
+
+describe('hashAccessCode', () => {
+  it('is base64url(SHA-256(salt + ":" + code))', () => {
+    expect(hashAccessCode('c2FsdA', '123456')).toBe(createHash('sha256').update('c2FsdA:123456').digest('base64url'));
+    expect(hashAccessCode('salt-a', '123456')).not.toBe(hashAccessCode('salt-b', '123456'));
+  });
+});
+
+describe('offlineAccessCode', () => {
+  it('follows the algorithm: the window in the low part, the HMAC in the high part, 10 digits', () => {
+    expect(START % H).toBe(0);
+    const code = offlineAccessCode(SECRET, LOCK, START, START + 3 * H);
+    const startHour = START / H;
+    const t = createHmac('sha256', Buffer.from(SECRET, 'base64url')).update(`latchkey-offline-code/v1:${LOCK}:${startHour}:3`).digest();
+    const m = Number(t.readBigUInt64BE(0) % 19_290n);
+    const w = (startHour % 720) * 720 + 2;
+    expect(code).toBe(String(m * 518_400 + w).padStart(10, '0'));
+    expect(code).toMatch(/^\d{10}$/);
+  });
+
+  it('differs per lock, per secret and per window', () => {
+    const code = offlineAccessCode(SECRET, LOCK, START, START + H);
+    expect(offlineAccessCode(SECRET, 'another-lock', START, START + H)).not.toBe(code);
+    expect(offlineAccessCode(randomBytes(32).toString('base64url'), LOCK, START, START + H)).not.toBe(code);
+    expect(offlineAccessCode(SECRET, LOCK, START, START + 2 * H)).not.toBe(code);
+    expect(offlineAccessCode(SECRET, LOCK, START + H, START + 2 * H)).not.toBe(code);
+  });
+
+  it('throws on a window off the hour, shorter than 1 hour or longer than 720 hours', () => {
+    expect(() => offlineAccessCode(SECRET, LOCK, START + 60, START + H)).toThrow(/whole hours/);
+    expect(() => offlineAccessCode(SECRET, LOCK, START, START + H + 1)).toThrow(/whole hours/);
+    expect(() => offlineAccessCode(SECRET, LOCK, START, START)).toThrow(/at least 1 hour/);
+    expect(() => offlineAccessCode(SECRET, LOCK, START, START - H)).toThrow(/at least 1 hour/);
+    expect(() => offlineAccessCode(SECRET, LOCK, START, START + 721 * H)).toThrow(/at most 30 days/);
+    expect(() => offlineAccessCode(SECRET, LOCK, START, START + 720 * H)).not.toThrow();
+  });
+});
+
+describe('checkOfflineAccessCode', () => {
+  const code = offlineAccessCode(SECRET, LOCK, START, START + 3 * H);
+
+  it('accepts from the first second of the window to the last, and answers the window', () => {
+    for (const now of [START, START + 1, START + H + 17, START + 3 * H - 1]) expect(checkOfflineAccessCode(SECRET, LOCK, code, now)).toEqual({ ok: true, start: START, end: START + 3 * H });
+  });
+
+  it('refuses before the window and from its end on', () => {
+    expect(checkOfflineAccessCode(SECRET, LOCK, code, START - 1)).toEqual({ ok: false, reason: keypadRefusals.unknown });
+    expect(checkOfflineAccessCode(SECRET, LOCK, code, START - 719 * H)).toMatchObject({ ok: false });
+    expect(checkOfflineAccessCode(SECRET, LOCK, code, START + 3 * H)).toEqual({ ok: false, reason: keypadRefusals.expired });
+    expect(checkOfflineAccessCode(SECRET, LOCK, code, START + 719 * H)).toMatchObject({ ok: false });
+    // 720 hours later the start hour repeats modulo 720: the HMAC names the real start hour, so it does not match.
+    expect(checkOfflineAccessCode(SECRET, LOCK, code, START + 720 * H + 1)).toEqual({ ok: false, reason: keypadRefusals.unknown });
+  });
+
+  it('holds across a 30-day window to its last second', () => {
+    const long = offlineAccessCode(SECRET, LOCK, START, START + 720 * H);
+    expect(checkOfflineAccessCode(SECRET, LOCK, long, START + 720 * H - 1)).toEqual({ ok: true, start: START, end: START + 720 * H });
+    expect(checkOfflineAccessCode(SECRET, LOCK, long, START + 720 * H)).toMatchObject({ ok: false });
+  });
+
+  it('refuses a code with any one digit changed, another lock’s code, and what is not 10 digits', () => {
+    const now = START + 10;
+    for (let i = 0; i < code.length; i++) {
+      const digit = (Number(code[i]) + 1) % 10;
+      const changed = `${code.slice(0, i)}${digit}${code.slice(i + 1)}`;
+      expect(checkOfflineAccessCode(SECRET, LOCK, changed, now).ok, `digit ${i}`).toBe(false);
+    }
+    expect(checkOfflineAccessCode(SECRET, 'another-lock', code, now).ok).toBe(false);
+    expect(checkOfflineAccessCode(randomBytes(32).toString('base64url'), LOCK, code, now).ok).toBe(false);
+    expect(checkOfflineAccessCode(SECRET, LOCK, code.slice(1), now).ok).toBe(false);
+    expect(checkOfflineAccessCode(SECRET, LOCK, '9999999999', now).ok).toBe(false);
+    expect(checkOfflineAccessCode(SECRET, LOCK, `${code.slice(0, 9)}x`, now).ok).toBe(false);
+  });
+
+  it('accepts every code of windows holding now, of any length and start', () => {
+    const now = START + 5 * H + 30;
+    for (const [from, hours] of [
+      [START + 5 * H, 1],
+      [START - 100 * H, 106],
+      [START - 714 * H, 720],
+      [START, 6],
+    ] as const)
+      expect(checkOfflineAccessCode(SECRET, LOCK, offlineAccessCode(SECRET, LOCK, from, from + hours * H), now)).toEqual({ ok: true, start: from, end: from + hours * H });
+  });
+});
+
+describe('Keypad', () => {
+  const MIN = 60_000;
+
+  it('locks out on the 5th wrong code within 5 minutes, for 5 minutes', () => {
+    let now = 1_000_000;
+    const keypad = new Keypad({ clock: () => now });
+    for (let i = 0; i < 4; i++) {
+      expect(keypad.wrongCode()).toBeNull();
+      now += MIN;
+    }
+    expect(keypad.lockedOutUntil()).toBeNull();
+    expect(keypad.wrongCode()).toBe(now + 5 * MIN);
+    const until = now + 5 * MIN;
+    expect(keypad.lockedOutUntil()).toBe(until);
+    now = until - 1;
+    expect(keypad.lockedOutUntil()).toBe(until);
+    // What is typed during the lockout neither extends it nor counts toward the next one.
+    expect(keypad.wrongCode()).toBeNull();
+    now = until;
+    expect(keypad.lockedOutUntil()).toBeNull();
+    for (let i = 0; i < 4; i++) expect(keypad.wrongCode()).toBeNull();
+    expect(keypad.wrongCode()).toBe(until + 5 * MIN);
+  });
+
+  it('does not lock out when the wrong codes are spread over more than 5 minutes', () => {
+    let now = 0;
+    const keypad = new Keypad({ clock: () => now });
+    for (let i = 0; i < 20; i++) {
+      expect(keypad.wrongCode()).toBeNull();
+      now += 75_001;
+    }
+    expect(keypad.lockedOutUntil()).toBeNull();
+  });
+});
