@@ -30,3 +30,4 @@ export * from './devices.js';
 export * from './device-messages.js';
 export * from './usage-rules.js';
 export * from './platform-setup.js';
+export * from './access-codes.js';

@@ -298,6 +298,29 @@ export const contractDe: Catalogue<typeof contractEn> = {
     inviteNeedsAdmin:
       'Nur ein Admin eines Schlosses kann jemand Neues einladen. Bitten Sie einen Admin des Schlosses, es mit der Person zu teilen.',
   },
+  accessCodeMessages: {
+    nameTooLong: 'Der Name eines Codes darf höchstens 100 Zeichen haben',
+    codeDigits: 'Ein Zugangscode darf nur Ziffern (0–9) enthalten',
+    codeLength: 'Ein Zugangscode hat 4 bis 8 Ziffern',
+    kind: 'kind ist online oder offline',
+    timeNumber: 'start und end sind Sekunden seit 1970 (eine Zahl) oder null',
+    offlineCodeGiven: 'Einen Offline-Code berechnet die Plattform: Lassen Sie code weg',
+    offlineWindowRequired: 'Ein Offline-Code braucht einen Beginn und ein Ende',
+    offlineWholeHours: 'Ein Offline-Code beginnt und endet zu einer vollen Stunde',
+    offlineWindowLength: 'Ein Offline-Code gilt 1 Stunde bis 30 Tage',
+    endPassed: 'Das Ende muss in der Zukunft liegen',
+    keypadDigits: 'Geben Sie nur Ziffern ein, höchstens 16',
+  },
+  accessCodeErrors: {
+    clash: 'Dieses Schloss hat bereits einen gültigen Code mit diesen Ziffern: Wählen Sie andere Ziffern',
+    notFound: 'Zugangscode nicht gefunden',
+    tooMany: 'Ein Schloss kann höchstens 200 Zugangscodes haben',
+    notAdmin: 'Nur ein Admin dieses Schlosses kann seine Zugangscodes sehen oder ändern',
+    noOfflineSecret:
+      'Das Gerät dieses Schlosses wurde ohne Geheimnis für Offline-Codes eingerichtet: Richten Sie es erneut ein, um ihm Offline-Codes zu geben',
+    keypadNotVirtual:
+      'Dieses Schloss hat ein Gerät: Geben Sie den Code an der Tastatur des Geräts ein (nur ein virtuelles Schloss nimmt eine simulierte Tastatur)',
+  },
   authErrors: {
     offline: { title: 'Keine Internetverbindung', message: 'Bitte versuchen Sie es erneut.' },
     wrongCredentials: {

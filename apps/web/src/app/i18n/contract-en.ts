@@ -1,4 +1,6 @@
 import {
+  accessCodeErrors,
+  accessCodeMessages,
   accountErrors,
   apiErrors,
   deviceErrors,
@@ -42,6 +44,8 @@ export const contractEn = {
   siteErrors,
   deviceErrors,
   emailLimitErrors,
+  accessCodeMessages,
+  accessCodeErrors,
   authErrors: {
     offline: authErrorFor(0),
     wrongCredentials: authErrorFor(401),
