@@ -162,5 +162,9 @@ export const deviceEventSchema = z.object({
   reason: z.optional(z.string().check(z.maxLength(500), checkText())),
   value: z.optional(z.int().check(z.minimum(0), z.maximum(100))),
   offline: z.optional(z.boolean()),
+  /** An unlock or refusal by an offline code: its window (epoch seconds), which names the code on its lock. */
+  codeWindow: z.optional(z.object({ start: z.int(), end: z.int() })),
+  /** The device's queue of undelivered events overflowed: this many older events were dropped before this one. */
+  dropped: z.optional(z.int().check(z.positive())),
 });
 export type DeviceEvent = z.infer<typeof deviceEventSchema>;

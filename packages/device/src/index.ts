@@ -19,14 +19,14 @@ export {
   type KeypadOptions,
   type OfflineCodeCheck,
 } from './access-codes.js';
-export { LockController, type HandleResult, type LockControllerOptions, type LockState } from './controller.js';
+export { LockController, type CodeResult, type HandleResult, type LockControllerOptions, type LockEvent, type LockState, type SensorReport } from './controller.js';
 export { verifyConfig, verifyOperation, type ConfigTrust, type OperationContext, type Verdict, type VerifiedOperation } from './checks.js';
 export { PlatformTrust, type IssuedLeaf } from './trust.js';
 export { ReplayCache } from './replay-cache.js';
 export { CommandActuator, VirtualActuator, type Actuator, type CommandActuatorOptions } from './actuators.js';
 export { checkUsageRequirements, isWithinTimeRule } from '@latchkey/contract';
 export { checkUserTerms } from './rules.js';
-export { deviceRefusals } from './refusals.js';
+export { deviceRefusals, lockRefusals } from './refusals.js';
 export { DeviceAgent, type AgentOptions, type Logger } from './agent.js';
 export { createKeyAndCsr, provision, saveProvisioning, type KeyAndCsr, type ProvisionOptions } from './provision.js';
 export { StateDir, defaultStateDir, loadDevice, type DeviceFiles, type DeviceIdentity } from './state-dir.js';
