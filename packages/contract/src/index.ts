@@ -30,4 +30,5 @@ export * from './devices.js';
 export * from './device-messages.js';
 export * from './usage-rules.js';
 export * from './platform-setup.js';
+export * from './activity-export.js';
 export * from './access-codes.js';
