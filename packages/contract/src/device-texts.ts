@@ -36,7 +36,7 @@ export const DEVICE_REPORT_BURST = 20;
 export const DEVICE_REPORTS_PER_MINUTE = 60;
 
 /** The topics of one device, under `latchkey/d/<deviceId>`. */
-export const DEVICE_TOPICS = ['presence', 'state', 'config', 'op', 'result', 'renew', 'certificate'] as const;
+export const DEVICE_TOPICS = ['presence', 'state', 'config', 'op', 'result', 'renew', 'certificate', 'event'] as const;
 export type DeviceTopic = (typeof DEVICE_TOPICS)[number];
 export const deviceTopicPrefix = (deviceId: string) => `${DEVICE_TOPIC_ROOT}/${deviceId}`;
 export const deviceTopic = (deviceId: string, topic: DeviceTopic) => `${DEVICE_TOPIC_ROOT}/${deviceId}/${topic}`;
@@ -49,6 +49,8 @@ export const deviceErrors = {
   codeInvalid: 'This provisioning code is unknown, used or expired: make a new one on the lock’s page',
   csrInvalid: 'The certificate request is not a PKCS#10 PEM signed by its own ECDSA P-256 or Ed25519 key',
   csrSubject: 'The certificate request must name no subject, or CN=<deviceId>',
+  /** POST …/simulate/* on a lock bound to a device: only a sandbox lock's events are simulated. */
+  simulateDeviceBacked: 'This lock has a device of its own: only a sandbox (virtual) lock’s events can be simulated',
 } as const;
 
 /**
@@ -77,4 +79,8 @@ export const deviceLogReasons = {
   refusedLocal: (reason: string) => `Refused by the lock’s device, at its local endpoint: ${reason}`,
   /** The device refused without saying why. */
   noReason: 'The lock refused the operation',
+  /** The device's signed event chain skipped events: they never reached the platform. */
+  eventsMissing: (from: number, to: number) => (from === to ? `Event ${from} from the lock is missing` : `Events ${from}–${to} from the lock are missing`),
+  /** An event that does not follow on from the last one logged (its `prev` is another hash). */
+  chainBroken: (seq: number) => `Event ${seq} from the lock does not follow on from the last one logged: the record was broken`,
 } as const;

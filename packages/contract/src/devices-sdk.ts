@@ -4,7 +4,7 @@ import { messages } from './messages.js';
 import { emailSchema, hexColourSchema, requiredText } from './rules.js';
 import { checkText, idParam } from './text.js';
 import { epochSecondsQuery } from './time.js';
-import { latitudeSchema, lockRoleSchema, longitudeSchema, timeRuleSchema, weekdaySchema, MAX_TIME_RULES } from './locks.js';
+import { LOCK_LOG_TYPES, latitudeSchema, lockRoleSchema, longitudeSchema, timeRuleSchema, weekdaySchema, MAX_TIME_RULES } from './locks.js';
 
 /**
  * People and lock properties: the calls of the platform's official SDKs (the Kotlin
@@ -156,6 +156,11 @@ export const sdkUserParamsSchema = z.object({ userId: idParam() });
 
 // --- Audit (v2): GET /device/{lockId}/log, /user/{userId}/log --------------------------------------------
 
+/**
+ * Log types as the headless SDK's AuditEvent enum names them. The SDK decodes that enum strictly, so a type
+ * it has no name for (battery, alarms, a keypad lockout, an audit gap: null here) is left out of its audit
+ * list rather than sent under a name it would fail on.
+ */
 export const AUDIT_EVENTS = {
   UNLOCK: 'DOOR_UNLOCK',
   LOCK: 'DOOR_LOCK',
@@ -165,17 +170,20 @@ export const AUDIT_EVENTS = {
   ACCESS_CODE: 'SETTING_CHANGED',
   DOOR_OPENED: 'DOOR_OPEN',
   DOOR_CLOSED: 'DOOR_CLOSE',
-  BATTERY: 'BATTERY_LOW',
-  JAMMED: 'DEVICE_JAMMED',
-  TAMPERED: 'DEVICE_TAMPERED',
-  KEYPAD_LOCKED_OUT: 'KEYPAD_LOCKED_OUT',
-  AUDIT_GAP: 'AUDIT_GAP',
-} as const;
+  BATTERY: null,
+  JAMMED: null,
+  TAMPERED: null,
+  KEYPAD_LOCKED_OUT: null,
+  AUDIT_GAP: null,
+} as const satisfies Record<(typeof LOCK_LOG_TYPES)[number], string | null>;
+/** The log types the SDK's audit list carries. */
+export const SDK_AUDIT_LOG_TYPES = LOCK_LOG_TYPES.filter((type) => AUDIT_EVENTS[type] !== null);
+const SDK_AUDIT_NAMES = [...new Set(Object.values(AUDIT_EVENTS).filter((name) => name !== null))] as [string, ...string[]];
 const auditUser = z.object({ userId: z.string(), email: z.nullable(z.string()), displayName: z.nullable(z.string()) });
 export const sdkAuditEntrySchema = z.object({
   deviceId: z.string(),
   timestamp: z.string(),
-  type: z.enum(Object.values(AUDIT_EVENTS) as [string, ...string[]]),
+  type: z.enum(SDK_AUDIT_NAMES),
   issuer: auditUser,
   subject: z.nullable(auditUser),
   rejectionReason: z.nullable(z.string()),

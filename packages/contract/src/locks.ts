@@ -43,6 +43,18 @@ export type AccessMethod = (typeof ACCESS_METHODS)[number];
 /** Who reported an activity entry: the platform deciding, or a device telling what it decided. */
 export const ACTIVITY_SOURCES = ['platform', 'device'] as const;
 export type ActivitySource = (typeof ACTIVITY_SOURCES)[number];
+/** What a door sensor reports. */
+export const DOOR_STATES = ['open', 'closed'] as const;
+export type DoorState = (typeof DOOR_STATES)[number];
+/**
+ * A lock's alarms: `jammed` (until the bolt moves again: an unlocked or locked event), `tampered` (raised
+ * for good: an owner decides what it means), `low_battery` (a battery level below LOW_BATTERY_LEVEL, until
+ * one at or above it).
+ */
+export const LOCK_ALARMS = ['jammed', 'tampered', 'low_battery'] as const;
+export type LockAlarm = (typeof LOCK_ALARMS)[number];
+/** A battery report below this is low (device.low_battery, once per crossing). */
+export const LOW_BATTERY_LEVEL = 20;
 /** A lock's offline grace: how long a device unheard from the platform keeps obeying signed operations. */
 export const DEFAULT_OFFLINE_GRACE_S = 7 * 24 * 3600;
 export const MIN_OFFLINE_GRACE_S = 60;
@@ -146,6 +158,17 @@ export type CreateLock = z.infer<typeof createLockSchema>;
 export const updateLockSchema = z.object({
   name: z.optional(requiredText(MAX_TEXT_LENGTH)),
   colour: z.nullish(hexColourSchema),
+  /** What the door's sensor last said; null: no sensor report yet. */
+  door: z.optional(z.nullable(z.enum(DOOR_STATES))),
+  /** The last battery level reported, 0–100; null: none reported. */
+  battery: z.optional(z.nullable(z.number())),
+  /** Alarms raised and not cleared since (LOCK_ALARMS). */
+  alarms: z.optional(z.array(z.string())),
+  /**
+   * How long the lock's device obeys signed operations without hearing from the platform (seconds): past
+   * it, a door the internet has lost refuses every phone and keeps obeying access codes.
+   */
+  offlineGraceSeconds: z.optional(z.number()),
   settings: z.optional(z.object({ unlockTime: z.optional(unlockTimeSchema), usageRequirements: z.optional(usageRequirementsSchema) })),
 });
 export type UpdateLock = z.infer<typeof updateLockSchema>;
@@ -211,6 +234,16 @@ export const lockLogQuerySchema = z
     start: z.optional(logBoundQuery),
     end: z.optional(logBoundQuery),
     /** Opaque: pass back the previous page's `nextCursor` unchanged. */
+  /** How an access was made; null for entries that are no access (shares, settings, door reports). */
+  method: z.nullable(z.enum(ACCESS_METHODS)),
+  /** The access code used (a keypad entry) or concerned; null otherwise. */
+  accessCodeId: z.nullable(z.string()),
+  /** Who reported it: the platform deciding, or a device telling what it decided (a signed event). */
+  source: z.enum(ACTIVITY_SOURCES),
+  /** Decided by the door while it could not reach the platform, and delivered later. */
+  offline: z.boolean(),
+  /** A number the entry carries: the battery level of a BATTERY entry; null otherwise. */
+  value: z.nullable(z.number()),
     cursor: z.optional(z.string().check(z.maxLength(200, lockMessages.invalidCursor), checkText())),
     pageSize: z.optional(
       z.coerce

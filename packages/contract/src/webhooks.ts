@@ -16,6 +16,17 @@ export const WEBHOOK_EVENTS = [
   'device.online',
   /** A lock's device went away (`offline`: it said so, or the broker published its Last Will). */
   'device.offline',
+  /** The door's sensor says it opened / closed. */
+  'lock.door_opened',
+  'lock.door_closed',
+  /** A battery report below LOW_BATTERY_LEVEL, once each time the level falls below it. */
+  'device.low_battery',
+  /** The lock's bolt could not move. */
+  'device.jammed',
+  /** The lock says it was tampered with. */
+  'device.tampered',
+  /** A device's event chain skipped events or did not follow on from the last one logged. */
+  'device.audit_gap',
 ] as const;
 export const webhookEventSchema = z.enum(WEBHOOK_EVENTS);
 export type WebhookEvent = z.infer<typeof webhookEventSchema>;

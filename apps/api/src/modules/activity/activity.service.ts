@@ -2,6 +2,8 @@ import { and, desc, eq, gte, lte, sql } from 'drizzle-orm';
 import {
   LOCK_LOG_DEFAULT_PAGE_SIZE,
   lockMessages,
+  type AccessMethod,
+  type ActivitySource,
   type LockLogEntry,
   type LockLogPage,
   type LockLogQuery,
@@ -31,6 +33,11 @@ export interface NewActivity {
   rejected?: boolean;
   /** Why it was refused (or a note on what was accepted). */
   reason?: string | null;
+  /** How an access was made (UNLOCK/LOCK entries). */
+  method?: AccessMethod | null;
+  accessCodeId?: string | null;
+  /** Who reports it; the platform unless a device's signed event says so. */
+  source?: ActivitySource;
 }
 
 /** A signed-in portal user (an owner, so an admin of every lock of the application) as the log names them. */
@@ -50,6 +57,11 @@ export function toLogEntry(row: Row): LockLogEntry {
     subject: row.subject,
     rejected: row.rejected,
     reason: row.reason,
+    method: row.method,
+    accessCodeId: row.accessCodeId,
+    source: row.source,
+    offline: row.offline,
+    value: row.value,
   };
 }
 
@@ -70,6 +82,9 @@ export async function recordActivity(db: Db, entry: NewActivity): Promise<LockLo
       subject: entry.subject ?? null,
       rejected: entry.rejected ?? false,
       reason: entry.reason ?? null,
+      method: entry.method ?? null,
+      accessCodeId: entry.accessCodeId ?? null,
+      source: entry.source ?? 'platform',
     })
     .returning();
   return toLogEntry(row!);

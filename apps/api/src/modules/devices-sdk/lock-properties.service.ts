@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, gte, inArray, isNotNull, lte, sql, type SQL } from 'drizzle-orm';
 import {
   AUDIT_EVENTS,
+  SDK_AUDIT_LOG_TYPES,
   GEOFENCE_ACCURACY_M,
   LOCATION_ACCURACIES,
   SDK_AUDIT_MAX_ENTRIES,
@@ -305,7 +306,8 @@ function toAuditEntry(row: ActivityRow): SdkAuditEntry {
   return {
     deviceId: row.lockId,
     timestamp: String(row.at.getTime() / 1000),
-    type: AUDIT_EVENTS[row.type],
+    // Only types the SDK names are read (audit below).
+    type: AUDIT_EVENTS[row.type]!,
     issuer: { userId: row.actorUserId ?? '', email: row.actorEmail, displayName: row.actorDisplayName },
     subject: null,
     rejectionReason: row.rejected ? row.reason : null,
@@ -320,6 +322,7 @@ async function audit(db: Db, where: SQL | undefined, query: { start?: number; en
     .where(
       and(
         where,
+        inArray(lockActivity.type, SDK_AUDIT_LOG_TYPES),
         query.start === undefined ? undefined : gte(lockActivity.at, new Date(query.start * 1000)),
         query.end === undefined ? undefined : lte(lockActivity.at, new Date(query.end * 1000)),
       ),

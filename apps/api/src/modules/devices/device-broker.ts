@@ -7,6 +7,7 @@ import { SecretBox } from '../../lib/secret-box.js';
 import { registerMqtt } from '../../plugins/mqtt/index.js';
 import { DeviceCa } from './device-ca.js';
 import { deviceAuthority } from './devices.service.js';
+import { certificatePublicKeyPem } from './runtime/device-events.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -53,7 +54,10 @@ async function renewCertificate(app: FastifyInstance, deviceId: string, payload:
       .for('update');
     if (!before?.serial) return null;
     const certificate = await app.deviceCa.issueDeviceCertificate(payload.toString('utf8'), deviceId);
-    await tx.update(lockDevices).set({ certificateSerial: certificate.serial, certificateNotAfter: certificate.notAfter }).where(eq(lockDevices.id, deviceId));
+    await tx
+      .update(lockDevices)
+      .set({ certificateSerial: certificate.serial, certificateNotAfter: certificate.notAfter, certificatePublicKey: certificatePublicKeyPem(certificate.certificate) })
+      .where(eq(lockDevices.id, deviceId));
     await tx
       .insert(revokedDeviceCertificates)
       .values({ serial: before.serial, deviceId, revokedAt: sql`now() + make_interval(secs => ${RENEWAL_GRACE_S})` })

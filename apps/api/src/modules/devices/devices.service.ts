@@ -12,6 +12,7 @@ import type { DeviceCa } from './device-ca.js';
 import { revokeDevice } from './unbind.service.js';
 
 /** Provisioning codes: 10 characters from an alphabet without 0/O or 1/I, 50 random bits, shown as XXXXX-XXXXX. */
+import { certificatePublicKeyPem } from './runtime/device-events.js';
 const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 const CODE_LENGTH = 10;
 
@@ -139,7 +140,16 @@ export async function provisionDevice(
   const issued = await ca.issueDeviceCertificate(input.csr, waiting.id);
   const [device] = await db
     .update(lockDevices)
-    .set({ codeHash: null, codeExpiresAt: null, provisionedAt: sql`now()`, certificateSerial: issued.serial, certificateNotAfter: issued.notAfter })
+    .set({
+      codeHash: null,
+      codeExpiresAt: null,
+      provisionedAt: sql`now()`,
+      certificateSerial: issued.serial,
+      certificateNotAfter: issued.notAfter,
+      // Its events are signed with this key; their chain starts afresh with the new device.
+      certificatePublicKey: certificatePublicKeyPem(issued.certificate),
+      offlineCodeSecret: box.seal(offlineCodeSecret),
+    })
     .where(and(eq(lockDevices.id, waiting.id), eq(lockDevices.codeHash, codeHash), gt(lockDevices.codeExpiresAt, sql`now()`)))
     .returning({ id: lockDevices.id, lockId: lockDevices.lockId });
   if (!device) throw badRequest(deviceErrors.codeInvalid);

@@ -40,6 +40,10 @@ export function toLock(row: LockRow, nowMs: number = Date.now(), device?: LockDe
     settings: { unlockTime: row.unlockTime, usageRequirements: row.usageRequirements as UsageRequirements },
     state: lockStateOf(row, nowMs, device),
     createdAt: Math.floor(row.createdAt.getTime() / 1000),
+    offlineGraceSeconds: row.offlineGraceSeconds,
+    door: row.doorState ?? null,
+    battery: row.battery ?? null,
+    alarms: (row.alarms ?? []).filter((alarm) => alarm !== VIRTUAL_OFFLINE),
   };
   if (device !== undefined) lock.device = device ? deviceSummaryOf(device) : null;
   return lock;
@@ -49,8 +53,16 @@ export function lockStateOf(row: LockRow, nowMs: number, device?: LockDeviceRow 
   if (device?.provisionedAt) return { locked: device.state?.locked ?? true, connected: device.connected, unlockedUntil: null };
   const until = row.unlockedUntil?.getTime() ?? null;
   const unlocked = until !== null && until > nowMs;
-  return { locked: !unlocked, connected: true, unlockedUntil: unlocked ? until : null };
+  return { locked: !unlocked, connected: !isVirtuallyOffline(row), unlockedUntil: unlocked ? until : null };
 }
+
+/**
+ * A sandbox lock made to look offline (POST …/simulate/offline) carries this mark among its alarms, so
+ * every instance sees it with the row: its state says not connected and its operations are answered as a
+ * disconnected device's. The mark is never shown as an alarm.
+ */
+export const VIRTUAL_OFFLINE = 'offline';
+export const isVirtuallyOffline = (row: Pick<LockRow, 'alarms'>): boolean => (row.alarms ?? []).includes(VIRTUAL_OFFLINE);
 
 const epochSeconds = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : null);
 

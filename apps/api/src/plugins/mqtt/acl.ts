@@ -1,7 +1,7 @@
 import { DEVICE_TOPIC_ROOT, MAX_DEVICE_MESSAGE_BYTES, type DeviceTopic } from '@latchkey/contract';
 
-/** What a device sends: its presence, state, operation results and renewal requests. */
-const DEVICE_PUBLISHES: readonly DeviceTopic[] = ['presence', 'state', 'result', 'renew'];
+/** What a device sends: its presence, state, operation results, renewal requests and signed events. */
+const DEVICE_PUBLISHES: readonly DeviceTopic[] = ['presence', 'state', 'result', 'renew', 'event'];
 
 /**
  * The largest MQTT packet a device may send: the largest payload plus room for the topic, the packet id and
@@ -19,7 +19,7 @@ function splitDeviceTopic(topic: string): { deviceId: string; rest: string } | n
   return { deviceId: tail.slice(0, slash), rest: tail.slice(slash + 1) };
 }
 
-/** A device may publish only its own presence, state, results and renewals, each at most MAX_DEVICE_MESSAGE_BYTES. */
+/** A device may publish only its own presence, state, results, renewals and events, each at most MAX_DEVICE_MESSAGE_BYTES. */
 export function mayPublish(deviceId: string, topic: string, payloadBytes: number): boolean {
   const parts = splitDeviceTopic(topic);
   return parts !== null && parts.deviceId === deviceId && (DEVICE_PUBLISHES as readonly string[]).includes(parts.rest) && payloadBytes <= MAX_DEVICE_MESSAGE_BYTES;

@@ -9,8 +9,8 @@ const me = '11111111-1111-4111-8111-111111111111';
 const other = '22222222-2222-4222-8222-222222222222';
 
 describe('the device topic rules', () => {
-  it('let a device publish only its presence, state, results and renewals, within the size limit', () => {
-    for (const topic of ['presence', 'state', 'result', 'renew']) expect(mayPublish(me, `latchkey/d/${me}/${topic}`, 10), topic).toBe(true);
+  it('let a device publish only its presence, state, results, renewals and events, within the size limit', () => {
+    for (const topic of ['presence', 'state', 'result', 'renew', 'event']) expect(mayPublish(me, `latchkey/d/${me}/${topic}`, 10), topic).toBe(true);
     for (const topic of [`latchkey/d/${me}/config`, `latchkey/d/${me}/op`, `latchkey/d/${me}/state/x`, `latchkey/d/${other}/state`, 'latchkey/d', `$SYS/x`, 'other'])
       expect(mayPublish(me, topic, 10), topic).toBe(false);
     expect(mayPublish(me, `latchkey/d/${me}/state`, MAX_DEVICE_MESSAGE_BYTES)).toBe(true);

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { Counter } from 'prom-client';
 import {
   DEVICE_PRESENCE_SETTLE_S,
   DEVICE_REPORT_BURST,
@@ -17,6 +18,8 @@ import type { PlatformCa } from '../../../plugins/platform-ca.js';
 import type { DeviceRelay } from '../../operations/operations.service.js';
 import { ConfigPublisher } from './config-publisher.js';
 import { parseDeviceTopic, readJson, readPresence } from './device-messages.js';
+import { ConfigReissuer } from './config-reissue.js';
+import { DeviceEventRecorder, type EventOutcome, type EventRefusal } from './device-events.js';
 import { markAllOffline, recordPresence, recordState } from './device-status.js';
 import { DeviceOperationRelay } from './relay.js';
 import { PresenceAnnouncer, ReportLimiter } from './report-pacing.js';
@@ -40,6 +43,10 @@ export interface DeviceRuntimeOptions {
   timeoutMs: number;
   log: FastifyBaseLogger;
   /**
+  /** Opens the locks' access codes, which their configs carry as salted hashes. */
+  box: SecretBox;
+  /** Counts each door event's outcome (a metric); none: not counted. */
+  countEvent?: (outcome: EventOutcome | `refused_${EventRefusal}`) => void;
    * The embedded broker of the only instance there can be (PGlite): at start no device is connected
    * anywhere. With PostgreSQL, other instances' brokers may hold devices (plugins/mqtt/bridge.ts).
    */
@@ -56,6 +63,10 @@ export class DeviceRuntime {
   readonly relay: DeviceOperationRelay;
   readonly configs: ConfigPublisher;
   /** Reports of one device are handled in the order they came; different devices' at once. */
+  /** Issues each connected device its config again before it lapses (config-reissue.ts). */
+  readonly reissuer: ConfigReissuer;
+  /** The doors' signed events (`…/event`), checked and logged once each. */
+  readonly events: DeviceEventRecorder;
   private readonly chains = new Map<string, Promise<void>>();
   /** How many presence and state reports of one device are recorded (a flood is held to the rate). */
   readonly reportLimiter = new ReportLimiter(DEVICE_REPORT_BURST, DEVICE_REPORTS_PER_MINUTE);
@@ -72,6 +83,7 @@ export class DeviceRuntime {
   }
 
   async start(): Promise<void> {
+    this.events = new DeviceEventRecorder(options.db, options.log, options.countEvent);
     const { bus, db, liveEvents } = this.options;
     if (this.options.standaloneBroker) await markAllOffline(db);
     const stopLockNotices = liveEvents.onNotice((payload) => this.configs.onNotice(payload));
@@ -90,6 +102,7 @@ export class DeviceRuntime {
   }
 
   stop(): void {
+    await bus.subscribe(`${DEVICE_TOPIC_ROOT}/+/event`, (topic, payload) => this.receive(topic, payload));
     this.stopNotices?.();
     clearInterval(this.pruner);
     for (const { timer } of this.held.values()) clearTimeout(timer);
@@ -128,6 +141,8 @@ export class DeviceRuntime {
 
   /** A report over the device's rate: kept as the latest of its kind, recorded when the rate allows. */
   private hold(deviceId: string, kind: string, payload: Buffer): void {
+    // Every event is a record of its own (only the latest of a kind is kept over the rate): in order, none held back.
+    if (kind === 'event') return this.enqueue(deviceId, kind, payload);
     let held = this.held.get(deviceId);
     if (!held) {
       this.options.log.warn({ deviceId }, 'device reports over the rate: only the latest of each kind is recorded');
@@ -184,6 +199,10 @@ export class DeviceRuntime {
       await recordState(db, deviceId, this.withAllowedEndpoints(deviceId, state.value));
     }
   }
+    if (kind === 'event') {
+      await this.events.record(deviceId, payload);
+      return;
+    }
 
   /**
    * The embedded broker has kept, of a state's direct-access endpoints, only those on a private network or
@@ -219,4 +238,20 @@ export async function registerDeviceRuntime(app: FastifyInstance): Promise<void>
   app.decorate('deviceRuntime', runtime);
   app.decorate('deviceRelay', runtime.relay);
   app.addHook('onClose', async () => runtime.stop());
+}
+    box: new SecretBox(app.config.secretsEncryptionKey),
+    countEvent: eventCounter(app),
+
+/** latchkey_device_events_total{outcome}: door events logged, repeated, or refused and why; in the app's registry once it has one (the metrics come later). */
+function eventCounter(app: FastifyInstance): (outcome: string) => void {
+  const counter = new Counter({
+    name: 'latchkey_device_events_total',
+    help: 'Signed events from doors: logged, repeat (already logged), or refused_<why> (malformed, unknown_device, other_device, signature, schema, replay)',
+    labelNames: ['outcome'],
+    registers: [],
+  });
+  app.addHook('onReady', async () => {
+    if (app.hasDecorator('metrics')) app.metrics.registry.registerMetric(counter);
+  });
+  return (outcome) => counter.inc({ outcome });
 }

@@ -1,0 +1,342 @@
+import { createHash, createPublicKey, verify, X509Certificate, type KeyObject } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
+import { LRUCache } from 'lru-cache';
+import {
+  LOW_BATTERY_LEVEL,
+  MAX_DEVICE_MESSAGE_BYTES,
+  deviceEventSchema,
+  deviceLogReasons,
+  type AccessMethod,
+  type DeviceEvent,
+  type LockAlarm,
+  type WebhookEvent,
+} from '@latchkey/contract';
+import type { Db } from '../../../db/client.js';
+import { lockActivity, locks } from '../../../db/schema.js';
+import { publishEvent } from '../../../lib/webhook-outbox.js';
+
+/**
+ * Events from the door (`latchkey/d/<deviceId>/event`): what a lock decided or noticed by itself — a keypad
+ * code, a lockout, its door sensor, its battery, its alarms — each a compact JWS signed with the key of the
+ * device's own certificate, numbered (`seq`) and chained (`prev`: the SHA-256 of the previous event's JWS).
+ *
+ * Each is checked before anything is written: its size and form, its signature with the public key of the
+ * certificate THIS device holds (lock_devices.certificate_public_key), its payload (deviceEventSchema), and
+ * its place in the chain against the last event logged (lock_devices.event_seq / event_hash):
+ *  - an eventId already logged: ignored (a QoS 1 redelivery, or another instance heard it first);
+ *  - seq = last + 1 and prev = the last hash: logged;
+ *  - seq > last + 1: an AUDIT_GAP entry naming the missing events, then the event;
+ *  - seq = last + 1 but prev is another hash: an AUDIT_GAP entry (broken chain), then the event;
+ *  - seq <= last with an unknown eventId: refused (a replay or a forgery) — a warning and a count, no entry.
+ * Its entry, the chain's new head and the lock's door, battery and alarms commit together, with the
+ * webhooks it owes; a device's events are handled one at a time (its row is locked), on any instance.
+ */
+
+export type EventOutcome = 'logged' | 'repeat' | 'refused';
+/** Why an event was refused (the metric's label). */
+export type EventRefusal = 'malformed' | 'unknown_device' | 'other_device' | 'signature' | 'schema' | 'replay';
+
+const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows;
+
+/** The SPKI PEM of a certificate's public key: what a device's events are verified with. */
+export function certificatePublicKeyPem(certificatePem: string): string {
+  return new X509Certificate(certificatePem).publicKey.export({ type: 'spki', format: 'pem' }).toString();
+}
+
+/** The hash an event's successor names as its `prev`: base64url(SHA-256(utf8(jws))). */
+export const eventHashOf = (jws: string): string => createHash('sha256').update(jws, 'utf8').digest('base64url');
+
+interface ReadJws {
+  jws: string;
+  header: { alg?: unknown; kid?: unknown };
+  signingInput: Buffer;
+  signature: Buffer;
+  payload: unknown;
+}
+
+const B64URL = /^[A-Za-z0-9_-]+$/;
+
+function readJws(payload: Buffer): ReadJws | null {
+  if (payload.length > MAX_DEVICE_MESSAGE_BYTES) return null;
+  const jws = payload.toString('utf8').trim();
+  const parts = jws.split('.');
+  if (parts.length !== 3 || !parts.every((part) => part.length > 0 && B64URL.test(part))) return null;
+  const [header, body, signature] = parts as [string, string, string];
+  try {
+    const head = JSON.parse(Buffer.from(header, 'base64url').toString('utf8')) as unknown;
+    const claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as unknown;
+    if (!head || typeof head !== 'object' || Array.isArray(head)) return null;
+    return { jws, header: head as ReadJws['header'], signingInput: Buffer.from(`${header}.${body}`, 'ascii'), signature: Buffer.from(signature, 'base64url'), payload: claims };
+  } catch {
+    return null;
+  }
+}
+
+const keys = new LRUCache<string, KeyObject>({ max: 10_000 });
+function keyOf(pem: string): KeyObject {
+  let key = keys.get(pem);
+  if (!key) keys.set(pem, (key = createPublicKey(pem)));
+  return key;
+}
+
+/** The signature with the device's key, under the algorithm that key takes (ES256 for P-256, EdDSA for Ed25519, RS256 for RSA). */
+export function verifiesWith(pem: string, alg: unknown, input: Buffer, signature: Buffer): boolean {
+  try {
+    const key = keyOf(pem);
+    switch (key.asymmetricKeyType) {
+      case 'ec':
+        return alg === 'ES256' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1' && verify('sha256', input, { key, dsaEncoding: 'ieee-p1363' }, signature);
+      case 'ed25519':
+        return (alg === 'EdDSA' || alg === 'Ed25519') && verify(null, input, key, signature);
+      case 'rsa':
+        return alg === 'RS256' && verify('sha256', input, key, signature);
+      default:
+        return false;
+    }
+  } catch {
+    return false;
+  }
+}
+
+/** The lock an event is about, as the entry, the lock's state and the webhooks need it. */
+export interface EventLock {
+  lock_id: string;
+  application_id: string;
+  lock_name: string;
+  unlock_time: number;
+  door_state: 'open' | 'closed' | null;
+  battery: number | null;
+  alarms: string[] | null;
+}
+
+/** What an event says, whichever lock it came from (a device's signed one, a virtual lock's in-process one). */
+export type LockEventInput = Pick<DeviceEvent, 'type' | 'at'> &
+  Partial<Pick<DeviceEvent, 'method' | 'userId' | 'accessCodeId' | 'reason' | 'value' | 'offline'>> & {
+    /** An offline code's window (epoch seconds): it names the code on its lock. */
+    codeWindow?: { start: number; end: number };
+    /** A device's signed event: its id and place in the chain (each logged once). */
+    eventId?: string;
+    seq?: number;
+  };
+
+const LOG_TYPES = {
+  unlocked: 'UNLOCK',
+  locked: 'LOCK',
+  access_denied: 'UNLOCK',
+  keypad_locked_out: 'KEYPAD_LOCKED_OUT',
+  door_opened: 'DOOR_OPENED',
+  door_closed: 'DOOR_CLOSED',
+  battery: 'BATTERY',
+  jammed: 'JAMMED',
+  tampered: 'TAMPERED',
+} as const satisfies Record<DeviceEvent['type'], (typeof lockActivity.$inferInsert)['type']>;
+
+const ACCESS_TYPES = new Set<DeviceEvent['type']>(['unlocked', 'locked', 'access_denied', 'keypad_locked_out']);
+
+const isoOf = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * Logs one event of a lock, in `tx`: its entry (source device, at the event's own time, offline as it says,
+ * method, access code, value), the lock's door / battery / alarms, and the webhooks it owes. The caller has
+ * checked the event (signature, chain) or made it itself (a virtual lock).
+ */
+export async function logLockEvent(tx: Db, lock: EventLock, event: LockEventInput, deviceId: string | null): Promise<void> {
+  const access = ACCESS_TYPES.has(event.type);
+  const method: AccessMethod | null = access ? (event.method ?? (event.accessCodeId || event.codeWindow ? 'access_code' : null)) : null;
+  const accessCodeId = access ? await accessCodeOf(tx, lock.lock_id, event) : null;
+  const actor = event.userId ? await actorOf(tx, event.userId, lock.application_id) : null;
+  const at = new Date(event.at);
+  const rejected = event.type === 'access_denied';
+  const reason = rejected ? event.reason?.trim() || deviceLogReasons.noReason : (event.reason ?? null);
+  await tx.insert(lockActivity).values({
+    lockId: lock.lock_id,
+    applicationId: lock.application_id,
+    type: LOG_TYPES[event.type],
+    at,
+    actorUserId: actor ? event.userId! : null,
+    actorEmail: actor?.email ?? null,
+    actorDisplayName: actor?.displayName ?? null,
+    subject: accessCodeId ? await accessCodeNameOf(tx, accessCodeId) : null,
+    rejected,
+    reason,
+    method,
+    accessCodeId,
+    source: 'device',
+    offline: event.offline ?? false,
+    eventId: event.eventId ?? null,
+    deviceSeq: event.seq ?? null,
+    value: event.type === 'battery' ? (event.value ?? null) : null,
+  });
+
+  const base = { applicationId: lock.application_id, lockId: lock.lock_id, lockName: lock.lock_name, deviceId, source: 'device' as const, offline: event.offline ?? false, at: isoOf(event.at) };
+  const announce = (type: WebhookEvent, data: object) => publishEvent(tx, lock.application_id, type, { ...base, ...data });
+  const person = { userId: actor ? event.userId! : null, email: actor?.email ?? null };
+  const alarms = new Set((lock.alarms ?? []) as string[]);
+  let door = lock.door_state;
+  let battery = lock.battery;
+  switch (event.type) {
+    case 'unlocked':
+      alarms.delete('jammed' satisfies LockAlarm);
+      await announce('lock.unlocked', { ...person, duration: lock.unlock_time, method, accessCodeId });
+      break;
+    case 'locked':
+      alarms.delete('jammed' satisfies LockAlarm);
+      break;
+    case 'access_denied':
+      await announce('lock.unlock_refused', { ...person, reason, method, accessCodeId });
+      break;
+    case 'door_opened':
+    case 'door_closed':
+      door = event.type === 'door_opened' ? 'open' : 'closed';
+      await announce(event.type === 'door_opened' ? 'lock.door_opened' : 'lock.door_closed', {});
+      break;
+    case 'battery':
+      if (event.value === undefined) break;
+      battery = event.value;
+      if (battery < LOW_BATTERY_LEVEL && !alarms.has('low_battery' satisfies LockAlarm)) {
+        alarms.add('low_battery' satisfies LockAlarm);
+        await announce('device.low_battery', { battery });
+      } else if (battery >= LOW_BATTERY_LEVEL) {
+        alarms.delete('low_battery' satisfies LockAlarm);
+      }
+      break;
+    case 'jammed':
+      alarms.add('jammed' satisfies LockAlarm);
+      await announce('device.jammed', {});
+      break;
+    case 'tampered':
+      alarms.add('tampered' satisfies LockAlarm);
+      await announce('device.tampered', {});
+      break;
+    case 'keypad_locked_out':
+      break;
+  }
+  const nextAlarms = [...alarms];
+  const before = lock.alarms ?? [];
+  const alarmsChanged = nextAlarms.length !== before.length || nextAlarms.some((alarm) => !before.includes(alarm));
+  if (door !== lock.door_state || battery !== lock.battery || alarmsChanged) {
+    // Only a change is written: the row's update is what tells the portal's live view (and nothing else moves).
+    await tx.update(locks).set({ doorState: door, battery, alarms: nextAlarms }).where(sql`${locks.id} = ${lock.lock_id}`);
+    lock.door_state = door;
+    lock.battery = battery;
+    lock.alarms = nextAlarms;
+  }
+}
+
+/** The access code an event names: its id when it is one of the lock's codes, or the offline code its window names. */
+async function accessCodeOf(tx: Db, lockId: string, event: LockEventInput): Promise<string | null> {
+  if (event.accessCodeId) {
+    const [row] = rowsOf<{ id: string }>(
+      await tx.execute(sql`select id from access_codes where lock_id = ${lockId} and id::text = ${event.accessCodeId}`),
+    );
+    return row?.id ?? null;
+  }
+  if (event.codeWindow) {
+    const [row] = rowsOf<{ id: string }>(
+      await tx.execute(sql`
+        select id from access_codes where lock_id = ${lockId} and kind = 'offline'
+          and starts_at = to_timestamp(${event.codeWindow.start}) and ends_at = to_timestamp(${event.codeWindow.end})
+        order by created_at desc limit 1`),
+    );
+    return row?.id ?? null;
+  }
+  return null;
+}
+
+async function accessCodeNameOf(tx: Db, accessCodeId: string): Promise<string | null> {
+  const [row] = rowsOf<{ name: string }>(await tx.execute(sql`select name from access_codes where id = ${accessCodeId}`));
+  return row?.name ?? null;
+}
+
+/** The user as the log names them: an application user of the lock's application, or a platform user (an owner); null: no such user. */
+async function actorOf(tx: Db, userId: string, applicationId: string): Promise<{ email: string | null; displayName: string | null } | null> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(userId)) return null;
+  const [row] = rowsOf<{ email: string | null; display_name: string | null }>(
+    await tx.execute(sql`
+      select email, display_name from application_users where id = ${userId} and application_id = ${applicationId}
+      union all select email, display_name from users where id = ${userId} limit 1`),
+  );
+  return row ? { email: row.email, displayName: row.display_name } : null;
+}
+
+interface DeviceChainRow extends EventLock {
+  certificate_public_key: string | null;
+  event_seq: string | number;
+  event_hash: string | null;
+}
+
+/** Checks a device's signed events and logs each once (see the top of this file). */
+export class DeviceEventRecorder {
+  constructor(
+    private readonly db: Db,
+    private readonly log: Pick<FastifyBaseLogger, 'info' | 'warn'>,
+    /** Counts each event's outcome (the metric): logged, repeat, or the refusal's reason. */
+    private readonly count: (outcome: EventOutcome | `refused_${EventRefusal}`) => void = () => {},
+  ) {}
+
+  async record(deviceId: string, payload: Buffer): Promise<EventOutcome> {
+    const refuse = (why: EventRefusal, details: object = {}): EventOutcome => {
+      this.log.warn({ deviceId, refusal: why, ...details }, 'device event refused');
+      this.count(`refused_${why}`);
+      return 'refused';
+    };
+    const read = readJws(payload);
+    if (!read) return refuse('malformed');
+    // A device signs as itself: an event naming another device is refused whatever its signature.
+    if (read.header.kid !== undefined && (typeof read.header.kid !== 'string' || read.header.kid.toLowerCase() !== deviceId)) return refuse('other_device', { kid: read.header.kid });
+    const parsed = deviceEventSchema.safeParse(read.payload);
+    const outcome = await this.db.transaction(async (tx): Promise<EventOutcome> => {
+      const [device] = rowsOf<DeviceChainRow>(
+        await tx.execute(sql`
+          select d.certificate_public_key, d.event_seq, d.event_hash, l.id as lock_id, l.application_id, l.name as lock_name, l.unlock_time,
+            l.door_state, l.battery, l.alarms
+          from lock_devices d join locks l on l.id = d.lock_id
+          where d.id = ${deviceId} and d.provisioned_at is not null
+          for update of d`),
+      );
+      if (!device?.certificate_public_key) return refuse('unknown_device');
+      if (!verifiesWith(device.certificate_public_key, read.header.alg, read.signingInput, read.signature)) return refuse('signature', { alg: read.header.alg });
+      if (!parsed.success) return refuse('schema');
+      const event = parsed.data;
+      const [seen] = rowsOf<{ id: string }>(await tx.execute(sql`select id from lock_activity where event_id = ${event.eventId}`));
+      if (seen) return 'repeat';
+      const last = Number(device.event_seq);
+      if (event.seq <= last) return refuse('replay', { seq: event.seq, last });
+      const gap =
+        event.seq > last + 1
+          ? { kind: 'missing' as const, from: last + 1, to: event.seq - 1, reason: deviceLogReasons.eventsMissing(last + 1, event.seq - 1) }
+          : (event.prev ?? null) !== (device.event_hash ?? null)
+            ? { kind: 'broken' as const, from: null, to: null, reason: deviceLogReasons.chainBroken(event.seq) }
+            : null;
+      if (gap) {
+        await tx.insert(lockActivity).values({
+          lockId: device.lock_id,
+          applicationId: device.application_id,
+          type: 'AUDIT_GAP',
+          at: new Date(event.at),
+          reason: gap.reason,
+          source: 'platform',
+          deviceSeq: event.seq,
+        });
+        await publishEvent(tx, device.application_id, 'device.audit_gap', {
+          applicationId: device.application_id,
+          lockId: device.lock_id,
+          lockName: device.lock_name,
+          deviceId,
+          kind: gap.kind,
+          missingFrom: gap.from,
+          missingTo: gap.to,
+          seq: event.seq,
+          reason: gap.reason,
+        });
+        this.log.warn({ deviceId, ...gap, seq: event.seq }, 'device event chain: a gap logged');
+      }
+      await logLockEvent(tx, device, event, deviceId);
+      await tx.execute(sql`update lock_devices set event_seq = ${event.seq}, event_hash = ${eventHashOf(read.jws)} where id = ${deviceId}`);
+      return 'logged';
+    });
+    if (outcome !== 'refused') this.count(outcome);
+    return outcome;
+  }
+}
