@@ -729,3 +729,29 @@ export const mqttBridgeMessages = pgTable('mqtt_bridge_messages', {
   payload: text('payload').notNull(),
   createdAt: createdAt(),
 });
+
+/**
+ * Each instance of the service on one database says here, every few seconds, that it is alive
+ * (modules/devices/runtime/instance-heartbeat.ts); one silent for longer than the limit has crashed.
+ */
+export const instanceHeartbeats = pgTable('instance_heartbeats', {
+  instanceId: text('instance_id').primaryKey(),
+  lastSeen: timestamp('last_seen', { withTimezone: true }).notNull().defaultNow(),
+  startedAt: createdAt(),
+});
+
+/**
+ * Which instance's embedded broker holds each connected device, since when (epoch ms on that instance): a
+ * crashed instance sends no Last Will, so its peers mark its devices offline from these rows.
+ */
+export const deviceConnections = pgTable(
+  'device_connections',
+  {
+    deviceId: uuid('device_id')
+      .primaryKey()
+      .references(() => lockDevices.id, { onDelete: 'cascade' }),
+    instanceId: text('instance_id').notNull(),
+    since: bigint('since', { mode: 'number' }).notNull(),
+  },
+  (t) => [index('device_connections_instance_idx').on(t.instanceId)],
+);
