@@ -1,14 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { Aedes } from 'aedes';
-import mqtt from 'mqtt';
+import { rm } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { deviceRefusals, deviceTopicPrefix, operationErrors, type DeviceResult, type DeviceStateMessage } from '@latchkey/contract';
+import { deviceRefusals, operationErrors, type DeviceResult, type DeviceStateMessage } from '@latchkey/contract';
 import { VirtualActuator } from './actuators.js';
 import { DeviceAgent, type Logger } from './agent.js';
+import { observe, provisionedState, startBroker, type Broker } from './broker-fixture.js';
 import { executeCommand } from './cli-commands.js';
 import { createKeyAndCsr } from './provision.js';
 import { ReplayCache } from './replay-cache.js';
@@ -38,62 +34,8 @@ let deviceCa: TestCa;
 let alice: TestUser;
 const quiet: Logger = process.env.AGENT_LOG ? { info: (m) => console.log(m), warn: (m) => console.log(m) } : { info: () => undefined, warn: () => undefined };
 
-interface Broker {
-  aedes: Aedes;
-  server: Server;
-  port: number;
-  close(): Promise<void>;
-}
-
-async function startBroker(port = 0): Promise<Broker> {
-  const aedes = await Aedes.createBroker();
-  const server = createServer(aedes.handle);
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return {
-    aedes,
-    server,
-    port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((resolve) => aedes.close(() => server.close(() => resolve()))),
-  };
-}
-
 /** A state directory as provisioning leaves it, pointing at `mqttUrl`. */
-async function provisioned(mqttUrl: string, certificateDays = 90) {
-  const dir = await mkdtemp(path.join(tmpdir(), 'latchkey-agent-'));
-  const state = new StateDir(dir);
-  const deviceId = randomUUID();
-  const lockId = randomUUID();
-  const { privateKeyPem, csrPem } = await createKeyAndCsr();
-  await state.write('key', privateKeyPem, 0o600);
-  await state.write('certificate', await certifyCsr(deviceCa, csrPem, deviceId, certificateDays));
-  await state.write('deviceCa', deviceCa.pem);
-  await state.write('platformCa', platformCa.pem);
-  await state.write('identity', JSON.stringify({ deviceId, lockId, mqttUrl, topicPrefix: deviceTopicPrefix(deviceId), apiUrl: 'http://localhost/api' }));
-  return { dir, state, deviceId, lockId, prefix: deviceTopicPrefix(deviceId) };
-}
-
-/** A platform-side client that records everything under the device's prefix. */
-async function observe(port: number, prefix: string) {
-  const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${port}`, { clientId: `platform-${randomUUID()}`, reconnectPeriod: 0 });
-  const seen: { topic: string; text: string; retain: boolean }[] = [];
-  const waiters: { match: (m: (typeof seen)[number]) => boolean; resolve: (text: string) => void }[] = [];
-  client.on('message', (topic, payload, packet) => {
-    const message = { topic, text: payload.toString(), retain: packet.retain };
-    seen.push(message);
-    for (const waiter of waiters.splice(0)) {
-      if (waiter.match(message)) waiter.resolve(message.text);
-      else waiters.push(waiter);
-    }
-  });
-  await client.subscribeAsync(`${prefix}/#`, { qos: 1 });
-  /** The next message on `name` (or one already seen since `from`) whose text satisfies `test`. */
-  const next = (name: string, test: (text: string) => boolean = () => true, from = 0) => {
-    const match = (m: (typeof seen)[number]) => m.topic === `${prefix}/${name}` && test(m.text);
-    const already = seen.slice(from).find(match);
-    return already ? Promise.resolve(already.text) : new Promise<string>((resolve) => waiters.push({ match, resolve }));
-  };
-  return { client, seen, next };
-}
+const provisioned = (mqttUrl: string, certificateDays = 90) => provisionedState(mqttUrl, { platformCa, deviceCa }, certificateDays);
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -146,6 +88,8 @@ describe('DeviceAgent on a real broker', () => {
     await platform.client.publishAsync(`${device.prefix}/config`, configJws, { qos: 1, retain: true });
     await taken;
     await expect.poll(() => device.state.read('config')).toBe(configJws);
+    // The state says which config the lock holds.
+    expect(JSON.parse(await platform.next('state', (t) => (JSON.parse(t) as DeviceStateMessage).configVersion === 3))).toMatchObject({ locked: true, configVersion: 3 });
 
     // A malformed message is ignored: the first result is the valid operation's.
     await platform.client.publishAsync(`${device.prefix}/op`, '{"requestId": 7}', { qos: 1 });

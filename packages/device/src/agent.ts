@@ -9,7 +9,8 @@ import {
 } from '@latchkey/contract';
 import type { Actuator } from './actuators.js';
 import { verifyConfig } from './checks.js';
-import { LockController, type HandleResult } from './controller.js';
+import { LockController, type CodeResult, type HandleResult, type LockEvent, type SensorReport } from './controller.js';
+import { EventLog } from './event-log.js';
 import { localEndpoints, startLocalHttp } from './local-http.js';
 import { MAX_PENDING_RESULTS, readPendingResults, writePendingResults } from './pending-results.js';
 import { acceptCertificate, needsRenewal, requestRenewal } from './renewal.js';
@@ -44,6 +45,8 @@ export interface AgentOptions {
   refusalReportMs?: number;
   /** Refusals per client address at the local endpoint before it answers 429 (default 10 a minute). */
   localRefusalLimit?: { max: number; windowMs: number };
+  /** Undelivered events kept on disk before the oldest are dropped (default 10,000). */
+  maxQueuedEvents?: number;
 }
 
 const RENEWAL_CHECK_MS = 6 * 3_600_000;
@@ -59,7 +62,9 @@ const DEFAULT_MAX_NOT_AUTHORIZED = 5;
  * same decisions hold offline, through the local endpoint, after a restart. An operation's use is on disk
  * before the lock acts on it; an outcome decided locally is reported to the platform (at once, or once
  * connected again), refusals counted together. It holds its state directory (`device.lock`) while it runs:
- * one replay cache per lock.
+ * one replay cache per lock. What the lock decides by itself (a keypad code, a lockout) and what its
+ * sensors report become signed, chained events (event-log.ts), on disk before they are published on
+ * `…/event` and delivered in order after a time offline.
  */
 export class DeviceAgent {
   readonly controller: LockController;
@@ -92,6 +97,8 @@ export class DeviceAgent {
   private endpoints: string[] | undefined;
   /** The state last reported on this connection, without its time. */
   private lastState: string | null = null;
+  /** Publishing the event queue now (one sender at a time keeps the order). */
+  private deliveringEvents = false;
 
   private constructor(
     private readonly options: AgentOptions,
@@ -100,6 +107,7 @@ export class DeviceAgent {
     private readonly replayStore: ReplayStore,
     pending: DeviceResult[],
     private readonly holder: DirectoryHolder,
+    private readonly events: EventLog,
   ) {
     this.controller = controller;
     this.refusals = new RefusalTally((results) => this.sendAll(results), options.refusalReportMs);
@@ -122,6 +130,7 @@ export class DeviceAgent {
     });
     controller.on('state', () => void this.publishState());
     controller.on('actuatorError', (error) => this.log.warn(`The automatic lock failed, trying again: ${error.message}`));
+    controller.on('event', (event) => void this.recordEvent(event));
   }
 
   /** Loads the device's files, restores its last config and recent operations, connects, and serves the local endpoint. */
@@ -137,7 +146,15 @@ export class DeviceAgent {
       const replayStore = new ReplayStore(options.state, replayCache);
       await replayStore.load(Date.now());
       let agent: DeviceAgent | null = null;
+      const events = await EventLog.open(options.state, {
+        max: options.maxQueuedEvents,
+        onDrop: (now, total) => {
+          if (total === now || Math.floor((total - now) / 1000) !== Math.floor(total / 1000))
+            log.warn(`The queue of undelivered events is full: dropped the oldest, ${total} since the platform was last reached (the next events say so in "dropped")`);
+        },
+      });
       const controller = new LockController({
+        offlineCodeSecret: files.offlineCodeSecret,
         lockId: files.identity.lockId,
         platformCa: trust,
         actuator: options.actuator,
@@ -149,7 +166,8 @@ export class DeviceAgent {
         if (verdict.ok) controller.setConfig(verdict.config);
         else log.warn(`The stored config is not usable (${verdict.reason}); waiting for the platform's`);
       }
-      agent = new DeviceAgent(options, files, controller, replayStore, await readPendingResults(options.state), holder);
+      agent = new DeviceAgent(options, files, controller, replayStore, await readPendingResults(options.state), holder, events);
+      if (events.pending.length > 0) log.info(`${events.pending.length} events wait to be delivered to the platform`);
       if (options.httpPort !== undefined) await agent.serveLocally(options.httpPort, options.httpHost);
       agent.renewTimer = setInterval(() => void agent.renewIfDue(), RENEWAL_CHECK_MS);
       return agent;
@@ -171,6 +189,7 @@ export class DeviceAgent {
     await this.controller.close({ lock: true });
     await this.refusals.flush();
     await this.writes;
+    await this.events.idle();
     if (this.client.connected) await this.client.publishAsync(this.topic('presence'), 'offline', { qos: 1, retain: true }).catch(() => undefined);
     await this.client.endAsync();
     await new Promise<void>((resolve) => (this.http ? this.http.close(() => resolve()) : resolve()));
@@ -242,6 +261,7 @@ export class DeviceAgent {
       } else {
         this.flushed = this.client.connected;
       }
+      await this.deliverEvents();
       await this.renewIfDue();
     } catch (error) {
       this.log.warn(`MQTT: ${(error as Error).message}`);
@@ -255,6 +275,8 @@ export class DeviceAgent {
   private async publishState({ always = false } = {}): Promise<void> {
     if (!this.client.connected) return;
     const state: DeviceStateMessage = { locked: this.controller.state.locked, firmware: this.options.firmware, at: new Date().toISOString() };
+    const configVersion = this.controller.config?.version;
+    if (configVersion !== undefined) state.configVersion = configVersion;
     if (this.endpoints?.length) state.directAccessEndpoints = this.endpoints;
     const says = JSON.stringify({ ...state, at: undefined });
     if (!always && says === this.lastState) return;
@@ -274,7 +296,58 @@ export class DeviceAgent {
     const verdict = this.controller.applyConfig(jws);
     if (!verdict.ok) return this.log.warn(`Ignored a config: ${verdict.reason}`);
     await this.options.state.write('config', jws);
-    this.log.info(`Config version ${verdict.config.version}: ${verdict.config.users.length} users, unlock time ${verdict.config.unlockTime} s`);
+    const codes = verdict.config.accessCodes?.length ?? 0;
+    this.log.info(`Config version ${verdict.config.version}: ${verdict.config.users.length} users, ${codes} access codes, unlock time ${verdict.config.unlockTime} s`);
+    // The platform learns from the state which config the lock holds (an access code in it is then set).
+    await this.publishState();
+  }
+
+  /** A code typed at the keypad: checked by the controller (which records the event), and logged without the code. */
+  async enterCode(code: string): Promise<CodeResult> {
+    const result = await this.controller.enterCode(code);
+    this.log.info(`Keypad: ${result.outcome}${result.accessCodeId ? ` (access code ${result.accessCodeId})` : ''}${result.reason ? ` (${result.reason})` : ''}`);
+    return result;
+  }
+
+  /** A report from a door sensor or battery gauge: an event when it says something new. */
+  reportSensor(sensor: SensorReport): boolean {
+    const reported = this.controller.report(sensor);
+    if (reported) this.log.info(`Sensor: ${sensor.type}${sensor.type === 'battery' ? ` ${sensor.value}%` : ''}`);
+    return reported;
+  }
+
+  /**
+   * Signs the event into the chain and has it on disk, then publishes the queue. An event decided while
+   * the broker is away says `offline: true`.
+   */
+  private async recordEvent(event: LockEvent): Promise<void> {
+    try {
+      const offline = !this.client.connected;
+      await this.events.append({ ...event, ...(offline ? { offline } : {}) }, { keyPem: this.files.keyPem, deviceId: this.deviceId });
+    } catch (error) {
+      return this.log.warn(`Could not record an event (${event.type}): ${(error as Error).message}`);
+    }
+    await this.deliverEvents();
+  }
+
+  /** Publishes the undelivered events in order (QoS 1), marking them delivered as the broker acknowledges them. */
+  private async deliverEvents(): Promise<void> {
+    if (this.deliveringEvents) return;
+    this.deliveringEvents = true;
+    let sent = 0;
+    try {
+      while (this.client.connected && this.events.pending.length > 0) {
+        const batch = this.events.pending.slice(0, this.events.batch);
+        for (const event of batch) await this.client.publishAsync(this.topic('event'), event.jws, { qos: 1 });
+        await this.events.delivered(batch.at(-1)!.seq);
+        sent += batch.length;
+      }
+    } catch (error) {
+      this.log.warn(`Could not deliver the events (kept for the next connection): ${(error as Error).message}`);
+    } finally {
+      this.deliveringEvents = false;
+    }
+    if (sent > 1) this.log.info(`Delivered ${sent} events to the platform`);
   }
 
   private async takeOperation(text: string): Promise<void> {
@@ -369,6 +442,8 @@ export class DeviceAgent {
   /** With less than the renewal margin left, sends a CSR for a new key, at most once an hour. */
   private async renewIfDue(): Promise<void> {
     if (!this.client.connected || !needsRenewal(this.files.certificatePem, Date.now())) return;
+    // Events are signed with the key in use: they reach the platform before it learns of a new key.
+    if (this.events.pending.length > 0) return;
     if (Date.now() - this.renewalAsked < 3_600_000) return;
     this.renewalAsked = Date.now();
     await this.client.publishAsync(this.topic('renew'), await requestRenewal(this.options.state, this.deviceId), { qos: 1 });

@@ -64,7 +64,35 @@ describe('saveProvisioning and loadDevice', () => {
       deviceCaPem: deviceCa.pem,
       platformCaPem: platformCa.pem,
       configJws: null,
+      offlineCodeSecret: null,
     });
+  });
+
+  it('stores the offline-code secret readable by its owner only, and starts a new binding without the old event chain', async () => {
+    const state = await tempState();
+    const [deviceCa, platformCa] = await Promise.all([createDeviceCa(), createTestCa()]);
+    const deviceId = randomUUID();
+    const { privateKeyPem, csrPem } = await createKeyAndCsr();
+    const secret = Buffer.alloc(32, 9).toString('base64url');
+    const response = {
+      deviceId,
+      lockId: randomUUID(),
+      certificate: await certifyCsr(deviceCa, csrPem, deviceId),
+      caCertificates: [deviceCa.pem, platformCa.pem],
+      mqttUrl: 'mqtts://broker.example:8883',
+      topicPrefix: `latchkey/d/${deviceId}`,
+      offlineCodeSecret: secret,
+    };
+    await state.write('events', 'an old binding’s event\n');
+    await state.write('eventChain', '{"seq":7}');
+    await saveProvisioning(state, response, privateKeyPem, 'https://latchkey.example/api');
+    expect((await stat(state.file('offlineCodeSecret'))).mode & 0o777).toBe(0o600);
+    expect((await loadDevice(state)).offlineCodeSecret).toBe(secret);
+    expect(await state.read('events')).toBeNull();
+    expect(await state.read('eventChain')).toBeNull();
+    // A binding whose answer carries no secret keeps none from before.
+    await saveProvisioning(state, { ...response, offlineCodeSecret: undefined }, privateKeyPem, 'https://latchkey.example/api');
+    expect((await loadDevice(state)).offlineCodeSecret).toBeNull();
   });
 
   it('refuses an answer without both CAs, and says how to provision when nothing is stored', async () => {

@@ -37,8 +37,18 @@ export async function saveProvisioning(state: StateDir, response: ProvisioningRe
   await state.write('certificate', response.certificate);
   await state.write('deviceCa', deviceCa);
   await state.write('platformCa', platformCa);
-  // A new binding starts from nothing: the old lock's config and used operations do not apply.
-  await Promise.all([state.remove('config'), state.remove('replay'), state.remove('replayJournal'), state.remove('pendingKey')]);
+  // Readable by the device's user alone, like the key; never printed.
+  if (response.offlineCodeSecret) await state.write('offlineCodeSecret', response.offlineCodeSecret, 0o600);
+  else await state.remove('offlineCodeSecret');
+  // A new binding starts from nothing: the old lock's config, used operations and event chain do not apply.
+  await Promise.all([
+    state.remove('config'),
+    state.remove('replay'),
+    state.remove('replayJournal'),
+    state.remove('pendingKey'),
+    state.remove('events'),
+    state.remove('eventChain'),
+  ]);
   await state.write('identity', `${JSON.stringify(identity, null, 2)}\n`);
   return identity;
 }

@@ -8,7 +8,9 @@ import path from 'node:path';
  * its private key (PKCS#8 PEM, mode 0600, never sent anywhere), its certificate, the CAs it trusts, the
  * last config the platform signed (so it keeps deciding after a restart without the network) and the
  * operations it has obeyed recently (so one cannot be used again through another path), and the outcomes
-the platform has not been told yet, and `device.lock` while a process uses it. Each file is
+ * the platform has not been told yet, its signed event chain and the events not delivered yet
+ * (`events.log`, `event-chain.json`), the offline-code secret (`offline-code-secret`, mode 0600), and
+ * `device.lock` while a process uses it. Each file is
  * written to a temporary name and renamed, so a power cut leaves the old file or the new one.
  */
 
@@ -35,6 +37,9 @@ const FILES = {
   replayJournal: 'replay.log',
   results: 'pending-results.json',
   lock: 'device.lock',
+  events: 'events.log',
+  eventChain: 'event-chain.json',
+  offlineCodeSecret: 'offline-code-secret',
 } as const;
 type FileName = keyof typeof FILES;
 
@@ -177,21 +182,24 @@ export interface DeviceFiles {
   deviceCaPem: string;
   platformCaPem: string;
   configJws: string | null;
+  /** The offline-code secret (base64url) from provisioning; null when the platform gave none. Never logged. */
+  offlineCodeSecret: string | null;
 }
 
 /** Reads a provisioned device's files; throws a message naming the command to run when it is not provisioned. */
 export async function loadDevice(state: StateDir): Promise<DeviceFiles> {
-  const [identity, keyPem, certificatePem, deviceCaPem, platformCaPem, configJws] = await Promise.all([
+  const [identity, keyPem, certificatePem, deviceCaPem, platformCaPem, configJws, offlineCodeSecret] = await Promise.all([
     state.readIdentity(),
     state.read('key'),
     state.read('certificate'),
     state.read('deviceCa'),
     state.read('platformCa'),
     state.read('config'),
+    state.read('offlineCodeSecret'),
   ]);
   if (!identity || !keyPem || !certificatePem || !deviceCaPem || !platformCaPem)
     throw new UserError(`This device is not provisioned (nothing in ${state.dir}): run latchkey-device provision --api <url> --code <code> first`);
-  return { identity, keyPem, certificatePem, deviceCaPem, platformCaPem, configJws };
+  return { identity, keyPem, certificatePem, deviceCaPem, platformCaPem, configJws, offlineCodeSecret: offlineCodeSecret?.trim() || null };
 }
 
 /** A problem the person at the device can fix: printed as its message alone, never with a stack trace. */
