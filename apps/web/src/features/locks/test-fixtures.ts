@@ -58,6 +58,11 @@ export const sampleEntry = (over: Partial<LockLogEntry> = {}): LockLogEntry => (
   subject: null,
   rejected: false,
   reason: null,
+  method: null,
+  accessCodeId: null,
+  source: 'platform',
+  offline: false,
+  value: null,
   ...over,
 });
 

@@ -33,6 +33,8 @@ import { LockStateChip } from '../lock-state';
 import { DeviceChip } from '../device/device-chip';
 import { LockNameDialog } from './lock-name-dialog';
 import { SitesCard } from '../sites/sites-card';
+import { CsvButton } from '../csv/csv-button';
+import { applicationCsvPath } from '../csv/download';
 import { RetryAlert } from '../../../components/ui/retry-alert';
 
 type Dialog = { kind: 'add' } | { kind: 'rename'; lock: Lock } | { kind: 'remove'; lock: Lock } | null;
@@ -62,13 +64,17 @@ export function LocksPage() {
       <Paper variant="outlined" sx={{ p: { xs: 2, sm: 3 } }}>
         <HeadingRow gap={2} mb={1}>
           <Typography variant="h1">{t('locks.title')}</Typography>
-          <Button
-            variant="contained"
-            startIcon={<Icon icon={faPlus} />}
-            onClick={() => setDialog({ kind: 'add' })}
-          >
-            {t('locks.addLock')}
-          </Button>
+          <Box sx={{ display: 'flex', flexWrap: 'wrap', gap: 1, alignItems: 'center' }}>
+            {/* Every lock's activity in one file, for an auditor. */}
+            <CsvButton path={applicationCsvPath(appId, {})} fileName={`activity-${appId}.csv`} label={t('activityDetails.downloadAllCsv')} />
+            <Button
+              variant="contained"
+              startIcon={<Icon icon={faPlus} />}
+              onClick={() => setDialog({ kind: 'add' })}
+            >
+              {t('locks.addLock')}
+            </Button>
+          </Box>
         </HeadingRow>
         <Typography color="text.secondary" sx={{ mb: 1 }}>
           {t('locks.intro')}

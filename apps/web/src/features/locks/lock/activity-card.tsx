@@ -1,5 +1,6 @@
 import type { LockLogEntry } from '@latchkey/contract';
 import {
+  Alert,
   Box,
   Button,
   Chip,
@@ -20,7 +21,12 @@ import { stackedOnPhone } from '../../../components/ui/stacked-table';
 import { useLockLog, type LogRange } from '../log-api';
 import { describeSubject, formatLogTime } from './format';
 import { RetryAlert } from '../../../components/ui/retry-alert';
+import { localText } from '../../../lib/server-text';
 import { pickerFormat } from '../../../lib/dates';
+import { useAccessCodes } from '../access-codes/api';
+import { CsvButton } from '../csv/csv-button';
+import { lockCsvPath } from '../csv/download';
+import { describeMethod, DOOR_REPORTS, DoorReport, EntryOrigin } from './activity-details';
 
 /** The filter lives in the URL (?from=yyyy-mm-dd&to=yyyy-mm-dd), whole local days, both inclusive. */
 export function rangeFromDays(from: string | null, to: string | null): LogRange {
@@ -32,11 +38,14 @@ export function rangeFromDays(from: string | null, to: string | null): LogRange 
   return { start: day(from, false), end: day(to, true) };
 }
 
-/** Who did it, by their email as the shares and History name people, and what it concerned. */
-function Actor({ entry }: { entry: LockLogEntry }) {
+/**
+ * Who did it, by their email as the shares and History name people, and what it concerned; then how
+ * ("with access code “Cleaner”"). A door's own report with nobody behind it names no one.
+ */
+function Actor({ entry, how }: { entry: LockLogEntry; how: string | null }) {
   const { t } = useTranslation();
-  const name = entry.actor.email ?? entry.actor.displayName ?? entry.actor.userId ?? t('activity.system');
-  const subject = describeSubject(entry, t);
+  const name = entry.actor.email ?? entry.actor.displayName ?? entry.actor.userId ?? (how ? null : t('activity.system'));
+  const subject = how && entry.type === 'UNLOCK' ? null : describeSubject(entry, t);
   return (
     <>
       {name}
@@ -44,6 +53,12 @@ function Actor({ entry }: { entry: LockLogEntry }) {
         <Typography component="span" variant="body2" color="text.secondary">
           {' '}
           {subject}
+        </Typography>
+      )}
+      {how && (
+        <Typography component="span" variant="body2" color={name ? 'text.secondary' : undefined}>
+          {name ? ' ' : ''}
+          {how}
         </Typography>
       )}
     </>
@@ -56,8 +71,12 @@ export function ActivityCard({ appId, lockId }: { appId: string; lockId: string 
   const [params, setParams] = useSearchParams();
   const from = params.get('from') ?? '';
   const to = params.get('to') ?? '';
-  const log = useLockLog(appId, lockId, rangeFromDays(from, to));
+  const range = rangeFromDays(from, to);
+  const log = useLockLog(appId, lockId, range);
   const entries = log.data?.pages.flatMap((p) => p.items) ?? [];
+  // An entry made with a code names it by the code's name, from the lock's codes.
+  const codes = useAccessCodes(appId, lockId);
+  const codeName = (id: string) => codes.data?.find((c) => c.accessCodeId === id)?.name;
   // The pickers write dates as the browser does: said under them where the page writes dates otherwise.
   const format = pickerFormat(i18n.language);
   const formatHint = format ? t('common.pickerFormat', { format }) : undefined;
@@ -108,6 +127,9 @@ export function ActivityCard({ appId, lockId }: { appId: string; lockId: string 
             {t('activity.clearFilter')}
           </Button>
         )}
+        <Box sx={{ ml: { sm: 'auto' } }}>
+          <CsvButton path={lockCsvPath(appId, lockId, range)} fileName={`activity-${lockId}.csv`} />
+        </Box>
       </Box>
       {log.isPending && <PageLoader />}
       {log.isError && (
@@ -134,31 +156,50 @@ export function ActivityCard({ appId, lockId }: { appId: string; lockId: string 
             </TableHead>
             {/* Live entries are announced as they arrive on top. */}
             <TableBody aria-live="polite" aria-relevant="additions">
-              {entries.map((entry) => (
-                <TableRow key={entry.id}>
-                  <TableCell sx={{ whiteSpace: 'nowrap', fontVariantNumeric: 'tabular-nums' }}>
-                    {formatLogTime(entry.timestamp, i18n.language)}
-                  </TableCell>
-                  <TableCell data-caption={t('activity.event')}>{t(`activity.types.${entry.type}`)}</TableCell>
-                  <TableCell data-caption={t('activity.by')} data-stack="full" sx={{ overflowWrap: 'anywhere', minWidth: 160 }}>
-                    <Actor entry={entry} />
-                  </TableCell>
-                  <TableCell data-caption={t('activity.result')}>
-                    {entry.rejected ? (
-                      <Box>
-                        <Chip size="small" color="error" variant="outlined" label={t('activity.refused')} />
-                        {entry.reason && (
-                          <Typography variant="body2" sx={{ mt: 0.5 }}>
-                            {entry.reason}
-                          </Typography>
-                        )}
-                      </Box>
-                    ) : (
-                      <Chip size="small" color="success" variant="outlined" label={t('activity.accepted')} />
-                    )}
-                  </TableCell>
-                </TableRow>
-              ))}
+              {entries.map((entry) =>
+                entry.type === 'AUDIT_GAP' ? (
+                  <TableRow key={entry.id}>
+                    <TableCell sx={{ whiteSpace: 'nowrap', fontVariantNumeric: 'tabular-nums' }}>
+                      {formatLogTime(entry.timestamp, i18n.language)}
+                    </TableCell>
+                    <TableCell colSpan={3} data-stack="full">
+                      <Alert severity="warning" sx={{ py: 0 }}>
+                        {t('activityDetails.auditGap')}
+                        {entry.reason && ` ${localText(entry.reason)}`}
+                      </Alert>
+                    </TableCell>
+                  </TableRow>
+                ) : (
+                  <TableRow key={entry.id}>
+                    <TableCell sx={{ whiteSpace: 'nowrap', fontVariantNumeric: 'tabular-nums' }}>
+                      {formatLogTime(entry.timestamp, i18n.language)}
+                    </TableCell>
+                    <TableCell data-caption={t('activity.event')}>
+                      {t(`activity.types.${entry.type}`)}
+                      <EntryOrigin entry={entry} />
+                    </TableCell>
+                    <TableCell data-caption={t('activity.by')} data-stack="full" sx={{ overflowWrap: 'anywhere', minWidth: 160 }}>
+                      <Actor entry={entry} how={describeMethod(entry, t, codeName)} />
+                    </TableCell>
+                    <TableCell data-caption={t('activity.result')}>
+                      {DOOR_REPORTS.includes(entry.type) ? (
+                        <DoorReport entry={entry} />
+                      ) : entry.rejected ? (
+                        <Box>
+                          <Chip size="small" color="error" variant="outlined" label={t('activity.refused')} />
+                          {entry.reason && (
+                            <Typography variant="body2" sx={{ mt: 0.5 }}>
+                              {entry.reason}
+                            </Typography>
+                          )}
+                        </Box>
+                      ) : (
+                        <Chip size="small" color="success" variant="outlined" label={t('activity.accepted')} />
+                      )}
+                    </TableCell>
+                  </TableRow>
+                ),
+              )}
             </TableBody>
           </Table>
         </TableContainer>

@@ -1,7 +1,7 @@
 import { createPublicKey, verify } from 'node:crypto';
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { storeSignIn } from '../../../lib/session';
 import { setLanguage } from '../../../app/i18n';
 import {
@@ -34,6 +34,8 @@ function setup(answer: (call: Call) => Response | undefined = () => undefined) {
     if (path === `${LOCKS}/events`) return stream.response;
     if (path === LOCK && call.method === 'GET') return json(sampleLock());
     if (path === `${LOCK}/user` && call.method === 'GET') return json([sampleShare()]);
+    if (path === `${LOCK}/access-code` && call.method === 'GET')
+      return json([{ accessCodeId: 'code-1', lockId: 'lock-1', name: 'Cleaner', code: '482913', kind: 'online', start: null, end: null, status: 'set', createdAt: 1_700_000_000 }]);
     if (path === `${LOCK}/log`)
       return json({
         items: [sampleEntry({ id: 'old', type: 'SHARE', subject: 'guest@example.com' })],
@@ -235,6 +237,36 @@ describe('Lock page', () => {
     });
   });
 
+  it('offers the offline grace as a choice or a number with a unit, says what it trades, and saves it in seconds', async () => {
+    const { calls, u } = setup((call) =>
+      call.method === 'PUT' ? json(sampleLock({ offlineGraceSeconds: 86_400 })) : undefined,
+    );
+    const settings = await screen.findByRole('region', { name: 'Settings' });
+    expect(within(settings).getByText(/A shorter grace revokes a removed user faster .* access codes keep working\./)).toBeInTheDocument();
+    await u.click(within(settings).getByRole('combobox', { name: 'Offline grace' }));
+    await u.click(await screen.findByRole('option', { name: '1 day' }));
+    await u.click(screen.getByRole('button', { name: 'Save' }));
+    await notice('The lock settings have been saved.');
+    expect(calls.filter((c) => c.method === 'PUT').map((c) => c.body)).toEqual([{ settings: {}, offlineGraceSeconds: 86_400 }]);
+
+    await u.click(within(settings).getByRole('combobox', { name: 'Offline grace' }));
+    await u.click(await screen.findByRole('option', { name: 'Other…' }));
+    const amount = within(settings).getByRole('spinbutton', { name: 'Grace' });
+    await u.clear(amount);
+    await u.type(amount, '31');
+    await u.click(within(settings).getByRole('combobox', { name: 'Unit' }));
+    await u.click(await screen.findByRole('option', { name: 'days' }));
+    expect(await within(settings).findByText(/The offline grace must be a whole number of seconds/)).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Save' })).toBeDisabled();
+    await u.clear(amount);
+    await u.type(amount, '12');
+    await u.click(within(settings).getByRole('combobox', { name: 'Unit' }));
+    await u.click(await screen.findByRole('option', { name: 'hours' }));
+    await u.click(screen.getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(calls.filter((c) => c.method === 'PUT')).toHaveLength(2));
+    expect(calls.filter((c) => c.method === 'PUT')[1]!.body).toEqual({ settings: {}, offlineGraceSeconds: 43_200 });
+  });
+
   it('says in the settings which direct-access addresses a lock’s device may offer', async () => {
     const device = { deviceId: 'device-1', provisioned: true, connected: true, lastSeen: nowSeconds(), firmware: 'pi-relay 1.2.0' };
     setup((call) => (call.url.split('?')[0] === LOCK && call.method === 'GET' ? json(sampleLock({ device })) : undefined));
@@ -317,5 +349,123 @@ describe('Lock page', () => {
     await u.click(screen.getByRole('button', { name: 'Schloss teilen' }));
     const dialog = await screen.findByRole('dialog', { name: 'Schloss teilen' });
     expect(within(dialog).getByLabelText('Zugang ab (optional)')).toHaveAccessibleDescription('Format: TT/MM/JJJJ, hh:mm');
+  });
+
+  it('shows the door, its battery and its alarms, and follows them live', async () => {
+    const { stream } = setup((call) =>
+      call.url.split('?')[0] === LOCK && call.method === 'GET'
+        ? json(sampleLock({ door: 'open', battery: 17, alarms: ['jammed', 'low_battery'] }))
+        : undefined,
+    );
+    const door = await screen.findByRole('group', { name: 'Door' });
+    expect(door).toHaveTextContent('Door: open');
+    expect(door).toHaveTextContent('Battery 17 % (low)');
+    expect(door).toHaveTextContent('Jammed');
+    // A low battery is said on the battery's chip, not again as an alarm.
+    expect(within(door).queryByText(/low_battery/)).toBeNull();
+    await screen.findByText('Live');
+    stream.push('lock', sampleLock({ door: 'closed', battery: 80, alarms: ['tampered'] }));
+    await waitFor(() => expect(screen.getByRole('group', { name: 'Door' })).toHaveTextContent('Door: closed'));
+    expect(screen.getByRole('group', { name: 'Door' })).toHaveTextContent('Battery 80 %');
+    expect(screen.getByRole('group', { name: 'Door' })).not.toHaveTextContent('(low)');
+    expect(screen.getByRole('group', { name: 'Door' })).toHaveTextContent('Tampered');
+    expect(screen.getByRole('group', { name: 'Door' })).not.toHaveTextContent('Jammed');
+  });
+
+  it('a door that never reported says its state is unknown, with no battery', async () => {
+    setup();
+    const door = await screen.findByRole('group', { name: 'Door' });
+    expect(door).toHaveTextContent('Door: unknown');
+    expect(door).not.toHaveTextContent('Battery');
+  });
+
+  it('the log says how each access was made, who reported it, what the door decided offline, a battery level, and a gap as a warning', async () => {
+    const { stream } = setup((call) =>
+      call.url.split('?')[0] === `${LOCK}/log`
+        ? json({
+            items: [
+              sampleEntry({ id: 'gap', type: 'AUDIT_GAP', source: 'device', reason: 'events 5–7 missing', actor: { userId: null, email: null, displayName: null } }),
+              sampleEntry({ id: 'battery', type: 'BATTERY', source: 'device', value: 17, actor: { userId: null, email: null, displayName: null } }),
+              sampleEntry({ id: 'code', method: 'access_code', accessCodeId: 'code-1', source: 'device', offline: true, actor: { userId: null, email: null, displayName: null } }),
+              sampleEntry({ id: 'phone', method: 'mobile_key' }),
+              sampleEntry({ id: 'portal', method: 'console' }),
+              sampleEntry({ id: 'tile', method: 'tile', rejected: true, reason: 'Your access to this lock has ended' }),
+              sampleEntry({ id: 'local', method: 'local' }),
+            ],
+            nextCursor: null,
+          })
+        : undefined,
+    );
+    const rows = await waitFor(() => {
+      const r = within(activity()).getAllByRole('row').slice(1);
+      expect(r).toHaveLength(7);
+      return r;
+    });
+    expect(rows[0]).toHaveTextContent('Gap in the door’s record');
+    expect(rows[0]).toHaveTextContent('events 5–7 missing');
+    expect(within(rows[0]!).getByRole('alert')).toBeInTheDocument();
+    expect(rows[1]).toHaveTextContent('Battery');
+    expect(rows[1]).toHaveTextContent('Battery 17 %');
+    expect(rows[1]).toHaveTextContent('Reported by the door');
+    expect(rows[1]).not.toHaveTextContent('Accepted');
+    await waitFor(() => expect(rows[2]).toHaveTextContent('with access code “Cleaner”'));
+    expect(rows[2]).toHaveTextContent('Reported by the door');
+    expect(rows[2]).toHaveTextContent('Decided offline');
+    expect(rows[2]).not.toHaveTextContent('System');
+    expect(rows[3]).toHaveTextContent('dev@example.com by phone key');
+    expect(rows[3]).toHaveTextContent('Reported by the platform');
+    expect(rows[3]).not.toHaveTextContent('Decided offline');
+    expect(rows[4]).toHaveTextContent('from the portal');
+    expect(rows[5]).toHaveTextContent('from a tile');
+    expect(rows[5]).toHaveTextContent('Refused');
+    expect(rows[6]).toHaveTextContent('at the door’s local network');
+
+    // A code typed at the door arrives live, named by its code.
+    await screen.findByText('Live');
+    stream.push('activity', sampleEntry({ id: 'live', method: 'access_code', accessCodeId: 'code-1', source: 'device', actor: { userId: null, email: null, displayName: null } }));
+    await waitFor(() => expect(within(activity()).getAllByRole('row')[1]).toHaveTextContent('with access code “Cleaner”'));
+  });
+
+  it('Download CSV fetches the lock’s log.csv for the range shown, with the session’s token, and saves it', async () => {
+    const saved: { name: string; href: string }[] = [];
+    const click = vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(function (this: HTMLAnchorElement) {
+      saved.push({ name: this.download, href: this.href });
+    });
+    const blobs: Blob[] = [];
+    vi.spyOn(URL, 'createObjectURL').mockImplementation((blob) => (blobs.push(blob as Blob), 'blob:csv-1'));
+    vi.spyOn(URL, 'revokeObjectURL').mockImplementation(() => undefined);
+    const { calls, u } = setup((call) =>
+      call.url.split('?')[0] === `${LOCK}/log.csv`
+        ? new Response('time,lock_id\r\n', { headers: { 'Content-Type': 'text/csv', 'Content-Disposition': 'attachment; filename="front-door.csv"' } })
+        : undefined,
+    );
+    const from = within(await screen.findByRole('region', { name: 'Activity' })).getByLabelText('From');
+    await u.type(from, '2024-03-05');
+    await u.click(within(await screen.findByRole('region', { name: 'Activity' })).getByRole('button', { name: 'Download CSV' }));
+    await waitFor(() => expect(saved).toEqual([{ name: 'front-door.csv', href: 'blob:csv-1' }]));
+    const csv = calls.find((c) => c.url.startsWith(`${LOCK}/log.csv`))!;
+    expect(csv.url).toBe(`${LOCK}/log.csv?start=${Date.parse('2024-03-05T00:00:00') / 1000}`);
+    expect(csv.headers.Authorization).toMatch(/^Bearer /);
+    expect(await blobs[0]!.text()).toBe('time,lock_id\r\n');
+    expect(await screen.findByText('The activity has been downloaded.')).toBeInTheDocument();
+    click.mockRestore();
+  });
+
+  it('a virtual lock offers Simulate; a lock with a device does not', async () => {
+    setup((call) => (call.url.split('?')[0] === LOCK && call.method === 'GET' ? json(sampleLock({ device: null })) : undefined));
+    expect(await screen.findByRole('button', { name: 'Simulate' })).toBeInTheDocument();
+  });
+
+  it('a lock with a device offers no Simulate', async () => {
+    const device = { deviceId: 'device-1', provisioned: true, connected: true, lastSeen: nowSeconds(), firmware: 'pi-relay 1.2.0' };
+    setup((call) => (call.url.split('?')[0] === LOCK && call.method === 'GET' ? json(sampleLock({ device })) : undefined));
+    expect(await screen.findByRole('button', { name: 'Unlock' })).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: 'Simulate' })).toBeNull();
+  });
+
+  it('the lock page has its access codes', async () => {
+    setup();
+    const codes = await screen.findByRole('region', { name: 'Access codes' });
+    expect(await within(codes).findByText('482913')).toBeInTheDocument();
   });
 });

@@ -19,6 +19,9 @@ import { SharesCard } from './shares-card';
 import { UnlockButton } from './unlock-button';
 import { TilesCard } from '../tiles/tiles-card';
 import { DeviceCard } from '../device/device-card';
+import { AccessCodesCard } from '../access-codes/access-codes-card';
+import { DoorStatus } from '../door/door-status';
+import { SimulateMenu } from '../simulate/simulate-menu';
 import { RetryAlert } from '../../../components/ui/retry-alert';
 
 /**
@@ -30,8 +33,8 @@ function LiveBadge({ appId }: { appId: string }) {
 }
 
 /**
- * One lock: its live state and Unlock, the device it runs on, who it is shared with, its settings, and its
- * live activity.
+ * One lock: its live state, its door's state and Unlock (and, on a virtual lock, Simulate), the device it
+ * runs on, who it is shared with, its access codes, its settings, and its live activity.
  */
 export function LockPage() {
   const { t } = useTranslation();
@@ -92,12 +95,20 @@ export function LockPage() {
               <LockStateChip state={lock.data.state} />
               <LiveBadge appId={appId} />
             </Box>
+            <Box sx={{ mt: 1 }}>
+              <DoorStatus lock={lock.data} />
+            </Box>
           </Box>
-          <UnlockButton lock={lock.data} />
+          <Box sx={{ display: 'flex', flexWrap: 'wrap', gap: 1, alignItems: 'flex-start' }}>
+            {/* A virtual lock (no device) can be made to report what a door would. */}
+            {lock.data.device === null && <SimulateMenu appId={appId} lockId={lockId} />}
+            <UnlockButton lock={lock.data} />
+          </Box>
         </Box>
       </Paper>
       {cardsReady && <DeviceCard appId={appId} lock={lock.data} />}
       {cardsReady && <SharesCard appId={appId} lockId={lockId} />}
+      {cardsReady && <AccessCodesCard appId={appId} lockId={lockId} />}
       {cardsReady && <TilesCard appId={appId} lockId={lockId} />}
       {cardsReady && (
         <Box
