@@ -912,6 +912,7 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
   },
   doorState: {
     label: 'Tür',
+    offline: 'Offline: Die Plattform erreicht das Schloss nicht',
     door: { open: 'Tür: offen', closed: 'Tür: geschlossen', unknown: 'Tür: unbekannt' },
     battery: 'Batterie {{value}} %',
     batteryLow: 'Batterie {{value}} % (schwach)',

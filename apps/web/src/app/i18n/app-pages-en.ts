@@ -903,6 +903,7 @@ export const appPagesEn = {
   },
   doorState: {
     label: 'Door',
+    offline: 'Offline: the platform cannot reach the lock',
     door: { open: 'Door: open', closed: 'Door: closed', unknown: 'Door: unknown' },
     battery: 'Battery {{value}} %',
     batteryLow: 'Battery {{value}} % (low)',

@@ -1,4 +1,4 @@
-import { faBatteryFull, faBatteryQuarter, faDoorClosed, faDoorOpen, faTriangleExclamation } from '@fortawesome/free-solid-svg-icons';
+import { faBatteryFull, faPlugCircleXmark, faBatteryQuarter, faDoorClosed, faDoorOpen, faTriangleExclamation } from '@fortawesome/free-solid-svg-icons';
 import { LOW_BATTERY_LEVEL, type Lock } from '@latchkey/contract';
 import { Box, Chip } from '@mui/material';
 import { useTranslation } from 'react-i18next';
@@ -8,8 +8,8 @@ import { Icon } from '../../../components/ui/icon';
 const KNOWN_ALARMS = ['jammed', 'tampered'] as const;
 
 /**
- * What the door last reported: open, closed or not known; its battery (low below 20 %); and any alarm
- * (jammed, tampered). It follows the lock, which the live events keep current.
+ * Whether the lock is reachable, and what its door last reported: open, closed or not known; its battery
+ * (low below 20 %); and any alarm (jammed, tampered). It follows the lock, which the live events keep current.
  */
 export function DoorStatus({ lock }: { lock: Lock }) {
   const { t, i18n } = useTranslation();
@@ -20,6 +20,9 @@ export function DoorStatus({ lock }: { lock: Lock }) {
   const percent = battery === null ? '' : new Intl.NumberFormat(i18n.language).format(battery);
   return (
     <Box role="group" aria-label={t('doorState.label')} sx={{ display: 'flex', flexWrap: 'wrap', gap: 1, alignItems: 'center' }}>
+      {!lock.state.connected && (
+        <Chip size="small" color="warning" icon={<Icon icon={faPlugCircleXmark} />} label={t('doorState.offline')} sx={{ px: 0.5 }} />
+      )}
       <Chip
         size="small"
         variant="outlined"

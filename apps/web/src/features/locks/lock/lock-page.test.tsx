@@ -370,6 +370,10 @@ describe('Lock page', () => {
     expect(screen.getByRole('group', { name: 'Door' })).not.toHaveTextContent('(low)');
     expect(screen.getByRole('group', { name: 'Door' })).toHaveTextContent('Tampered');
     expect(screen.getByRole('group', { name: 'Door' })).not.toHaveTextContent('Jammed');
+    expect(screen.getByRole('group', { name: 'Door' })).not.toHaveTextContent('Offline');
+    // A lock gone offline (a device, or a virtual lock made to) says so.
+    stream.push('lock', sampleLock({ state: { locked: true, connected: false, unlockedUntil: null } }));
+    await waitFor(() => expect(screen.getByRole('group', { name: 'Door' })).toHaveTextContent('Offline: the platform cannot reach the lock'));
   });
 
   it('a door that never reported says its state is unknown, with no battery', async () => {
