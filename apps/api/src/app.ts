@@ -37,6 +37,7 @@ import { accountRoutes } from './modules/account/account.routes.js';
 import { accountTrustRoutes } from './modules/account/account-trust.routes.js';
 import { registerAccountTrust } from './modules/account/account-trust.service.js';
 import { activityRoutes } from './modules/activity/activity.routes.js';
+import { accessCodesRoutes } from './modules/access-codes/access-codes.routes.js';
 import { activityExportRoutes } from './modules/activity-export/activity-export.routes.js';
 import { lockEventsRoutes } from './modules/locks/lock-events.routes.js';
 import { findLock } from './modules/locks/locks.service.js';
@@ -330,6 +331,7 @@ async function registerHttp(app: FastifyInstance, config: Config, options: Build
       await api.register(emailPreviewRoutes);
       await api.register(locksRoutes);
       await api.register(lockEventsRoutes);
+      await api.register(accessCodesRoutes);
       await api.register(activityRoutes);
       await api.register(activityExportRoutes);
       await api.register(sharesRoutes);

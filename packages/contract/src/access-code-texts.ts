@@ -50,4 +50,12 @@ export const accessCodeErrors = {
   notAdmin: 'Only an admin of this lock can see or change its access codes',
   noOfflineSecret: 'This lock’s device was provisioned without an offline-code secret: provision it again to give it offline codes',
   keypadNotVirtual: 'This lock has a device: type the code at the device’s keypad (only a virtual lock takes a simulated keypad)',
+  offlineWindowWithdrawn: 'An offline code for this start and end was withdrawn, and the lock refuses it until its end: choose another start or end',
+} as const;
+
+/** What an ACCESS_CODE entry of a lock's log says happened (its subject is the code's name, never the code). */
+export const accessCodeLogReasons = {
+  createdOnline: 'Online code created',
+  createdOffline: 'Offline code created',
+  withdrawn: 'Code withdrawn',
 } as const;

@@ -56,11 +56,11 @@ export const createAccessCodeSchema = z
     z.refine((b) => !hasWindow(b) || b.end > b.start, { message: lockMessages.endBeforeStart, path: ['end'] }),
     z.refine((b) => !isOffline(b) || b.code === undefined, { message: accessCodeMessages.offlineCodeGiven, path: ['code'] }),
     z.refine((b) => !isOffline(b) || hasWindow(b), { message: accessCodeMessages.offlineWindowRequired, path: ['start'] }),
-    z.refine((b) => !isOffline(b) || !hasWindow(b) || (b.start % HOUR_S === 0 && b.end % HOUR_S === 0), { message: accessCodeMessages.offlineWholeHours, path: ['start'] }),
     z.refine(
       (b) => !isOffline(b) || !hasWindow(b) || b.end <= b.start || (b.end - b.start >= OFFLINE_ACCESS_CODE_MIN_HOURS * HOUR_S && b.end - b.start <= OFFLINE_ACCESS_CODE_MAX_HOURS * HOUR_S),
       { message: accessCodeMessages.offlineWindowLength, path: ['end'] },
     ),
+    z.refine((b) => !isOffline(b) || !hasWindow(b) || (b.start % HOUR_S === 0 && b.end % HOUR_S === 0), { message: accessCodeMessages.offlineWholeHours, path: ['start'] }),
   );
 export type CreateAccessCode = z.infer<typeof createAccessCodeSchema>;
 

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { deviceCreatedSchema, deviceParamsSchema, deviceStatusSchema, errorBodySchema, provisioningRequestSchema, provisioningResponseSchema } from '@latchkey/contract';
+import { SecretBox } from '../../lib/secret-box.js';
 import { createDevice, deleteDevice, deviceCrl, forgetDevice, getDeviceStatus, provisionDevice } from './devices.service.js';
 
 const tags = ['devices'];
@@ -18,6 +19,7 @@ export async function devicesRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<ZodTypeProvider>();
   const owner = { onRequest: [app.authenticate, app.requireOwner] };
   const platformCaPem = pem('CERTIFICATE', app.platformCa.certificateBase64);
+  const box = new SecretBox(app.config.secretsEncryptionKey);
   // MQTT_PORT=0 (any free port) names no port a device can use: it is given the port the broker is bound to.
   const mqttUrl = () => {
     const url = new URL(app.config.mqtt.publicUrl);
@@ -61,7 +63,7 @@ export async function devicesRoutes(instance: FastifyInstance) {
         response: { 200: provisioningResponseSchema, 400: E, 429: E },
       },
     },
-    async (request) => provisionDevice(app.db, app.deviceCa, request.body, { mqttUrl: mqttUrl(), platformCaPem }),
+    async (request) => provisionDevice(app.db, app.deviceCa, box, request.body, { mqttUrl: mqttUrl(), platformCaPem }),
   );
 
   app.get(

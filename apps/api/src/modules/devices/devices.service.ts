@@ -5,7 +5,10 @@ import { deviceErrors, deviceTopic, deviceTopicPrefix, PROVISIONING_CODE_TTL_S, 
 import type { Db } from '../../db/client.js';
 import { lockDevices, revokedDeviceCertificates } from '../../db/schema.js';
 import { badRequest, notFound } from '../../errors.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 import { normaliseSerial, type DeviceAuthority } from '../../plugins/mqtt/authority.js';
+import { resetCodesForNewSecret } from '../access-codes/access-codes.service.js';
+import { newOfflineCodeSecret } from '../access-codes/offline-secrets.service.js';
 import { diff, recordChange, type ChangeActor } from '../history/history.service.js';
 import { getLockRow } from '../locks/locks.service.js';
 import type { DeviceCa } from './device-ca.js';
@@ -103,6 +106,8 @@ export async function deleteDevice(db: Db, applicationId: string, lockId: string
     const [old] = await tx.delete(lockDevices).where(eq(lockDevices.lockId, lock.id)).returning();
     if (!old) throw notFound(deviceErrors.noDevice);
     await revokeDevice(tx, old);
+    // A virtual lock again: its offline codes come from the virtual lock's secret now, not the device's.
+    if (old.provisionedAt) await resetCodesForNewSecret(tx, lock.id);
     await recordChange(tx, { applicationId, actor: by, kind: 'lock', subject: lock.name, changes: diff({ device: old.id }, { device: null }) });
     return old.id;
   });
@@ -123,10 +128,12 @@ export function forgetDevice(app: FastifyInstance, deviceId: string): void {
 /**
  * The device's side: a waiting provisioning code and a CSR give the device its certificate. The CSR is
  * checked before the code is spent, and the code is spent in one statement, so it works exactly once.
+ * The device also gets its offline-code secret, once: kept sealed with `box`, never shown again.
  */
 export async function provisionDevice(
   db: Db,
   ca: DeviceCa,
+  box: SecretBox,
   input: { code: string; csr: string },
   endpoints: { mqttUrl: string; platformCaPem: string },
 ): Promise<ProvisioningResponse> {
@@ -138,6 +145,7 @@ export async function provisionDevice(
     .limit(1);
   if (!waiting) throw badRequest(deviceErrors.codeInvalid);
   const issued = await ca.issueDeviceCertificate(input.csr, waiting.id);
+  const offlineCodeSecret = newOfflineCodeSecret();
   const [device] = await db
     .update(lockDevices)
     .set({
@@ -153,6 +161,7 @@ export async function provisionDevice(
     .where(and(eq(lockDevices.id, waiting.id), eq(lockDevices.codeHash, codeHash), gt(lockDevices.codeExpiresAt, sql`now()`)))
     .returning({ id: lockDevices.id, lockId: lockDevices.lockId });
   if (!device) throw badRequest(deviceErrors.codeInvalid);
+  await resetCodesForNewSecret(db, device.lockId);
   return {
     deviceId: device.id,
     lockId: device.lockId,
@@ -160,6 +169,7 @@ export async function provisionDevice(
     caCertificates: [ca.certificatePem, endpoints.platformCaPem],
     mqttUrl: endpoints.mqttUrl,
     topicPrefix: deviceTopicPrefix(device.id),
+    offlineCodeSecret,
   };
 }
 

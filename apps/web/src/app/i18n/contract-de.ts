@@ -320,6 +320,13 @@ export const contractDe: Catalogue<typeof contractEn> = {
       'Das Gerät dieses Schlosses wurde ohne Geheimnis für Offline-Codes eingerichtet: Richten Sie es erneut ein, um ihm Offline-Codes zu geben',
     keypadNotVirtual:
       'Dieses Schloss hat ein Gerät: Geben Sie den Code an der Tastatur des Geräts ein (nur ein virtuelles Schloss nimmt eine simulierte Tastatur)',
+    offlineWindowWithdrawn:
+      'Ein Offline-Code für diesen Beginn und dieses Ende wurde zurückgezogen, und das Schloss weist ihn bis zu seinem Ende ab: Wählen Sie einen anderen Beginn oder ein anderes Ende',
+  },
+  accessCodeLogReasons: {
+    createdOnline: 'Online-Code erstellt',
+    createdOffline: 'Offline-Code erstellt',
+    withdrawn: 'Code zurückgezogen',
   },
   authErrors: {
     offline: { title: 'Keine Internetverbindung', message: 'Bitte versuchen Sie es erneut.' },

@@ -1,5 +1,6 @@
 import {
   accessCodeErrors,
+  accessCodeLogReasons,
   accessCodeMessages,
   accountErrors,
   apiErrors,
@@ -46,6 +47,7 @@ export const contractEn = {
   emailLimitErrors,
   accessCodeMessages,
   accessCodeErrors,
+  accessCodeLogReasons,
   authErrors: {
     offline: authErrorFor(0),
     wrongCredentials: authErrorFor(401),

@@ -4,6 +4,8 @@ import { LRUCache } from 'lru-cache';
 import type { FastifyBaseLogger } from 'fastify';
 import { deviceTopic, type DeviceConfig, type DeviceConfigUser, type TimeRule, type UsageRequirements } from '@latchkey/contract';
 import type { Db } from '../../../db/client.js';
+import type { SecretBox } from '../../../lib/secret-box.js';
+import { accessCodesConfig, recordCodesPublished, withoutCodeHashes } from '../../access-codes/access-codes.service.js';
 import type { PlatformCa } from '../../../plugins/platform-ca.js';
 import type { DeviceBus } from '../../../plugins/mqtt/bus.js';
 
@@ -42,13 +44,15 @@ export class ConfigPublisher {
     private readonly bus: DeviceBus,
     private readonly ca: PlatformCa,
     private readonly log: Pick<FastifyBaseLogger, 'warn' | 'debug'>,
+    /** Opens the lock's access codes, which its config carries as salted hashes. */
+    private readonly box: SecretBox,
   ) {}
 
   /** A notice on the lock channel: `<applicationId> <lockId> <what> [rowId]`. */
   onNotice(payload: string): void {
     const [, lockId, what] = payload.split(' ');
     // `device` notices are the runtime's own (presence, state): they change nothing a config says.
-    if (!lockId || (what !== 'lock' && what !== 'share')) return;
+    if (!lockId || (what !== 'lock' && what !== 'share' && what !== 'access_code')) return;
     if (this.noDevice.has(lockId)) return;
     this.schedule(lockId, false);
   }
@@ -112,9 +116,9 @@ export class ConfigPublisher {
       this.noDevice.set(lockId, true);
       return;
     }
-    const content = await lockConfigContent(this.db, lockId);
+    const content = await lockConfigContent(this.db, lockId, this.box);
     if (!content) return;
-    const hash = createHash('sha256').update(device.id).update(JSON.stringify(content)).digest('base64url');
+    const hash = createHash('sha256').update(device.id).update(JSON.stringify(withoutCodeHashes(content))).digest('base64url');
     if (!force && this.published.get(lockId) === hash) return;
     const [bumped] = rowsOf<{ version: number }>(
       await this.db.execute(sql`update lock_devices set config_version = config_version + 1 where id = ${device.id} returning config_version as version`),
@@ -123,21 +127,23 @@ export class ConfigPublisher {
     const config: DeviceConfig = { lockId, version: Number(bumped.version), ...content };
     await this.bus.publish(deviceTopic(device.id, 'config'), await this.ca.signJws(config), { retain: true });
     this.published.set(lockId, hash);
+    await recordCodesPublished(this.db, lockId, config.version, (content.accessCodes ?? []).map((code) => code.accessCodeId));
     this.log.debug({ lockId, deviceId: device.id, version: config.version }, 'device config published');
   }
 }
 
 /**
- * What a lock's config says besides its version (its unlock time, usage requirements and users); null
- * when the lock is gone. The one builder of a lock's config: published to a real device, and given to the
- * lock's virtual device in-process (modules/devices/virtual).
+ * What a lock's config says besides its version (its unlock time, usage requirements, users and access
+ * codes, the codes opened with `box` and salted afresh); null when the lock is gone. The one builder of a
+ * lock's config: published to a real device, and given to the lock's virtual device in-process
+ * (modules/devices/virtual).
  */
-export async function lockConfigContent(db: Db, lockId: string): Promise<DeviceConfigContent | null> {
+export async function lockConfigContent(db: Db, lockId: string, box: SecretBox): Promise<DeviceConfigContent | null> {
   const [lock] = rowsOf<{ application_id: string; unlock_time: number; usage_requirements: UsageRequirements }>(
     await db.execute(sql`select application_id, unlock_time, usage_requirements from locks where id = ${lockId}`),
   );
   if (!lock) return null;
-  const [shares, owners] = await Promise.all([
+  const [shares, owners, codes] = await Promise.all([
     db.execute(sql`
       select s.user_id, s.role, s.starts_at, s.ends_at, s.time_window from lock_shares s join application_users u on u.id = s.user_id
       where s.lock_id = ${lockId} and (s.ends_at is null or s.ends_at > now())
@@ -146,6 +152,7 @@ export async function lockConfigContent(db: Db, lockId: string): Promise<DeviceC
       select o.user_id, (select k.key_x from certified_keys k where k.user_id = o.user_id order by k.created_at desc limit 1) as key_x,
         u.certified_after
       from application_owners o join users u on u.id = o.user_id where o.application_id = ${lock.application_id} order by o.user_id`),
+    accessCodesConfig(db, box, lockId),
   ]);
   // Every share's user, pending ones too: one invited by email who signed in at a tile holds a key and may
   // use the lock before their application's backend claims them, as the platform admits them.
@@ -169,5 +176,5 @@ export async function lockConfigContent(db: Db, lockId: string): Promise<DeviceC
       timeWindow: s.time_window ?? null,
     })),
   ];
-  return { unlockTime: lock.unlock_time, usageRequirements: lock.usage_requirements ?? {}, users };
+  return { unlockTime: lock.unlock_time, usageRequirements: lock.usage_requirements ?? {}, users, ...codes };
 }

@@ -10,6 +10,7 @@ import {
   type DeviceStateMessage,
 } from '@latchkey/contract';
 import type { Db } from '../../../db/client.js';
+import { SecretBox } from '../../../lib/secret-box.js';
 import type { DeviceBus } from '../../../plugins/mqtt/bus.js';
 import { allowedDirectAccessEndpoints } from '../../../plugins/mqtt/direct-access.js';
 import type { AccessCache } from '../../../lib/access-cache.js';
@@ -78,7 +79,7 @@ export class DeviceRuntime {
 
   constructor(private readonly options: DeviceRuntimeOptions) {
     this.relay = new DeviceOperationRelay(options.db, options.bus, options.timeoutMs, options.log, options.ca);
-    this.configs = new ConfigPublisher(options.db, options.bus, options.ca, options.log);
+    this.configs = new ConfigPublisher(options.db, options.bus, options.ca, options.log, options.box);
     this.presence = new PresenceAnnouncer(options.db, DEVICE_PRESENCE_SETTLE_S, options.log);
   }
 

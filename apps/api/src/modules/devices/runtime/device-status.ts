@@ -103,16 +103,20 @@ export async function announcePresence(db: Db, deviceId: string, settleS: number
 /**
  * Records a device's state report. A report equal to the one held apart from its time (several instances
  * hearing it through an external broker; the report that follows an operation's answer, which recorded
- * the same state already) writes nothing and tells nobody.
+ * the same state already) writes nothing and tells nobody. The config version it says it holds is kept as
+ * its highest (never above the version published to it): the access codes that version carries are `set`.
  */
 export async function recordState(db: Db, deviceId: string, report: DeviceStateMessage): Promise<boolean> {
   const state = { locked: report.locked, at: report.at, ...(report.directAccessEndpoints ? { directAccessEndpoints: report.directAccessEndpoints } : {}) };
+  const acked = sql`least(coalesce(${report.configVersion ?? null}::int, 0), d.config_version)`;
   const rows = rowsOf<{ n: string }>(
     await db.execute(sql`
       with changed as (
-        update lock_devices d set state = ${JSON.stringify(state)}::jsonb, firmware = ${report.firmware}, last_seen = now()
+        update lock_devices d set state = ${JSON.stringify(state)}::jsonb, firmware = ${report.firmware}, last_seen = now(),
+          config_acked_version = greatest(d.config_acked_version, ${acked})
         where d.id = ${deviceId} and d.provisioned_at is not null
-          and ((d.state - 'at') is distinct from (${JSON.stringify(state)}::jsonb - 'at') or d.firmware is distinct from ${report.firmware})
+          and ((d.state - 'at') is distinct from (${JSON.stringify(state)}::jsonb - 'at') or d.firmware is distinct from ${report.firmware}
+            or ${acked} > d.config_acked_version)
         returning d.lock_id
       )
       select pg_notify(${LOCKS_CHANNEL}, l.application_id || ' ' || l.id || ' device') as n from changed c join locks l on l.id = c.lock_id`),

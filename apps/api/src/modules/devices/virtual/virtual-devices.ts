@@ -1,8 +1,10 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import { deviceLogReasons, operationErrors, type DeviceConfig, type DeviceConfigUser } from '@latchkey/contract';
-import { LockController, PlatformTrust } from '@latchkey/device';
+import { LockController, PlatformTrust, type CodeResult } from '@latchkey/device';
 import type { Db } from '../../../db/client.js';
+import { SecretBox } from '../../../lib/secret-box.js';
+import { VirtualOfflineSecrets } from '../../access-codes/offline-secrets.service.js';
 import type { LockAccess } from '../../operations/devices.service.js';
 import { OperationRefusal, logTypeOf, type VerifiedOperation, type VirtualDeviceCheck } from '../../operations/operations.service.js';
 import { lockConfigContent } from '../runtime/index.js';
@@ -19,6 +21,10 @@ export interface VirtualDevicesOptions {
   /** The platform CA, shared by every controller, so each user's chain is checked once. */
   trust: PlatformTrust;
   log: Pick<FastifyBaseLogger, 'info' | 'warn'>;
+  /** Opens the locks' access codes (their configs carry them as salted hashes, as a device's does). */
+  box: SecretBox;
+  /** Each virtual lock's offline-code secret, so its keypad takes the lock's offline codes. */
+  offlineSecrets: VirtualOfflineSecrets;
   /** Controllers kept at most; the least recently used is closed first. */
   max?: number;
   /** Epoch ms; the tests move it. */
@@ -39,6 +45,8 @@ interface VirtualLock {
   builtAt: number;
   /** A build put off after a notice about the lock's own row. */
   timer: NodeJS.Timeout | null;
+  /** Whether its controller has the lock's offline-code secret yet. */
+  hasOfflineSecret: boolean;
 }
 
 const DEFAULT_MAX = 10_000;
@@ -99,6 +107,8 @@ export class VirtualDevices implements VirtualDeviceCheck {
   private readonly trust: PlatformTrust;
   private readonly log: Pick<FastifyBaseLogger, 'info' | 'warn'>;
   private readonly clock: () => number;
+  private readonly box: SecretBox;
+  private readonly offlineSecrets: VirtualOfflineSecrets;
   private version = 0;
   private closed = false;
 
@@ -107,6 +117,8 @@ export class VirtualDevices implements VirtualDeviceCheck {
     this.trust = options.trust;
     this.log = options.log;
     this.clock = options.clock ?? Date.now;
+    this.box = options.box;
+    this.offlineSecrets = options.offlineSecrets;
     this.locks = new LRUCache<string, VirtualLock>({ max: options.max ?? DEFAULT_MAX, dispose: (entry) => retire(entry) });
   }
 
@@ -131,13 +143,28 @@ export class VirtualDevices implements VirtualDeviceCheck {
     throw new OperationRefusal(403, reason, type, { logReason: deviceLogReasons.refused(reason) });
   }
 
+  /**
+   * A code typed at the lock's virtual keypad: checked by its controller from a config built now (so a
+   * code created or withdrawn a moment ago counts), exactly as a device's keypad checks it, lockout
+   * included. The controller emits the keypad's events.
+   */
+  async enterCode(lockId: string, applicationId: string, code: string): Promise<CodeResult> {
+    let entry = this.locks.get(lockId);
+    if (!entry) {
+      entry = this.create(lockId, applicationId);
+      this.locks.set(lockId, entry);
+    }
+    await this.rebuild(lockId, entry);
+    return entry.controller.enterCode(code);
+  }
+
   /** A notice on the lock channel (`<applicationId> <lockId> <what> [rowId]`): a cached lock's config is rebuilt. */
   onNotice(payload: string): void {
     const [, lockId, what] = payload.split(' ');
-    if (!lockId || (what !== 'lock' && what !== 'share')) return;
+    if (!lockId || (what !== 'lock' && what !== 'share' && what !== 'access_code')) return;
     const entry = this.locks.peek(lockId);
     if (!entry || this.closed) return;
-    if (what === 'share') {
+    if (what === 'share' || what === 'access_code') {
       if (entry.timer) clearTimeout(entry.timer);
       entry.timer = null;
       return this.rebuildInBackground(lockId, entry);
@@ -193,7 +220,7 @@ export class VirtualDevices implements VirtualDeviceCheck {
   /** A controller with no config yet: until it has one, it refuses everything. */
   private create(lockId: string, applicationId: string): VirtualLock {
     const controller = new LockController({ lockId, platformCa: this.trust, config: null, clock: this.clock });
-    return { controller, applicationId, stale: false, building: null, again: false, builtAt: 0, timer: null };
+    return { controller, applicationId, stale: false, building: null, again: false, builtAt: 0, timer: null, hasOfflineSecret: false };
   }
 
   /** Builds the lock's config and gives it to its controller; one build at a time per lock. */
@@ -208,9 +235,13 @@ export class VirtualDevices implements VirtualDeviceCheck {
           entry.again = false;
           entry.stale = false;
           entry.builtAt = this.clock();
-          const content = await lockConfigContent(this.db, lockId);
+          const content = await lockConfigContent(this.db, lockId, this.box);
           // The lock is gone: its device with it.
           if (!content) return void (this.locks.peek(lockId) === entry && this.locks.delete(lockId));
+          if (!entry.hasOfflineSecret) {
+            entry.controller.setOfflineCodeSecret(await this.offlineSecrets.of(lockId));
+            entry.hasOfflineSecret = true;
+          }
           entry.controller.setConfig({ lockId, version: ++this.version, ...content });
         } while (entry.again && !this.closed);
       } finally {
@@ -257,10 +288,13 @@ function retire(entry: VirtualLock): void {
  * notices. Register after the platform CA and the live events, before the routes.
  */
 export function registerVirtualDevices(app: FastifyInstance): void {
+  const box = new SecretBox(app.config.secretsEncryptionKey);
   const devices = new VirtualDevices({
     db: app.db,
     trust: new PlatformTrust(Buffer.from(app.platformCa.certificateBase64, 'base64')),
     log: app.log.child({ module: 'virtual-devices' }),
+    box,
+    offlineSecrets: new VirtualOfflineSecrets(app.db, box),
   });
   const stopNotices = app.liveEvents.onNotice((payload) => devices.onNotice(payload));
   const stopApplicationNotices = app.accessCache.onApplicationChange((ids) => devices.applicationChanged(ids));
