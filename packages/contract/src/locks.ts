@@ -5,6 +5,7 @@ import { emailSchema, hexColourSchema, requiredText } from './rules.js';
 import { checkText, idParam } from './text.js';
 import { epochSeconds, epochSecondsQuery } from './time.js';
 import { LOCK_LOG_MAX_PAGE_SIZE, LOCK_UNLOCK_TIME_MAX_S, LOCK_UNLOCK_TIME_MIN_S, lockMessages } from './sandbox-texts.js';
+import { deviceErrors } from './device-texts.js';
 
 /**
  * The sandbox's shapes (platform-api.md, "Locks, shares and signed operations"): locks, their settings,
@@ -118,6 +119,15 @@ export const unlockTimeSchema = z
     z.lte(LOCK_UNLOCK_TIME_MAX_S, lockMessages.unlockTimeRange),
   );
 
+/** A lock's offline grace (seconds): a whole number from MIN_OFFLINE_GRACE_S to MAX_OFFLINE_GRACE_S. */
+export const offlineGraceSchema = z
+  .number({ error: lockMessages.offlineGraceRange })
+  .check(
+    z.refine(Number.isInteger, lockMessages.offlineGraceRange),
+    z.gte(MIN_OFFLINE_GRACE_S, lockMessages.offlineGraceRange),
+    z.lte(MAX_OFFLINE_GRACE_S, lockMessages.offlineGraceRange),
+  );
+
 export const lockSettingsSchema = z.object({ unlockTime: z.number(), usageRequirements: usageRequirementsSchema });
 
 export const lockStateSchema = z.object({
@@ -149,15 +159,6 @@ export const lockSchema = z.object({
   state: lockStateSchema,
   createdAt: z.number(),
   device: z.optional(z.nullable(lockDeviceSummarySchema)),
-});
-export type Lock = z.infer<typeof lockSchema>;
-
-export const createLockSchema = z.object({ name: requiredText(MAX_TEXT_LENGTH), colour: z.nullish(hexColourSchema) });
-export type CreateLock = z.infer<typeof createLockSchema>;
-
-export const updateLockSchema = z.object({
-  name: z.optional(requiredText(MAX_TEXT_LENGTH)),
-  colour: z.nullish(hexColourSchema),
   /** What the door's sensor last said; null: no sensor report yet. */
   door: z.optional(z.nullable(z.enum(DOOR_STATES))),
   /** The last battery level reported, 0–100; null: none reported. */
@@ -169,7 +170,18 @@ export const updateLockSchema = z.object({
    * it, a door the internet has lost refuses every phone and keeps obeying access codes.
    */
   offlineGraceSeconds: z.optional(z.number()),
+});
+export type Lock = z.infer<typeof lockSchema>;
+
+export const createLockSchema = z.object({ name: requiredText(MAX_TEXT_LENGTH), colour: z.nullish(hexColourSchema) });
+export type CreateLock = z.infer<typeof createLockSchema>;
+
+export const updateLockSchema = z.object({
+  name: z.optional(requiredText(MAX_TEXT_LENGTH)),
+  colour: z.nullish(hexColourSchema),
   settings: z.optional(z.object({ unlockTime: z.optional(unlockTimeSchema), usageRequirements: z.optional(usageRequirementsSchema) })),
+  /** MIN_OFFLINE_GRACE_S to MAX_OFFLINE_GRACE_S; a change is sent to the lock's device at once. */
+  offlineGraceSeconds: z.optional(offlineGraceSchema),
 });
 export type UpdateLock = z.infer<typeof updateLockSchema>;
 
@@ -223,6 +235,16 @@ export const lockLogEntrySchema = z.object({
   subject: z.nullable(z.string()),
   rejected: z.boolean(),
   reason: z.nullable(z.string()),
+  /** How an access was made; null for entries that are no access (shares, settings, door reports). */
+  method: z.nullable(z.enum(ACCESS_METHODS)),
+  /** The access code used (a keypad entry) or concerned; null otherwise. */
+  accessCodeId: z.nullable(z.string()),
+  /** Who reported it: the platform deciding, or a device telling what it decided (a signed event). */
+  source: z.enum(ACTIVITY_SOURCES),
+  /** Decided by the door while it could not reach the platform, and delivered later. */
+  offline: z.boolean(),
+  /** A number the entry carries: the battery level of a BATTERY entry; null otherwise. */
+  value: z.nullable(z.number()),
 });
 export type LockLogEntry = z.infer<typeof lockLogEntrySchema>;
 
@@ -234,16 +256,6 @@ export const lockLogQuerySchema = z
     start: z.optional(logBoundQuery),
     end: z.optional(logBoundQuery),
     /** Opaque: pass back the previous page's `nextCursor` unchanged. */
-  /** How an access was made; null for entries that are no access (shares, settings, door reports). */
-  method: z.nullable(z.enum(ACCESS_METHODS)),
-  /** The access code used (a keypad entry) or concerned; null otherwise. */
-  accessCodeId: z.nullable(z.string()),
-  /** Who reported it: the platform deciding, or a device telling what it decided (a signed event). */
-  source: z.enum(ACTIVITY_SOURCES),
-  /** Decided by the door while it could not reach the platform, and delivered later. */
-  offline: z.boolean(),
-  /** A number the entry carries: the battery level of a BATTERY entry; null otherwise. */
-  value: z.nullable(z.number()),
     cursor: z.optional(z.string().check(z.maxLength(200, lockMessages.invalidCursor), checkText())),
     pageSize: z.optional(
       z.coerce
@@ -261,6 +273,25 @@ export type LockLogPage = z.infer<typeof lockLogPageSchema>;
 
 export const lockIdParamsSchema = z.object({ applicationId: idParam(), lockId: idParam() });
 export const lockShareParamsSchema = z.object({ applicationId: idParam(), lockId: idParam(), userId: idParam() });
+
+/**
+ * What a sandbox (virtual) lock can be made to report, as a door would (`POST …/simulate/{kind}` → 204):
+ * its door sensor, a battery level (`{value}`), its alarms, and its presence. `keypad` is the access codes'.
+ */
+export const SIMULATED_EVENTS = ['door_opened', 'door_closed', 'battery', 'jammed', 'tampered', 'offline', 'online'] as const;
+export type SimulatedEvent = (typeof SIMULATED_EVENTS)[number];
+export const simulateParamsSchema = z.object({
+  applicationId: idParam(),
+  lockId: idParam(),
+  kind: z.enum(SIMULATED_EVENTS, { error: deviceErrors.simulateUnknown }),
+});
+/** The body of `…/simulate/battery` (the others take none). */
+export const simulateBodySchema = z.nullish(
+  z.object({
+    value: z.optional(z.number({ error: deviceErrors.batteryRange }).check(z.refine(Number.isInteger, deviceErrors.batteryRange), z.gte(0, deviceErrors.batteryRange), z.lte(100, deviceErrors.batteryRange))),
+  }),
+);
+export type SimulateBody = z.infer<typeof simulateBodySchema>;
 
 /**
  * What the Outbox lists: an application's emails (share invitations and notices, the branding test, a tile's

@@ -18,6 +18,7 @@ export const lockMessages = {
   invalidTime: 'Use a 24-hour time such as 08:30',
   invalidTimeZone: 'Not a known time zone (use an IANA name such as Europe/London)',
   unlockTimeRange: `The unlock time must be between ${LOCK_UNLOCK_TIME_MIN_S} and ${LOCK_UNLOCK_TIME_MAX_S} seconds`,
+  offlineGraceRange: 'The offline grace must be a whole number of seconds from 60 (1 minute) to 2592000 (30 days)',
   latitudeRange: 'The latitude must be between -90 and 90',
   longitudeRange: 'The longitude must be between -180 and 180',
   radiusRange: 'The radius must be between 1 and 100000 metres',

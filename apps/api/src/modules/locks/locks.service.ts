@@ -139,11 +139,12 @@ function changedSettings(before: LockRow, input: UpdateLock): string[] {
   if (settings?.unlockTime !== undefined && settings.unlockTime !== before.unlockTime) changed.push('unlockTime');
   if (settings?.usageRequirements !== undefined && JSON.stringify(settings.usageRequirements) !== JSON.stringify(before.usageRequirements))
     changed.push('usageRequirements');
+  if (input.offlineGraceSeconds !== undefined && input.offlineGraceSeconds !== before.offlineGraceSeconds) changed.push('offlineGraceSeconds');
   return changed;
 }
 
 /**
- * Partial update: name, colour and settings. Only given members change; a settings change is logged
+ * Partial update: name, colour, settings and the offline grace. Only given members change; a settings change is logged
  * (SETTINGS, naming what changed) in the same transaction.
  */
 export async function updateLock(db: Db, applicationId: string, lockId: string, input: UpdateLock, by: AuthUser): Promise<Lock> {
@@ -154,6 +155,7 @@ export async function updateLock(db: Db, applicationId: string, lockId: string, 
     if (input.colour !== undefined) set.colour = input.colour;
     if (input.settings?.unlockTime !== undefined) set.unlockTime = input.settings.unlockTime;
     if (input.settings?.usageRequirements !== undefined) set.usageRequirements = input.settings.usageRequirements as LockUsageRequirements;
+    if (input.offlineGraceSeconds !== undefined) set.offlineGraceSeconds = input.offlineGraceSeconds;
     if (Object.keys(set).length === 0) return toLock(before, Date.now(), await deviceOf(tx, lockId));
     const [row] = await tx
       .update(locks)
@@ -170,8 +172,8 @@ export async function updateLock(db: Db, applicationId: string, lockId: string, 
         kind: 'lock_settings',
         subject: after.name,
         changes: diff(
-          { unlockTime: before.unlockTime, usageRequirements: before.usageRequirements },
-          { unlockTime: after.unlockTime, usageRequirements: after.usageRequirements },
+          { unlockTime: before.unlockTime, usageRequirements: before.usageRequirements, offlineGraceSeconds: before.offlineGraceSeconds },
+          { unlockTime: after.unlockTime, usageRequirements: after.usageRequirements, offlineGraceSeconds: after.offlineGraceSeconds },
           'settings.',
         ),
       },

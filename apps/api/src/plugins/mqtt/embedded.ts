@@ -66,6 +66,11 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
    * them; what they send is published here without a client (inject()), so it never goes back.
    */
   private peers: BrokerBridge | null = null;
+  /**
+   * Told when this broker begins to hold a device (its first connection admitted) and when it holds it no
+   * more (its last connection ended or cut), with the time: modules/devices/runtime/instance-heartbeat.ts.
+   */
+  onHolding: ((deviceId: string, held: boolean, at: number) => void) | null = null;
 
   private broker!: Aedes;
 
@@ -164,7 +169,7 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
       if (!will) (client as unknown as { will: unknown }).will = null;
       client.close();
     }
-    this.clients.delete(deviceId);
+    if (this.clients.delete(deviceId)) this.onHolding?.(deviceId, false, Date.now());
   }
 
   /** Opens the mutual-TLS listener; resolves with the port it is bound to (0: any free port). */
@@ -271,6 +276,7 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
     if (!set) this.clients.set(deviceId, (set = new Set()));
     set.add(client);
     this.byClientId.set(client.id, client);
+    this.onHolding?.(deviceId, true, Date.now());
     // A connection that ends before the broker registers it gets no clientDisconnect.
     client.conn.once('close', () => this.forget(client));
     this.peers?.held(deviceId).catch((err: unknown) => this.log.warn({ err, deviceId }, 'mqtt bridge: a connect not announced to the other instances'));
@@ -346,7 +352,10 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
     const set = deviceId ? this.clients.get(deviceId) : undefined;
     if (!set || !deviceId) return;
     set.delete(client);
-    if (set.size === 0) this.clients.delete(deviceId);
+    if (set.size === 0) {
+      this.clients.delete(deviceId);
+      this.onHolding?.(deviceId, false, Date.now());
+    }
   }
 
   private call(handler: (topic: string, payload: Buffer) => void, packet: AedesPublishPacket): void {

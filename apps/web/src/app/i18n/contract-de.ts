@@ -110,6 +110,7 @@ export const contractDe: Catalogue<typeof contractEn> = {
     invalidTime: 'Verwenden Sie eine 24-Stunden-Zeit wie 08:30',
     invalidTimeZone: 'Unbekannte Zeitzone (verwenden Sie einen IANA-Namen wie Europe/Berlin)',
     unlockTimeRange: 'Die Öffnungsdauer muss zwischen 1 und 60 Sekunden liegen',
+    offlineGraceRange: 'Die Offline-Frist muss eine ganze Zahl von Sekunden zwischen 60 (1 Minute) und 2592000 (30 Tage) sein',
     latitudeRange: 'Der Breitengrad muss zwischen -90 und 90 liegen',
     longitudeRange: 'Der Längengrad muss zwischen -180 und 180 liegen',
     radiusRange: 'Der Radius muss zwischen 1 und 100000 Metern liegen',

@@ -73,10 +73,21 @@ export class ConfigPublisher {
     for (const { lock_id } of rows) this.schedule(lock_id, false);
   }
 
+  /**
+   * Whether the config a lock's device holds is still far from lapsing (config-reissue.ts); without it, or
+   * answering false, a device coming online is sent a freshly issued config even when nothing else changed.
+   */
+  fresh: ((lockId: string) => boolean) | null = null;
+
   /** The lock's device came online, or was never sent a config: look now, even if nothing seems changed. */
   deviceOnline(lockId: string, force: boolean): void {
     this.noDevice.delete(lockId);
-    this.schedule(lockId, force);
+    this.schedule(lockId, force || !(this.fresh?.(lockId) ?? false));
+  }
+
+  /** Issues the lock's device its config again, with a new issuedAt, though nothing in it changed. */
+  reissue(lockId: string): void {
+    this.schedule(lockId, true);
   }
 
   stop(): void {
@@ -124,7 +135,8 @@ export class ConfigPublisher {
       await this.db.execute(sql`update lock_devices set config_version = config_version + 1 where id = ${device.id} returning config_version as version`),
     );
     if (!bumped) return;
-    const config: DeviceConfig = { lockId, version: Number(bumped.version), ...content };
+    // issuedAt is when this config was signed: the device obeys signed operations until issuedAt + offlineGraceSeconds.
+    const config: DeviceConfig = { lockId, version: Number(bumped.version), ...content, issuedAt: Math.floor(Date.now() / 1000) };
     await this.bus.publish(deviceTopic(device.id, 'config'), await this.ca.signJws(config), { retain: true });
     this.published.set(lockId, hash);
     await recordCodesPublished(this.db, lockId, config.version, (content.accessCodes ?? []).map((code) => code.accessCodeId));
@@ -139,8 +151,8 @@ export class ConfigPublisher {
  * (modules/devices/virtual).
  */
 export async function lockConfigContent(db: Db, lockId: string, box: SecretBox): Promise<DeviceConfigContent | null> {
-  const [lock] = rowsOf<{ application_id: string; unlock_time: number; usage_requirements: UsageRequirements }>(
-    await db.execute(sql`select application_id, unlock_time, usage_requirements from locks where id = ${lockId}`),
+  const [lock] = rowsOf<{ application_id: string; unlock_time: number; usage_requirements: UsageRequirements; offline_grace_seconds: number }>(
+    await db.execute(sql`select application_id, unlock_time, usage_requirements, offline_grace_seconds from locks where id = ${lockId}`),
   );
   if (!lock) return null;
   const [shares, owners, codes] = await Promise.all([
@@ -176,5 +188,5 @@ export async function lockConfigContent(db: Db, lockId: string, box: SecretBox):
       timeWindow: s.time_window ?? null,
     })),
   ];
-  return { unlockTime: lock.unlock_time, usageRequirements: lock.usage_requirements ?? {}, users, ...codes };
+  return { unlockTime: lock.unlock_time, usageRequirements: lock.usage_requirements ?? {}, users, offlineGraceSeconds: Number(lock.offline_grace_seconds), ...codes };
 }

@@ -18,9 +18,11 @@ import type { LiveEvents } from '../../../plugins/live-events.js';
 import type { PlatformCa } from '../../../plugins/platform-ca.js';
 import type { DeviceRelay } from '../../operations/operations.service.js';
 import { ConfigPublisher } from './config-publisher.js';
-import { parseDeviceTopic, readJson, readPresence } from './device-messages.js';
 import { ConfigReissuer } from './config-reissue.js';
+import { InstanceHeartbeat } from './instance-heartbeat.js';
+import { EmbeddedBus } from '../../../plugins/mqtt/embedded.js';
 import { DeviceEventRecorder, type EventOutcome, type EventRefusal } from './device-events.js';
+import { parseDeviceTopic, readJson, readPresence } from './device-messages.js';
 import { markAllOffline, recordPresence, recordState } from './device-status.js';
 import { DeviceOperationRelay } from './relay.js';
 import { PresenceAnnouncer, ReportLimiter } from './report-pacing.js';
@@ -31,6 +33,8 @@ declare module 'fastify' {
     deviceRelay: DeviceRelay;
     /** Presence, state, results and configs of the devices, over app.deviceBus. */
     deviceRuntime: DeviceRuntime;
+    /** With the embedded broker: this instance's heartbeat and the devices its broker holds (null with an external broker). */
+    instanceHeartbeat: InstanceHeartbeat | null;
   }
 }
 
@@ -43,11 +47,11 @@ export interface DeviceRuntimeOptions {
   accessCache: Pick<AccessCache, 'onApplicationChange'>;
   timeoutMs: number;
   log: FastifyBaseLogger;
-  /**
   /** Opens the locks' access codes, which their configs carry as salted hashes. */
   box: SecretBox;
   /** Counts each door event's outcome (a metric); none: not counted. */
   countEvent?: (outcome: EventOutcome | `refused_${EventRefusal}`) => void;
+  /**
    * The embedded broker of the only instance there can be (PGlite): at start no device is connected
    * anywhere. With PostgreSQL, other instances' brokers may hold devices (plugins/mqtt/bridge.ts).
    */
@@ -63,11 +67,11 @@ export interface DeviceRuntimeOptions {
 export class DeviceRuntime {
   readonly relay: DeviceOperationRelay;
   readonly configs: ConfigPublisher;
-  /** Reports of one device are handled in the order they came; different devices' at once. */
   /** Issues each connected device its config again before it lapses (config-reissue.ts). */
   readonly reissuer: ConfigReissuer;
   /** The doors' signed events (`…/event`), checked and logged once each. */
   readonly events: DeviceEventRecorder;
+  /** Reports of one device are handled in the order they came; different devices' at once. */
   private readonly chains = new Map<string, Promise<void>>();
   /** How many presence and state reports of one device are recorded (a flood is held to the rate). */
   readonly reportLimiter = new ReportLimiter(DEVICE_REPORT_BURST, DEVICE_REPORTS_PER_MINUTE);
@@ -80,11 +84,13 @@ export class DeviceRuntime {
   constructor(private readonly options: DeviceRuntimeOptions) {
     this.relay = new DeviceOperationRelay(options.db, options.bus, options.timeoutMs, options.log, options.ca);
     this.configs = new ConfigPublisher(options.db, options.bus, options.ca, options.log, options.box);
+    this.reissuer = new ConfigReissuer({ db: options.db, bus: options.bus, reissue: (lockId) => this.configs.reissue(lockId), log: options.log });
+    this.configs.fresh = (lockId) => this.reissuer.fresh(lockId);
     this.presence = new PresenceAnnouncer(options.db, DEVICE_PRESENCE_SETTLE_S, options.log);
+    this.events = new DeviceEventRecorder(options.db, options.log, options.countEvent);
   }
 
   async start(): Promise<void> {
-    this.events = new DeviceEventRecorder(options.db, options.log, options.countEvent);
     const { bus, db, liveEvents } = this.options;
     if (this.options.standaloneBroker) await markAllOffline(db);
     const stopLockNotices = liveEvents.onNotice((payload) => this.configs.onNotice(payload));
@@ -95,20 +101,23 @@ export class DeviceRuntime {
       stopLockNotices();
       stopApplicationNotices();
     };
+    // The configs the devices hold are known before any presence is heard: a device online with a stale one gets a fresh one.
+    await this.reissuer.start();
     await bus.subscribe(`${DEVICE_TOPIC_ROOT}/+/presence`, (topic, payload) => this.receive(topic, payload));
     await bus.subscribe(`${DEVICE_TOPIC_ROOT}/+/state`, (topic, payload) => this.receive(topic, payload));
     await bus.subscribe(`${DEVICE_TOPIC_ROOT}/+/result`, (topic, payload) => this.receive(topic, payload));
+    await bus.subscribe(`${DEVICE_TOPIC_ROOT}/+/event`, (topic, payload) => this.receive(topic, payload));
     this.pruner = setInterval(() => this.reportLimiter.prune(), 60_000);
     this.pruner.unref();
   }
 
   stop(): void {
-    await bus.subscribe(`${DEVICE_TOPIC_ROOT}/+/event`, (topic, payload) => this.receive(topic, payload));
     this.stopNotices?.();
     clearInterval(this.pruner);
     for (const { timer } of this.held.values()) clearTimeout(timer);
     this.held.clear();
     this.presence.stop();
+    this.reissuer.stop();
     this.configs.stop();
     this.relay.stop();
   }
@@ -117,6 +126,11 @@ export class DeviceRuntime {
   async settled(): Promise<void> {
     while (this.chains.size > 0) await Promise.all(this.chains.values());
     await this.configs.idle();
+  }
+
+  /** A presence change recorded but not yet announced: announced once it has held. */
+  announceLater(deviceId: string): void {
+    this.presence.schedule(deviceId);
   }
 
   /** Resolves once the reports received so far are handled and the presence changes among them announced, which may wait for them to hold (tests). */
@@ -136,14 +150,14 @@ export class DeviceRuntime {
       if (!result.ok) return void log.warn({ deviceId, problem: result.problem }, 'device result dropped');
       return this.relay.onResult(deviceId, result.value);
     }
+    // Every event is a record of its own (only the latest of a kind is kept over the rate): in order, none held back.
+    if (kind === 'event') return this.enqueue(deviceId, kind, payload);
     if (!this.reportLimiter.take(deviceId)) return this.hold(deviceId, kind, payload);
     this.enqueue(deviceId, kind, payload);
   }
 
   /** A report over the device's rate: kept as the latest of its kind, recorded when the rate allows. */
   private hold(deviceId: string, kind: string, payload: Buffer): void {
-    // Every event is a record of its own (only the latest of a kind is kept over the rate): in order, none held back.
-    if (kind === 'event') return this.enqueue(deviceId, kind, payload);
     let held = this.held.get(deviceId);
     if (!held) {
       this.options.log.warn({ deviceId }, 'device reports over the rate: only the latest of each kind is recorded');
@@ -194,16 +208,16 @@ export class DeviceRuntime {
       if (presence.value === 'online' && (change.changed || change.neverConfigured)) this.configs.deviceOnline(change.lockId, change.neverConfigured);
       return;
     }
+    if (kind === 'event') {
+      await this.events.record(deviceId, payload);
+      return;
+    }
     if (kind === 'state') {
       const state = readJson(payload, deviceStateMessageSchema);
       if (!state.ok) return void log.warn({ deviceId, problem: state.problem }, 'device state dropped');
       await recordState(db, deviceId, this.withAllowedEndpoints(deviceId, state.value));
     }
   }
-    if (kind === 'event') {
-      await this.events.record(deviceId, payload);
-      return;
-    }
 
   /**
    * The embedded broker has kept, of a state's direct-access endpoints, only those on a private network or
@@ -234,14 +248,23 @@ export async function registerDeviceRuntime(app: FastifyInstance): Promise<void>
     standaloneBroker: app.deviceBus.kind === 'embedded' && app.database.kind === 'pglite',
     timeoutMs: app.config.mqtt.deviceTimeoutMs,
     log: app.log.child({ module: 'devices' }),
+    box: new SecretBox(app.config.secretsEncryptionKey),
+    countEvent: eventCounter(app),
   });
   await runtime.start();
+  // A crashed instance sends no Last Will for the devices its embedded broker held: its peers record them offline.
+  const bus = app.deviceBus;
+  const heartbeat = bus instanceof EmbeddedBus ? new InstanceHeartbeat({ db: app.db, log: app.log.child({ module: 'devices' }), unannounced: (id) => runtime.announceLater(id) }) : null;
+  if (heartbeat && bus instanceof EmbeddedBus) {
+    await heartbeat.start();
+    bus.onHolding = (deviceId, held, at) => heartbeat.holding(deviceId, held, at);
+    app.addHook('onClose', async () => heartbeat.stop());
+  }
+  app.decorate('instanceHeartbeat', heartbeat);
   app.decorate('deviceRuntime', runtime);
   app.decorate('deviceRelay', runtime.relay);
   app.addHook('onClose', async () => runtime.stop());
 }
-    box: new SecretBox(app.config.secretsEncryptionKey),
-    countEvent: eventCounter(app),
 
 /** latchkey_device_events_total{outcome}: door events logged, repeated, or refused and why; in the app's registry once it has one (the metrics come later). */
 function eventCounter(app: FastifyInstance): (outcome: string) => void {

@@ -9,6 +9,7 @@ import {
   toEpochSeconds,
 } from './share-form';
 import {
+  graceValues,
   settingsValues,
   settingsWithLocationSchema,
   settingsWithoutLocationSchema,
@@ -151,6 +152,50 @@ describe('settings form', () => {
           location: { latitude: 1, longitude: 2, radius: 3, accuracy: 'LOW', enabled: false },
         },
       },
+    });
+  });
+});
+
+describe('offline grace in the settings form', () => {
+  const off = { ...settingsValues(lock()), latitude: '', longitude: '' };
+
+  it('shows a named grace by name, and any other as a number in the largest unit that divides it', () => {
+    expect(settingsValues(lock()).offlineGrace).toBe('604800');
+    expect(graceValues(86_400).offlineGrace).toBe('86400');
+    expect(graceValues(2 * 86_400)).toEqual({ offlineGrace: 'custom', graceAmount: '2', graceUnit: 'days' });
+    expect(graceValues(90 * 60)).toEqual({ offlineGrace: 'custom', graceAmount: '90', graceUnit: 'minutes' });
+    expect(graceValues(61)).toEqual({ offlineGrace: 'custom', graceAmount: '61', graceUnit: 'seconds' });
+  });
+
+  it('takes a number with a unit from 1 minute to 30 days, and says so at the number otherwise', () => {
+    const custom = (graceAmount: string, graceUnit: 'seconds' | 'minutes' | 'hours' | 'days') => ({
+      ...off,
+      offlineGrace: 'custom' as const,
+      graceAmount,
+      graceUnit,
+    });
+    const range =
+      'graceAmount: The offline grace must be a whole number of seconds from 60 (1 minute) to 2592000 (30 days)';
+    expect(issues(settingsWithoutLocationSchema.safeParse(custom('12', 'hours')))).toEqual([]);
+    expect(issues(settingsWithoutLocationSchema.safeParse(custom('30', 'days')))).toEqual([]);
+    expect(issues(settingsWithoutLocationSchema.safeParse(custom('31', 'days')))).toEqual([range]);
+    expect(issues(settingsWithoutLocationSchema.safeParse(custom('59', 'seconds')))).toEqual([range]);
+    expect(issues(settingsWithoutLocationSchema.safeParse(custom('', 'hours')))).toEqual([range]);
+    expect(issues(settingsWithoutLocationSchema.safeParse(custom('1.5', 'seconds')))).toEqual([range]);
+    expect(issues(settingsWithLocationSchema.safeParse({ ...custom('0', 'days'), latitude: '1', longitude: '2' }))).toEqual([range]);
+  });
+
+  it('sends the grace in seconds only when it changed', () => {
+    const current = lock();
+    expect(toUpdateLock({ ...off, offlineGrace: '3600' }, { offlineGrace: true }, { ...current, offlineGraceSeconds: 604_800 })).toEqual({
+      settings: {},
+      offlineGraceSeconds: 3600,
+    });
+    expect(
+      toUpdateLock({ ...off, offlineGrace: 'custom', graceAmount: '2', graceUnit: 'days' }, { graceAmount: true }, current),
+    ).toEqual({ settings: {}, offlineGraceSeconds: 172_800 });
+    expect(toUpdateLock({ ...off, offlineGrace: '604800' }, { offlineGrace: true }, { ...current, offlineGraceSeconds: 604_800 })).toEqual({
+      settings: {},
     });
   });
 });

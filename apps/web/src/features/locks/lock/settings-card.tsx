@@ -1,8 +1,8 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { LOCATION_ACCURACIES, LOCATION_ACCURACY_LIMIT_M, type Lock } from '@latchkey/contract';
 import { Box, Button, FormControlLabel, MenuItem, Switch, Typography } from '@mui/material';
-import { memo, useCallback, useEffect } from 'react';
-import { Controller, useForm, useFormState, useWatch, type Control, type Resolver } from 'react-hook-form';
+import { memo, useCallback, useEffect, useRef } from 'react';
+import { Controller, useForm, useFormState, useWatch, type Control, type Resolver, type UseFormTrigger } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { FormTextField } from '../../../components/ui/form-text-field';
 import { SectionCard } from '../../../components/ui/section-card';
@@ -10,6 +10,8 @@ import { useOperation } from '../../../components/ui/use-operation';
 import { showFieldErrors } from '../../../lib/field-errors';
 import { useUpdateLock } from '../api';
 import {
+  GRACE_UNITS,
+  OFFLINE_GRACE_CHOICES,
   settingsValues,
   settingsWithLocationSchema,
   settingsWithoutLocationSchema,
@@ -26,7 +28,7 @@ const resolver: Resolver<SettingsFormValues> = (values, context, options) =>
   >;
 
 /**
- * Unlock time and the map-free location rule (a point, a radius, and the accuracy tier a position needs); for a
+ * Unlock time, the offline grace (how long a door the internet has lost keeps obeying phones), and the map-free location rule (a point, a radius, and the accuracy tier a position needs); for a
  * lock with a device, which local addresses it may offer users' apps for direct access.
  *
  * react-hook-form re-renders the component that calls `useForm` right after it mounts (and again once its
@@ -71,7 +73,7 @@ export function SettingsCard({ appId, lock }: { appId: string; lock: Lock }) {
           })(e)
         }
       >
-        <SettingsFields control={form.control} />
+        <SettingsFields control={form.control} trigger={form.trigger} />
         <SettingsActions control={form.control} onReset={onReset} />
       </form>
       {lock.device ? (
@@ -84,9 +86,24 @@ export function SettingsCard({ appId, lock }: { appId: string; lock: Lock }) {
   );
 }
 
-const SettingsFields = memo(function SettingsFields({ control }: { control: Control<SettingsFormValues> }) {
+const SettingsFields = memo(function SettingsFields({
+  control,
+  trigger,
+}: {
+  control: Control<SettingsFormValues>;
+  trigger: UseFormTrigger<SettingsFormValues>;
+}) {
   const { t } = useTranslation();
   const locationEnabled = useWatch({ control, name: 'locationEnabled' });
+  const offlineGrace = useWatch({ control, name: 'offlineGrace' });
+  const graceUnit = useWatch({ control, name: 'graceUnit' });
+  // The grace's number is checked with its unit: another unit may put the same number out of range.
+  const unitShown = useRef(graceUnit);
+  useEffect(() => {
+    if (unitShown.current === graceUnit) return;
+    unitShown.current = graceUnit;
+    void trigger('graceAmount');
+  }, [graceUnit, trigger]);
   return (
     <>
       <FormTextField
@@ -98,6 +115,39 @@ const SettingsFields = memo(function SettingsFields({ control }: { control: Cont
         slotProps={{ htmlInput: { min: 1, max: 60, step: 1, inputMode: 'numeric' } }}
         fullWidth
       />
+      <FormTextField
+        control={control}
+        name="offlineGrace"
+        label={t('lockSettings.offlineGrace')}
+        helperText={t('lockSettings.offlineGraceHelp')}
+        select
+        fullWidth
+        sx={{ mt: 3 }}
+      >
+        {[...OFFLINE_GRACE_CHOICES, 'custom' as const].map((choice) => (
+          <MenuItem key={choice} value={choice}>
+            {t(`lockSettings.graceChoices.${choice}`)}
+          </MenuItem>
+        ))}
+      </FormTextField>
+      {offlineGrace === 'custom' && (
+        <Box sx={{ display: 'grid', gridTemplateColumns: { xs: '1fr', sm: '1fr 1fr' }, gap: 2, mt: 2 }}>
+          <FormTextField
+            control={control}
+            name="graceAmount"
+            type="number"
+            label={t('lockSettings.graceAmount')}
+            slotProps={{ htmlInput: { min: 1, step: 1, inputMode: 'numeric' } }}
+          />
+          <FormTextField control={control} name="graceUnit" label={t('lockSettings.graceUnit')} select>
+            {(Object.keys(GRACE_UNITS) as (keyof typeof GRACE_UNITS)[]).map((unit) => (
+              <MenuItem key={unit} value={unit}>
+                {t(`lockSettings.graceUnits.${unit}`)}
+              </MenuItem>
+            ))}
+          </FormTextField>
+        </Box>
+      )}
       <Typography variant="h3" component="h3" sx={{ mt: 3, mb: 1 }}>
         {t('lockSettings.location')}
       </Typography>

@@ -1,0 +1,172 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
+import { DEFAULT_OFFLINE_GRACE_S, DEVICE_TOPIC_ROOT } from '@latchkey/contract';
+import type { Db } from '../../../db/client.js';
+import type { DeviceBus } from '../../../plugins/mqtt/bus.js';
+import { parseDeviceTopic } from './device-messages.js';
+
+/**
+ * A device obeys signed operations until its config's `issuedAt + offlineGraceSeconds`; past that it
+ * refuses every phone until it gets a newer config. So each connected device is issued its config again
+ * well before that: at half its grace, and at least every REISSUE_MAX_INTERVAL_S, whatever the grace.
+ *
+ * Every instance hears every config published (the retained `…/config` of each device, from any instance),
+ * and keeps, per lock, when its device's config is next due. Due times are spread: each lock's falls up to
+ * a quarter of its interval early, by a hash of the lock and this instance, so configs signed together
+ * (10,000 devices coming online after a restart) are not all due together, and two instances seldom pick
+ * the same one — when they do, the device takes the newer version and ignores the other. Due configs are
+ * re-signed through a paced queue: at most REISSUES_PER_TICK every TICK_MS. A device that is not connected
+ * is not sent one; it gets a fresh config when it comes online (ConfigPublisher.deviceOnline asks `fresh`).
+ */
+
+/** However long the grace, a connected device's config is never older than this. */
+export const REISSUE_MAX_INTERVAL_S = 6 * 3600;
+/** How often the due configs are looked for. */
+const TICK_MS = 250;
+/** Configs re-signed per tick at most (800 a second): the rest wait for the next tick, in due order. */
+export const REISSUES_PER_TICK = 200;
+/** A re-issue that has not been heard back (a failed publish) is tried again after this long. */
+const RETRY_S = 60;
+
+/** When a config issued at `issuedAt` with `graceS` is due again, before the spread. */
+export function reissueInterval(graceS: number): number {
+  return Math.max(1, Math.min(Math.floor(graceS / 2), REISSUE_MAX_INTERVAL_S));
+}
+
+/** A share of [0, 1) fixed by the lock and the instance: how early within the spread this lock's config falls due. */
+function spreadOf(seed: string, lockId: string): number {
+  return createHash('sha256').update(seed).update(lockId).digest().readUInt32BE(0) / 2 ** 32;
+}
+
+/** When a config is due again (epoch seconds). */
+export function dueAt(issuedAt: number, graceS: number, spread: number): number {
+  const interval = reissueInterval(graceS);
+  return issuedAt + interval - Math.floor((interval / 4) * spread);
+}
+
+interface Held {
+  deviceId: string;
+  /** Epoch seconds. */
+  due: number;
+}
+
+export interface ConfigReissuerOptions {
+  db: Db;
+  bus: Pick<DeviceBus, 'subscribe'>;
+  /** Issues a lock's config again (ConfigPublisher.reissue). */
+  reissue: (lockId: string) => void;
+  log: Pick<FastifyBaseLogger, 'warn' | 'debug'>;
+  /** Now in epoch seconds (tests hold the clock). */
+  clock?: () => number;
+}
+
+export class ConfigReissuer {
+  /** Per lock: its device's config, when due. */
+  private readonly held = new Map<string, Held>();
+  /** Locks whose config is due, waiting their turn. */
+  private readonly queue: string[] = [];
+  private readonly queued = new Set<string>();
+  private readonly seed = randomBytes(8).toString('hex');
+  private timer: NodeJS.Timeout | undefined;
+  private ticking = false;
+  private readonly clock: () => number;
+
+  constructor(private readonly options: ConfigReissuerOptions) {
+    this.clock = options.clock ?? (() => Date.now() / 1000);
+  }
+
+  async start(): Promise<void> {
+    await this.options.bus.subscribe(`${DEVICE_TOPIC_ROOT}/+/config`, (topic, payload) => this.heard(topic, payload));
+    this.timer = setInterval(() => void this.tick(), TICK_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Whether the lock's device holds a config that is not yet due again. */
+  fresh(lockId: string): boolean {
+    const held = this.held.get(lockId);
+    return held !== undefined && this.clock() < held.due;
+  }
+
+  /** When the lock's device's config is due again (epoch seconds); undefined when none is known. */
+  dueOf(lockId: string): number | undefined {
+    return this.held.get(lockId)?.due;
+  }
+
+  /** Locks whose config is known, and of those how many are waiting in the queue (tests, metrics). */
+  get size(): { known: number; queued: number } {
+    return { known: this.held.size, queued: this.queue.length };
+  }
+
+  /** A config published to a device (by any instance), or its retained config cleared (an unbound device). */
+  heard(topic: string, payload: Buffer): void {
+    const parsed = parseDeviceTopic(topic);
+    if (!parsed) return;
+    const claims = readClaims(payload);
+    if (!claims) {
+      for (const [lockId, held] of this.held) if (held.deviceId === parsed.deviceId) this.held.delete(lockId);
+      return;
+    }
+    const grace = claims.offlineGraceSeconds ?? DEFAULT_OFFLINE_GRACE_S;
+    const issuedAt = claims.issuedAt ?? 0;
+    this.held.set(claims.lockId, { deviceId: parsed.deviceId, due: dueAt(issuedAt, grace, spreadOf(this.seed, claims.lockId)) });
+  }
+
+  /** Moves the due configs to the queue, and re-signs the first REISSUES_PER_TICK of the queue's connected devices. */
+  async tick(): Promise<void> {
+    if (this.ticking) return;
+    this.ticking = true;
+    try {
+      const now = this.clock();
+      for (const [lockId, held] of this.held) {
+        if (held.due > now || this.queued.has(lockId)) continue;
+        this.queue.push(lockId);
+        this.queued.add(lockId);
+      }
+      if (this.queue.length === 0) return;
+      const batch = this.queue.splice(0, REISSUES_PER_TICK);
+      for (const lockId of batch) this.queued.delete(lockId);
+      const rows = (
+        (await this.options.db.execute(sql`
+          select lock_id from lock_devices where provisioned_at is not null and connected
+            and lock_id in (${sql.join(batch.map((id) => sql`${id}::uuid`), sql`, `)})`)) as unknown as { rows: { lock_id: string }[] }
+      ).rows;
+      const connected = new Set(rows.map((row) => row.lock_id));
+      for (const lockId of batch) {
+        const held = this.held.get(lockId);
+        if (!held) continue;
+        if (!connected.has(lockId)) {
+          // Sent a fresh one when it comes online again.
+          this.held.delete(lockId);
+          continue;
+        }
+        held.due = now + RETRY_S;
+        this.options.reissue(lockId);
+      }
+    } catch (err) {
+      this.options.log.warn({ err }, 'device configs not re-issued');
+    } finally {
+      this.ticking = false;
+    }
+  }
+}
+
+/** What the scheduler reads of a config JWS: unverified, as it is the platform's own, from its own bus. */
+function readClaims(payload: Buffer): { lockId: string; issuedAt?: number; offlineGraceSeconds?: number } | null {
+  if (payload.length === 0) return null;
+  try {
+    const claims = JSON.parse(Buffer.from(payload.toString().split('.')[1] ?? '', 'base64url').toString()) as Record<string, unknown>;
+    if (typeof claims.lockId !== 'string') return null;
+    return {
+      lockId: claims.lockId,
+      ...(typeof claims.issuedAt === 'number' ? { issuedAt: claims.issuedAt } : {}),
+      ...(typeof claims.offlineGraceSeconds === 'number' ? { offlineGraceSeconds: claims.offlineGraceSeconds } : {}),
+    };
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,188 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
+import { DEVICE_PRESENCE_SETTLE_S } from '@latchkey/contract';
+import type { Db } from '../../../db/client.js';
+import { recordPresence, type PresenceChange } from './device-status.js';
+
+/**
+ * A device's Last Will is sent by the broker that holds its connection. With the embedded broker that is
+ * an instance of the service: when the instance crashes, nobody says its devices went offline, and an
+ * unlock for one would wait for an answer that cannot come. So the instances on one database heartbeat
+ * (instance_heartbeats, every HEARTBEAT_MS) and record which of them holds each device
+ * (device_connections, as their brokers admit and drop devices). Each instance, at each beat, looks for
+ * devices held by an instance silent for longer than DEAD_AFTER_S, and records them offline through the
+ * same path as a Last Will (device-status.ts: connected false, the lock's live view told, device.offline
+ * announced), so an unlock answers 503 at once. A device that reconnected elsewhere meanwhile is held by
+ * its new instance and left alone; of several instances sweeping, the row lock lets exactly one record
+ * each device.
+ */
+
+/** How often an instance says it is alive, and looks for instances that are not. */
+export const HEARTBEAT_MS = 2_000;
+/** An instance silent for longer than this has crashed. */
+export const DEAD_AFTER_S = 10;
+/** Heartbeats of instances gone for longer than this are removed. */
+const FORGET_AFTER_S = 3_600;
+/** A dead instance's devices recorded offline at once at most (each one transaction). */
+const SWEEP_CONCURRENCY = 8;
+/** Holdings are written together once this long has passed since the first waiting (a reconnect storm is a few statements). */
+const FLUSH_MS = 50;
+
+const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows;
+
+export interface InstanceHeartbeatOptions {
+  db: Db;
+  log: Pick<FastifyBaseLogger, 'warn' | 'info' | 'debug'>;
+  /** A device recorded offline whose change is still to be announced once it has held (the runtime's PresenceAnnouncer). */
+  unannounced?: (deviceId: string) => void;
+  everyMs?: number;
+  deadAfterS?: number;
+}
+
+export class InstanceHeartbeat {
+  /** This instance, as its heartbeat and holdings name it. */
+  readonly instanceId = randomBytes(8).toString('hex');
+  /** Holdings waiting to be written: per device, held or not, and since when (ms). */
+  private readonly pending = new Map<string, { held: boolean; at: number }>();
+  private flushTimer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+  private beating: Promise<void> | null = null;
+  private stopped = false;
+  private readonly everyMs: number;
+  private readonly deadAfterS: number;
+
+  constructor(private readonly options: InstanceHeartbeatOptions) {
+    this.everyMs = options.everyMs ?? HEARTBEAT_MS;
+    this.deadAfterS = options.deadAfterS ?? DEAD_AFTER_S;
+  }
+
+  /** Says this instance is alive, before its broker admits any device, and beats from then on. */
+  async start(): Promise<void> {
+    await this.options.db.execute(sql`
+      insert into instance_heartbeats (instance_id) values (${this.instanceId})
+      on conflict (instance_id) do update set last_seen = now()`);
+    this.timer = setInterval(() => void this.beat(), this.everyMs);
+    this.timer.unref();
+  }
+
+  /**
+   * Stops beating. The holdings are left as they are: a device this instance held reconnects to another
+   * (which takes it over), or is recorded offline by the others once this instance has been silent long enough.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    await this.beating;
+    await this.flushing;
+  }
+
+  /** This instance's broker began (held) or ceased to hold a device's connection, at `at` (epoch ms). */
+  holding(deviceId: string, held: boolean, at: number): void {
+    this.pending.set(deviceId, { held, at });
+    if (this.flushTimer || this.stopped) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = null;
+      this.flushing = this.flushing.then(() => this.flush());
+    }, FLUSH_MS);
+    this.flushTimer.unref();
+  }
+
+  /** Resolves once every holding recorded so far is written (tests). */
+  async flushed(): Promise<void> {
+    if (this.flushTimer) {
+      clearTimeout(this.flushTimer);
+      this.flushTimer = null;
+      this.flushing = this.flushing.then(() => this.flush());
+    }
+    await this.flushing;
+  }
+
+  /** One beat: alive, and the devices of the instances that are not recorded offline. Resolves with the devices recorded. */
+  beat(): Promise<string[]> {
+    const run = (async () => {
+      try {
+        await this.options.db.execute(sql`update instance_heartbeats set last_seen = now() where instance_id = ${this.instanceId}`);
+        return await this.sweep();
+      } catch (err) {
+        this.options.log.warn({ err }, 'instance heartbeat failed');
+        return [];
+      }
+    })();
+    const done = run.then(() => undefined);
+    this.beating = done;
+    return run;
+  }
+
+  /** Writes the holdings waiting: one statement for those held, one for those let go. */
+  private async flush(): Promise<void> {
+    const batch = [...this.pending];
+    this.pending.clear();
+    if (batch.length === 0) return;
+    const held = batch.filter(([, h]) => h.held).map(([deviceId, h]) => ({ device_id: deviceId, since: h.at }));
+    const released = batch.filter(([, h]) => !h.held).map(([deviceId, h]) => ({ device_id: deviceId, since: h.at }));
+    try {
+      if (held.length > 0) {
+        // Only a later admission takes a device over: an instance's late write never undoes a newer one's.
+        await this.options.db.execute(sql`
+          insert into device_connections (device_id, instance_id, since)
+          select h.device_id, ${this.instanceId}, h.since
+          from jsonb_to_recordset(${JSON.stringify(held)}::jsonb) as h(device_id uuid, since bigint) join lock_devices d on d.id = h.device_id
+          on conflict (device_id) do update set instance_id = excluded.instance_id, since = excluded.since
+            where device_connections.since <= excluded.since`);
+      }
+      if (released.length > 0) {
+        await this.options.db.execute(sql`
+          delete from device_connections c using jsonb_to_recordset(${JSON.stringify(released)}::jsonb) as r(device_id uuid, since bigint)
+          where c.device_id = r.device_id and c.instance_id = ${this.instanceId} and c.since <= r.since`);
+      }
+    } catch (err) {
+      this.options.log.warn({ err, devices: batch.length }, 'device connections not recorded');
+    }
+  }
+
+  /** Records offline the devices held by instances silent for longer than the limit; answers their ids. */
+  private async sweep(): Promise<string[]> {
+    const { db } = this.options;
+    await db.execute(sql`delete from instance_heartbeats where last_seen < now() - make_interval(secs => ${FORGET_AFTER_S})`);
+    const orphans = rowsOf<{ device_id: string; instance_id: string }>(
+      await db.execute(sql`
+        select c.device_id, c.instance_id from device_connections c
+        where c.instance_id <> ${this.instanceId} and not exists (
+          select 1 from instance_heartbeats h where h.instance_id = c.instance_id and h.last_seen > now() - make_interval(secs => ${this.deadAfterS}))`),
+    );
+    if (orphans.length === 0) return [];
+    this.options.log.warn({ devices: orphans.length, instances: [...new Set(orphans.map((o) => o.instance_id))] }, 'devices of an instance that stopped heartbeating: recorded offline');
+    const recorded: string[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(SWEEP_CONCURRENCY, orphans.length) }, async () => {
+        while (next < orphans.length) {
+          const orphan = orphans[next++]!;
+          try {
+            const change = await this.recordOffline(orphan.device_id, orphan.instance_id);
+            if (!change) continue;
+            recorded.push(orphan.device_id);
+            if (change.unannounced) this.options.unannounced?.(orphan.device_id);
+          } catch (err) {
+            this.options.log.warn({ err, deviceId: orphan.device_id }, 'device of a silent instance not recorded offline');
+          }
+        }
+      }),
+    );
+    return recorded;
+  }
+
+  /** The device offline, as its Last Will would say, if the silent instance still holds it (row lock: one sweeper wins). */
+  private recordOffline(deviceId: string, instanceId: string): Promise<PresenceChange | null> {
+    return this.options.db.transaction(async (tx) => {
+      const [gone] = rowsOf<{ device_id: string }>(
+        await tx.execute(sql`delete from device_connections where device_id = ${deviceId} and instance_id = ${instanceId} returning device_id`),
+      );
+      if (!gone) return null;
+      return recordPresence(tx as unknown as Db, deviceId, false, DEVICE_PRESENCE_SETTLE_S);
+    });
+  }
+}
