@@ -2,7 +2,8 @@ import { once } from 'node:events';
 import type { DeviceResult } from '@latchkey/contract';
 import { X509Certificate, randomUUID } from 'node:crypto';
 import { VirtualActuator, CommandActuator, type Actuator } from './actuators.js';
-import { DeviceAgent } from './agent.js';
+import { DeviceAgent, type Logger } from './agent.js';
+import { batteryLine, DEFAULT_BATTERY_INTERVAL_S, doorLine, readKeypad, watchCommand, type Stoppable } from './inputs.js';
 import { verifyConfig } from './checks.js';
 import { LockController } from './controller.js';
 import { readPendingResults, writePendingResults } from './pending-results.js';
@@ -44,9 +45,24 @@ export interface RunChoice extends ActuatorChoice {
   httpPort?: number;
   httpHost?: string;
   advertise?: string[];
+  /** `stdin`: codes one a line on standard input, answered on standard output (the log goes to standard error). */
+  keypad?: 'stdin';
+  /** A program printing `open` / `closed` lines. */
+  doorSensor?: string;
+  /** A program printing battery levels (0–100), one a line; run again `batteryIntervalS` after it exits. */
+  battery?: string;
+  batteryIntervalS?: number;
 }
 
+/** Every line to standard error: with a keypad on stdin, standard output carries the answers alone. */
+const stderrLogger: Logger = {
+  info: (message) => console.error(`${new Date().toISOString()} ${message}`),
+  warn: (message) => console.error(`${new Date().toISOString()} ${message}`),
+};
+
 export async function runCommand(state: StateDir, choice: RunChoice): Promise<void> {
+  const log = choice.keypad ? stderrLogger : undefined;
+  const say = (message: string) => (log ? log.info(message) : console.log(message));
   const agent = await DeviceAgent.start({
     state,
     actuator: actuatorFrom(choice),
@@ -54,18 +70,27 @@ export async function runCommand(state: StateDir, choice: RunChoice): Promise<vo
     httpPort: choice.httpPort,
     httpHost: choice.httpHost,
     directAccessEndpoints: choice.advertise?.length ? choice.advertise : undefined,
+    log,
   });
-  console.log(`Device ${agent.deviceId} running with the ${agent.controller.actuator.kind} actuator; config ${agent.controller.config ? `version ${agent.controller.config.version}` : 'not received yet'}.`);
+  say(`Device ${agent.deviceId} running with the ${agent.controller.actuator.kind} actuator; config ${agent.controller.config ? `version ${agent.controller.config.version}` : 'not received yet'}.`);
+  const logger = log ?? { info: (m: string) => console.log(`${new Date().toISOString()} ${m}`), warn: (m: string) => console.warn(`${new Date().toISOString()} ${m}`) };
+  const inputs: Stoppable[] = [];
+  if (choice.keypad === 'stdin') inputs.push(readKeypad(process.stdin, process.stdout, (code) => agent.enterCode(code), logger));
+  const report = (sensor: Parameters<DeviceAgent['reportSensor']>[0]) => void agent.reportSensor(sensor);
+  if (choice.doorSensor) inputs.push(watchCommand({ name: 'door sensor', command: choice.doorSensor, parse: doorLine, report, log: logger }));
+  if (choice.battery)
+    inputs.push(watchCommand({ name: 'battery', command: choice.battery, parse: batteryLine, report, log: logger, rerunAfterMs: (choice.batteryIntervalS ?? DEFAULT_BATTERY_INTERVAL_S) * 1000 }));
   const ended = await Promise.race([
     once(process, 'SIGINT').then(() => 'SIGINT'),
     once(process, 'SIGTERM').then(() => 'SIGTERM'),
     agent.refused.then(() => 'refused' as const),
   ]);
+  await Promise.all(inputs.map((input) => input.stop()));
   if (ended === 'refused') {
     await agent.stop();
     throw new UserError(unboundMessage(agent.deviceId, state.dir));
   }
-  console.log(`${ended}: locking and disconnecting`);
+  say(`${ended}: locking and disconnecting`);
   await agent.stop();
 }
 
@@ -154,8 +179,9 @@ export async function statusCommand(state: StateDir): Promise<void> {
     ['Broker', identity.mqttUrl],
     ['Certificate', `valid until ${new Date(certificate.validTo).toISOString()}`],
     ['Config', !stored ? 'none yet' : stored.ok ? `version ${stored.config.version}, ${stored.config.users.length} users, unlock time ${stored.config.unlockTime} s` : `not usable: ${stored.reason}`],
+    ['Offline codes', files.offlineCodeSecret ? 'accepted (the secret from provisioning is stored)' : 'not accepted: provisioned without an offline-code secret'],
     ['Agent', !running ? 'not running' : running.command === 'execute' ? `execute running (pid ${running.pid})` : `running (pid ${running.pid}${running.httpPort ? `, local endpoint on port ${running.httpPort}` : ', no local endpoint'})`],
     ['State dir', state.dir],
   ];
-  for (const [name, value] of lines) console.log(`${`${name}:`.padEnd(13)}${value}`);
+  for (const [name, value] of lines) console.log(`${`${name}:`.padEnd(15)}${value}`);
 }

@@ -2,6 +2,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { MAX_DIRECT_ACCESS_ENDPOINTS, MAX_FIRMWARE_LENGTH } from '@latchkey/contract';
 import packageJson from '../package.json' with { type: 'json' };
+import { splitCommand } from './argv.js';
 import { executeCommand, provisionCommand, runCommand, statusCommand } from './cli-commands.js';
 import { StateDir, UserError } from './state-dir.js';
 
@@ -12,9 +13,16 @@ const USAGE = `latchkey-device ${packageJson.version}: a Latchkey lock controlle
       page, and store what comes back. <url> is the API base, e.g. https://latchkey.example.com/api.
   latchkey-device run [--dir <dir>] [--actuator virtual|command] [--unlock-command "<cmd>"]
                       [--lock-command "<cmd>"] [--http-port <n>] [--http-host <ip>]
-                      [--advertise <url>]... [--firmware <text>]
+                      [--advertise <url>]... [--firmware <text>] [--keypad stdin]
+                      [--door-sensor "<cmd>"] [--battery "<cmd>"] [--battery-interval <s>]
       Connect to the platform and obey the operations it relays; with --http-port, also take signed
       operations on POST /execute from the local network.
+      --keypad stdin        read access codes one a line from standard input; each is answered on
+                            standard output with DONE or REFUSED <reason> (the log goes to stderr).
+      --door-sensor "<cmd>" run <cmd> and read its lines: open / closed become door events; it is
+                            started again 5 s after it ends.
+      --battery "<cmd>"     run <cmd> and read its lines as battery levels (0-100); a command that
+                            prints and exits is run again every --battery-interval seconds (300).
   latchkey-device execute <jws> [--dir <dir>] [--actuator … as for run]
       Decide one signed operation from the stored config, or hand it to the running \`run\` when it
       serves a local endpoint. Prints DONE, or REFUSED and the reason; exits 0 or 1.
@@ -33,6 +41,10 @@ const OPTIONS = {
   'http-host': { type: 'string' },
   advertise: { type: 'string', multiple: true },
   firmware: { type: 'string' },
+  keypad: { type: 'string' },
+  'door-sensor': { type: 'string' },
+  battery: { type: 'string' },
+  'battery-interval': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } satisfies ParseArgsConfig['options'];
@@ -65,7 +77,18 @@ async function main(argv: string[]): Promise<number> {
       if (values.firmware !== undefined && (values.firmware.length === 0 || values.firmware.length > MAX_FIRMWARE_LENGTH))
         throw new UserError(`--firmware must be 1 to ${MAX_FIRMWARE_LENGTH} characters`);
       checkAdvertised(values.advertise ?? []);
-      await runCommand(state, { ...actuator, firmware: values.firmware ?? `latchkey-device ${packageJson.version}`, httpPort: port(values['http-port']), httpHost: values['http-host'], advertise: values.advertise });
+      if (values.keypad !== undefined && values.keypad !== 'stdin') throw new UserError(`--keypad takes stdin: codes one a line on standard input (got ${values.keypad})`);
+      await runCommand(state, {
+        ...actuator,
+        firmware: values.firmware ?? `latchkey-device ${packageJson.version}`,
+        httpPort: port(values['http-port']),
+        httpHost: values['http-host'],
+        advertise: values.advertise,
+        keypad: values.keypad,
+        doorSensor: watcher('--door-sensor', values['door-sensor']),
+        battery: watcher('--battery', values.battery),
+        batteryIntervalS: interval(values['battery-interval']),
+      });
       return 0;
     case 'execute':
       extra(1);
@@ -84,6 +107,24 @@ function port(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const value = Number(text);
   if (!/^\d+$/.test(text) || value > 65_535) throw new UserError(`--http-port must be a port number from 0 to 65535 (got ${text})`);
+  return value;
+}
+
+/** A watcher program's command line: split as the program will be run, so a bad one is refused before the agent starts. */
+function watcher(flag: string, command: string | undefined): string | undefined {
+  if (command === undefined) return undefined;
+  try {
+    splitCommand(command);
+  } catch (error) {
+    throw new UserError(`${flag} must be a program and its arguments, e.g. ${flag} "/usr/local/bin/door-sensor.sh" (${(error as Error).message})`);
+  }
+  return command;
+}
+
+function interval(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < 10 || value > 86_400) throw new UserError(`--battery-interval must be a number of seconds from 10 to 86400 (got ${text})`);
   return value;
 }
 
