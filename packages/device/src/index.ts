@@ -19,6 +19,7 @@ export {
   type KeypadOptions,
   type OfflineCodeCheck,
 } from './access-codes.js';
+export { EventLog, eventAlgorithm, eventHash, signEvent, MAX_QUEUED_EVENTS, type QueuedEvent } from './event-log.js';
 export { LockController, type CodeResult, type HandleResult, type LockControllerOptions, type LockEvent, type LockState, type SensorReport } from './controller.js';
 export { verifyConfig, verifyOperation, type ConfigTrust, type OperationContext, type Verdict, type VerifiedOperation } from './checks.js';
 export { PlatformTrust, type IssuedLeaf } from './trust.js';
