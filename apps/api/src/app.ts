@@ -40,6 +40,7 @@ import { activityRoutes } from './modules/activity/activity.routes.js';
 import { accessCodesRoutes } from './modules/access-codes/access-codes.routes.js';
 import { activityExportRoutes } from './modules/activity-export/activity-export.routes.js';
 import { lockEventsRoutes } from './modules/locks/lock-events.routes.js';
+import { simulateRoutes } from './modules/locks/simulate.routes.js';
 import { findLock } from './modules/locks/locks.service.js';
 import { locksRoutes } from './modules/locks/locks.routes.js';
 import { getActivity } from './modules/activity/activity.service.js';
@@ -332,6 +333,7 @@ async function registerHttp(app: FastifyInstance, config: Config, options: Build
       await api.register(locksRoutes);
       await api.register(lockEventsRoutes);
       await api.register(accessCodesRoutes);
+      await api.register(simulateRoutes);
       await api.register(activityRoutes);
       await api.register(activityExportRoutes);
       await api.register(sharesRoutes);

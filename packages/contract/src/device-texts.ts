@@ -51,6 +51,10 @@ export const deviceErrors = {
   csrSubject: 'The certificate request must name no subject, or CN=<deviceId>',
   /** POST …/simulate/* on a lock bound to a device: only a sandbox lock's events are simulated. */
   simulateDeviceBacked: 'This lock has a device of its own: only a sandbox (virtual) lock’s events can be simulated',
+  /** POST …/simulate/{kind} with a kind there is none of. */
+  simulateUnknown: 'Unknown event: simulate door_opened, door_closed, battery, jammed, tampered, offline, online or keypad',
+  /** POST …/simulate/battery without a level, or one outside 0–100. */
+  batteryRange: 'The battery level (value) is a whole number from 0 to 100',
 } as const;
 
 /**

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import type { AccessMethod } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import type { ActivityActor } from '../activity/activity.service.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
@@ -13,7 +14,7 @@ const announceUnlocks = sql.raw(
   publishEventsSql(
     'lock.unlocked',
     `select lock_application_id as application_id, jsonb_build_object('applicationId', lock_application_id, 'lockId', lock_id, 'lockName', lock_name,
-       'userId', user_id, 'email', email, 'duration', seconds) as data from fresh where not locked`,
+       'userId', user_id, 'email', email, 'duration', seconds, 'method', method, 'accessCodeId', null, 'source', 'platform') as data from fresh where not locked`,
   ),
 );
 
@@ -25,7 +26,15 @@ type Item = Standing & {
   locked: boolean;
   email: string | null;
   display_name: string | null;
+  /** How the operation came: the portal (console), a tile page (tile), or an application's user (mobile_key). */
+  method: AccessMethod;
 };
+
+/** How a signed operation through the cloud was made, by who sent it: the portal, a tile page, or an application's own user (an SDK, a phone). */
+export function accessMethodOf(user: Pick<LockUser, 'kind' | 'tile'>): AccessMethod {
+  if (user.kind === 'portal') return 'console';
+  return user.tile ? 'tile' : 'mobile_key';
+}
 
 /**
  * MUTATE_LOCK, the hot path. Each operation's id is spent, its lock opened or closed, and the accepted
@@ -53,17 +62,20 @@ export class MutateLockBatcher {
       locked: operation.locked,
       email: actor.email,
       display_name: actor.displayName,
+      method: accessMethodOf(user),
     });
   }
 
   private async write(items: (Item & { n: number })[]): Promise<Map<number, MutateLockOutcome>> {
     const result = await this.db.execute(sql`
       with input as (
-        select * from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as t(${sql.raw(STANDING_COLUMNS)}, duration int, locked boolean, email text, display_name text)
+        select * from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as t(${sql.raw(STANDING_COLUMNS)}, duration int, locked boolean, email text, display_name text, method text)
       ), admitted as (
         select i.*, l.application_id as lock_application_id, l.name as lock_name, coalesce(i.duration, l.unlock_time) as seconds
         from input i join locks l on l.id = i.lock_id
         where not exists (select 1 from lock_devices d where d.lock_id = l.id and d.provisioned_at is not null) and ${sql.raw(standingHolds)}
+          -- A sandbox lock made to look offline takes nothing: the caller reads it afresh and is answered as by a disconnected device.
+          and not (l.alarms @> '["offline"]'::jsonb)
       ), spent as (
         insert into used_operation_ids (id, expires_at) select use_key, remember_until from admitted on conflict do nothing returning id
       ), fresh as (
@@ -74,9 +86,9 @@ export class MutateLockBatcher {
               from fresh order by lock_id, n desc) x
         where l.id = x.lock_id returning l.id
       ), logged as (
-        insert into lock_activity (lock_id, application_id, type, actor_user_id, actor_email, actor_display_name, subject)
+        insert into lock_activity (lock_id, application_id, type, actor_user_id, actor_email, actor_display_name, subject, method)
         select lock_id, lock_application_id, case when locked then 'LOCK' else 'UNLOCK' end, user_id, email, display_name,
-          case when locked then null else seconds || ' s' end
+          case when locked then null else seconds || ' s' end, method
         from fresh order by n returning id
       ), announced as (
         ${announceUnlocks} returning 1

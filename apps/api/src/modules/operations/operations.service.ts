@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import { LRUCache } from 'lru-cache';
-import { apiErrors, checkUsageRequirements, deviceErrors, lockErrors, operationErrors, sdkErrors, type UsageRequirements } from '@latchkey/contract';
+import { apiErrors, checkUsageRequirements, deviceErrors, lockErrors, operationErrors, sdkErrors, type AccessMethod, type UsageRequirements } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { AppError, notFound } from '../../errors.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
@@ -8,7 +8,8 @@ import { countRepeatedRefusal, recordActivity, type ActivityActor } from '../act
 import { publishEvent } from '../../lib/webhook-outbox.js';
 import { getLockAccess, type LockAccess } from './devices.service.js';
 import { DeviceSpendBatcher, type DeviceSpendOutcome } from './device-spend.js';
-import { MutateLockBatcher } from './mutate-lock.js';
+import { MutateLockBatcher, accessMethodOf } from './mutate-lock.js';
+import { isVirtuallyOffline } from '../locks/locks.service.js';
 import { applyOperation, purgeUsedOperationIds } from './operation-writes.js';
 import { OperationRefusal, logTypeOf, type OperationVerifier, type VerifiedOperation } from './operation-token.js';
 import { checkShareTerms } from './rules.js';
@@ -45,7 +46,7 @@ export type ChargeRefusal = () => Promise<void>;
  * offline or did not answer.
  */
 export interface DeviceRelay {
-  relay(access: DeviceLockAccess, verified: VerifiedOperation, jws: string, actor: ActivityActor): Promise<void>;
+  relay(access: DeviceLockAccess, verified: VerifiedOperation, jws: string, actor: ActivityActor, method?: AccessMethod): Promise<void>;
 }
 export type DeviceLockAccess = LockAccess & { device: NonNullable<LockAccess['device']> };
 
@@ -102,6 +103,7 @@ export async function executeOperation(
   from: string | null = null,
 ): Promise<void> {
   const actor = { userId: user.id, email: user.email, displayName: user.displayName };
+  const method = accessMethodOf(user);
   const key = `${user.id}|${lockId}`;
   const cached = standings.get(key);
   let verified: VerifiedOperation | null = null;
@@ -126,7 +128,7 @@ export async function executeOperation(
     const type = logTypeOf(admitted.operation);
     if (spent === 'offline') throw new OperationRefusal(503, deviceErrors.offline, type, { charged: false });
     if (spent === 'replayed') throw new OperationRefusal(409, operationErrors.replayed, type);
-    await relay!.relay(access, admitted, jws, actor);
+    await relay!.relay(access, admitted, jws, actor, method);
   };
   if (cached) {
     try {
@@ -140,14 +142,14 @@ export async function executeOperation(
       const spent = await deviceSpends.submit(user, cached as DeviceLockAccess, verified);
       if (spent !== 'stale') {
         return relaySpent(cached as DeviceLockAccess, verified, spent).catch((error: unknown) => {
-          if (error instanceof OperationRefusal) return refuse(db, cached, actor, error, charge);
+          if (error instanceof OperationRefusal) return refuse(db, cached, actor, error, charge, method);
           throw error;
         });
       }
     } else if (verified?.operation.type === 'MUTATE_LOCK' && (await askDevice(cached, verified).then(() => true, refusedOnly))) {
       const outcome = await unlocks.submit(user, cached, verified, actor);
       if (outcome === 'done') return;
-      if (outcome === 'replayed') return refuse(db, cached, actor, new OperationRefusal(409, operationErrors.replayed, logTypeOf(verified.operation)), charge);
+      if (outcome === 'replayed') return refuse(db, cached, actor, new OperationRefusal(409, operationErrors.replayed, logTypeOf(verified.operation)), charge, method);
     }
     standings.delete(key);
   }
@@ -169,13 +171,15 @@ export async function executeOperation(
         if (verified.operation.type === 'MUTATE_LOCK') standings.set(key, access);
         return;
       }
+      // A sandbox lock made to look offline answers as a disconnected device does (nothing is sent to its virtual device).
+      if (!access.device && isVirtuallyOffline(access.lock)) throw new OperationRefusal(503, deviceErrors.offline, logTypeOf(verified.operation), { charged: false });
       await askDevice(access, verified);
       if (verified.operation.type !== 'MUTATE_LOCK') return await applyOperation(db, access, verified, actor);
       const outcome = await unlocks.submit(user, access, verified, actor);
       if (outcome === 'replayed') throw new OperationRefusal(409, operationErrors.replayed, logTypeOf(verified.operation));
       if (outcome === 'done') return void standings.set(key, access);
     } catch (error) {
-      if (error instanceof OperationRefusal) return refuse(db, access, actor, error, charge);
+      if (error instanceof OperationRefusal) return refuse(db, access, actor, error, charge, method);
       throw error;
     }
   }
@@ -199,11 +203,13 @@ async function refuse(
   actor: { userId: string; email: string | null; displayName: string | null },
   refusal: OperationRefusal,
   charge: ChargeRefusal,
+  method: AccessMethod,
 ): Promise<never> {
   if (refusal.options.charged !== false) await charge();
   const { lock } = access;
   const reason = refusal.options.logReason ?? refusal.message;
-  const entry = { lockId: lock.id, applicationId: lock.applicationId, type: refusal.logType, actor, rejected: true, reason };
+  const opening = refusal.logType === 'UNLOCK' || refusal.logType === 'LOCK';
+  const entry = { lockId: lock.id, applicationId: lock.applicationId, type: refusal.logType, actor, rejected: true, reason, method: opening ? method : null };
   await db.transaction(async (tx) => {
     if (await countRepeatedRefusal(tx, entry, REFUSAL_COALESCE_SECONDS)) return;
     await recordActivity(tx, entry);
@@ -215,6 +221,9 @@ async function refuse(
         userId: actor.userId,
         email: actor.email,
         reason,
+        method,
+        accessCodeId: null,
+        source: 'platform',
       });
     }
   });

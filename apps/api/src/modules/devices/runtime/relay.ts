@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
-import { deviceErrors, deviceLogReasons, deviceTopic, type DeviceOperationMessage, type DeviceResult } from '@latchkey/contract';
+import { deviceErrors, deviceLogReasons, deviceTopic, type AccessMethod, type DeviceOperationMessage, type DeviceResult } from '@latchkey/contract';
 import type { Db } from '../../../db/client.js';
 import { GroupCommit } from '../../../lib/group-commit.js';
 import { publishEventsSql } from '../../../lib/webhook-outbox.js';
@@ -39,6 +39,8 @@ interface Outcome {
   decided_at: string | null;
   /** What makes a reported outcome's entry once only (used_operation_ids); null for the platform's own. */
   once_key: string | null;
+  /** How it came: through the cloud (mobile_key, console, tile) or at the device's local endpoint (local). */
+  method: AccessMethod;
 }
 
 const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows;
@@ -51,7 +53,7 @@ const announceUnlocks = sql.raw(
   publishEventsSql(
     'lock.unlocked',
     `select application_id, jsonb_build_object('applicationId', application_id, 'lockId', lock_id, 'lockName', lock_name,
-       'userId', user_id, 'email', email, 'duration', seconds) as data from input where not locked order by n`,
+       'userId', user_id, 'email', email, 'duration', seconds, 'method', method, 'accessCodeId', null, 'source', 'platform') as data from input where not locked order by n`,
   ),
 );
 
@@ -88,7 +90,7 @@ export class DeviceOperationRelay implements DeviceRelay {
   }
 
   /** The operation's id is spent already (operations.service.ts, with the device connected). */
-  async relay(access: DeviceLockAccess, verified: VerifiedOperation, jws: string, actor: ActivityActor): Promise<void> {
+  async relay(access: DeviceLockAccess, verified: VerifiedOperation, jws: string, actor: ActivityActor, method: AccessMethod = 'mobile_key'): Promise<void> {
     const type = logTypeOf(verified.operation);
     const deviceId = access.device.id;
     const unavailable = (status: 503 | 504, message: string) => new OperationRefusal(status, message, type, { charged: false });
@@ -108,7 +110,7 @@ export class DeviceOperationRelay implements DeviceRelay {
       const reason = result.reason?.trim() || deviceLogReasons.noReason;
       throw new OperationRefusal(403, reason, type, { logReason: deviceLogReasons.refused(reason) });
     }
-    await this.carryOut(access, verified, actor, result);
+    await this.carryOut(access, verified, actor, result, method);
   }
 
   /**
@@ -183,6 +185,7 @@ export class DeviceOperationRelay implements DeviceRelay {
         reason: deviceLogReasons.doneLocal,
         decided_at: new Date(decidedAt).toISOString(),
         once_key: onceKey,
+        method: 'local',
       });
       return;
     }
@@ -205,8 +208,8 @@ export class DeviceOperationRelay implements DeviceRelay {
         insert into used_operation_ids (id, expires_at) values (${`local:${deviceId}:${result.requestId}`}, ${new Date(Date.now() + LOCAL_OUTCOME_MEMORY_MS)})
         on conflict do nothing returning id
       )
-      insert into lock_activity (lock_id, application_id, type, rejected, reason, repeats, at)
-      select ${lock.lock_id}, ${lock.application_id}, 'UNLOCK', true, ${reason}, ${result.count ?? 1}, ${new Date(Number.isFinite(decidedAt) ? decidedAt : Date.now())}
+      insert into lock_activity (lock_id, application_id, type, rejected, reason, repeats, at, method)
+      select ${lock.lock_id}, ${lock.application_id}, 'UNLOCK', true, ${reason}, ${result.count ?? 1}, ${new Date(Number.isFinite(decidedAt) ? decidedAt : Date.now())}, 'local'
       from once`);
   }
 
@@ -245,7 +248,7 @@ export class DeviceOperationRelay implements DeviceRelay {
    * or unlock is written with the others that arrive together (lib/group-commit.ts): their log entries,
    * webhook deliveries and the devices' new states in one statement and one commit.
    */
-  private async carryOut(access: DeviceLockAccess, verified: VerifiedOperation, actor: ActivityActor, result: DeviceResult): Promise<void> {
+  private async carryOut(access: DeviceLockAccess, verified: VerifiedOperation, actor: ActivityActor, result: DeviceResult, method: AccessMethod): Promise<void> {
     const { operation } = verified;
     const { lock, device } = access;
     if (operation.type !== 'MUTATE_LOCK') return applyOperation(this.db, access, verified, actor, { spent: true, reason: deviceLogReasons.done });
@@ -264,6 +267,7 @@ export class DeviceOperationRelay implements DeviceRelay {
       reason: deviceLogReasons.done,
       decided_at: null,
       once_key: null,
+      method,
     });
   }
 
@@ -278,7 +282,7 @@ export class DeviceOperationRelay implements DeviceRelay {
       with reported as (
         select * from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as t(
           n int, lock_id uuid, application_id uuid, lock_name text, user_id uuid, email text, display_name text, seconds int, locked boolean,
-          device_id uuid, state_locked boolean, at text, reason text, decided_at timestamptz, once_key text)
+          device_id uuid, state_locked boolean, at text, reason text, decided_at timestamptz, once_key text, method text)
       ), once as (
         insert into used_operation_ids (id, expires_at)
         select distinct once_key, now() + make_interval(secs => ${LOCAL_OUTCOME_MEMORY_MS / 1000}) from reported where once_key is not null
@@ -287,9 +291,9 @@ export class DeviceOperationRelay implements DeviceRelay {
         select * from reported r where r.once_key is null
           or (r.once_key in (select id from once) and r.n = (select min(n) from reported f where f.once_key = r.once_key))
       ), entry as (
-        insert into lock_activity (lock_id, application_id, type, actor_user_id, actor_email, actor_display_name, subject, reason, at)
+        insert into lock_activity (lock_id, application_id, type, actor_user_id, actor_email, actor_display_name, subject, reason, at, method)
         select lock_id, application_id, case when locked then 'LOCK' else 'UNLOCK' end, user_id, email, display_name,
-          case when locked then null else seconds || ' s' end, reason, coalesce(decided_at, now())
+          case when locked then null else seconds || ' s' end, reason, coalesce(decided_at, now()), method
         from input order by n returning id
       ), announced as (
         ${announceUnlocks} returning 1

@@ -1,13 +1,14 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import { deviceLogReasons, operationErrors, type DeviceConfig, type DeviceConfigUser } from '@latchkey/contract';
-import { LockController, PlatformTrust, type CodeResult } from '@latchkey/device';
+import { sql } from 'drizzle-orm';
+import { LockController, PlatformTrust, type CodeResult, type LockEvent, type SensorReport } from '@latchkey/device';
 import type { Db } from '../../../db/client.js';
 import { SecretBox } from '../../../lib/secret-box.js';
 import { VirtualOfflineSecrets } from '../../access-codes/offline-secrets.service.js';
 import type { LockAccess } from '../../operations/devices.service.js';
 import { OperationRefusal, logTypeOf, type VerifiedOperation, type VirtualDeviceCheck } from '../../operations/operations.service.js';
-import { lockConfigContent } from '../runtime/index.js';
+import { lockConfigContent, logLockEvent, type EventLock } from '../runtime/index.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -111,6 +112,8 @@ export class VirtualDevices implements VirtualDeviceCheck {
   private readonly offlineSecrets: VirtualOfflineSecrets;
   private version = 0;
   private closed = false;
+  /** The virtual locks' events being logged, in order. */
+  private events: Promise<void> = Promise.resolve();
 
   constructor(options: VirtualDevicesOptions) {
     this.db = options.db;
@@ -155,7 +158,54 @@ export class VirtualDevices implements VirtualDeviceCheck {
       this.locks.set(lockId, entry);
     }
     await this.rebuild(lockId, entry);
-    return entry.controller.enterCode(code);
+    const result = await entry.controller.enterCode(code);
+    await this.eventsWritten();
+    return result;
+  }
+
+  /**
+   * What the lock's sensors or alarms report (POST …/simulate/*): the controller makes it an event, as a
+   * device's does, and it is logged before this resolves. A door state or battery level equal to the last
+   * one reported is no event.
+   */
+  async report(lockId: string, applicationId: string, sensor: SensorReport): Promise<void> {
+    let entry = this.locks.get(lockId);
+    if (!entry) {
+      entry = this.create(lockId, applicationId);
+      this.locks.set(lockId, entry);
+    }
+    entry.controller.report(sensor, this.clock());
+    await this.eventsWritten();
+  }
+
+  /** Resolves once every event the virtual locks emitted so far is logged. */
+  async eventsWritten(): Promise<void> {
+    await this.events;
+  }
+
+  /**
+   * A virtual lock's event, logged as a device's is (modules/devices/runtime/device-events.ts: its entry,
+   * the lock's door / battery / alarms, its webhooks) with no device id and no chain: the controller is in
+   * this process. A keypad unlock also opens the sandbox lock's row for its unlock time, as the portal shows it.
+   * Events are written one after another, in the order they were emitted.
+   */
+  private logEvent(lockId: string, event: LockEvent): void {
+    this.events = this.events.then(() =>
+      this.db
+        .transaction(async (tx) => {
+          const [lock] = (
+            (await tx.execute(sql`
+              select id as lock_id, application_id, name as lock_name, unlock_time, door_state, battery, alarms
+              from locks where id = ${lockId} for update`)) as unknown as { rows: EventLock[] }
+          ).rows;
+          if (!lock) return;
+          await logLockEvent(tx, lock, event, null);
+          if (event.type === 'unlocked') {
+            await tx.execute(sql`update locks set unlocked_until = ${new Date(event.at)}::timestamptz + make_interval(secs => unlock_time), updated_at = now() where id = ${lockId}`);
+          }
+        })
+        .catch((err: unknown) => this.log.warn({ err, lockId, type: event.type }, 'virtual lock event not logged')),
+    );
   }
 
   /** A notice on the lock channel (`<applicationId> <lockId> <what> [rowId]`): a cached lock's config is rebuilt. */
@@ -215,11 +265,13 @@ export class VirtualDevices implements VirtualDeviceCheck {
     const controllers = [...this.locks.values()].map((entry) => entry.controller);
     this.locks.clear();
     await Promise.all(controllers.map((controller) => controller.close()));
+    await this.events;
   }
 
   /** A controller with no config yet: until it has one, it refuses everything. */
   private create(lockId: string, applicationId: string): VirtualLock {
     const controller = new LockController({ lockId, platformCa: this.trust, config: null, clock: this.clock });
+    controller.on('event', (event) => this.logEvent(lockId, event));
     return { controller, applicationId, stale: false, building: null, again: false, builtAt: 0, timer: null, hasOfflineSecret: false };
   }
 
