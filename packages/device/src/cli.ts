@@ -19,8 +19,8 @@ const USAGE = `latchkey-device ${packageJson.version}: a Latchkey lock controlle
       operations on POST /execute from the local network.
       --keypad stdin        read access codes one a line from standard input; each is answered on
                             standard output with DONE or REFUSED <reason> (the log goes to stderr).
-      --door-sensor "<cmd>" run <cmd> and read its lines: open / closed become door events; it is
-                            started again 5 s after it ends.
+      --door-sensor "<cmd>" run <cmd> and read its lines: open / closed become door events (jammed /
+                            tampered alarms); it is started again 5 s after it ends.
       --battery "<cmd>"     run <cmd> and read its lines as battery levels (0-100); a command that
                             prints and exits is run again every --battery-interval seconds (300).
   latchkey-device execute <jws> [--dir <dir>] [--actuator … as for run]

@@ -6,9 +6,11 @@ import { batteryLine, doorLine, readKeypad, watchCommand } from './inputs.js';
 const quiet = { info: () => undefined, warn: () => undefined };
 
 describe('sensor lines', () => {
-  it('reads open / closed for a door, and a level from 0 to 100 for a battery', () => {
+  it('reads open / closed for a door (and jammed / tampered alarms), and a level from 0 to 100 for a battery', () => {
     expect(doorLine(' OPEN ')).toEqual({ type: 'door_opened' });
     expect(doorLine('closed')).toEqual({ type: 'door_closed' });
+    expect(doorLine('Tampered')).toEqual({ type: 'tampered' });
+    expect(doorLine('jammed')).toEqual({ type: 'jammed' });
     expect(doorLine('opened')).toBeNull();
     expect(batteryLine('57')).toEqual({ type: 'battery', value: 57 });
     expect(batteryLine(' 100% ')).toEqual({ type: 'battery', value: 100 });

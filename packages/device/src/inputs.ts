@@ -45,11 +45,15 @@ export function readKeypad(input: Readable, output: Writable, enterCode: (code: 
   };
 }
 
-/** A door sensor's line: `open` or `closed` (any case, surrounding spaces ignored); anything else is null. */
+/**
+ * A door sensor's line: `open` or `closed`, or an alarm of the lock, `jammed` or `tampered` (a tamper switch
+ * read by the same program); any case, surrounding spaces ignored. Anything else is null.
+ */
 export function doorLine(line: string): SensorReport | null {
   const word = line.trim().toLowerCase();
   if (word === 'open') return { type: 'door_opened' };
   if (word === 'closed') return { type: 'door_closed' };
+  if (word === 'jammed' || word === 'tampered') return { type: word };
   return null;
 }
 
