@@ -24,8 +24,8 @@ export const MAX_ACCESS_CODE_NAME_LENGTH = 100;
  * travels in the device's config, which must stay within a device message (64 KiB).
  */
 export const MAX_ACCESS_CODES_PER_LOCK = 200;
-/** The longest input a simulated keypad takes. */
-export const MAX_KEYPAD_INPUT_DIGITS = 16;
+/** The longest input a simulated keypad takes: an offline code's. */
+export const MAX_KEYPAD_INPUT_DIGITS = OFFLINE_ACCESS_CODE_DIGITS;
 
 /** What a create body is refused for (400), in the order the checks run. */
 export const accessCodeMessages = {

@@ -327,6 +327,7 @@ describe('the keypad of a virtual lock', () => {
     const letters = await call('POST', url, { code: '12ab' });
     expect(letters.statusCode).toBe(400);
     expect(letters.json().message).toBe(accessCodeMessages.keypadDigits);
+    expect((await call('POST', url, { code: '12345678901' })).statusCode).toBe(400);
     await provisionDevice(t, sandbox.owner.token, sandbox.applicationId, lockId);
     const res = await call('POST', url, { code: '1234' });
     expect(res.statusCode).toBe(409);

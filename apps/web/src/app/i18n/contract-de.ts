@@ -310,7 +310,7 @@ export const contractDe: Catalogue<typeof contractEn> = {
     offlineWholeHours: 'Ein Offline-Code beginnt und endet zu einer vollen Stunde',
     offlineWindowLength: 'Ein Offline-Code gilt 1 Stunde bis 30 Tage',
     endPassed: 'Das Ende muss in der Zukunft liegen',
-    keypadDigits: 'Geben Sie nur Ziffern ein, höchstens 16',
+    keypadDigits: 'Geben Sie nur Ziffern ein, höchstens 10',
   },
   accessCodeErrors: {
     clash: 'Dieses Schloss hat bereits einen gültigen Code mit diesen Ziffern: Wählen Sie andere Ziffern',
