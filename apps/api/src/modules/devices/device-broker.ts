@@ -7,7 +7,7 @@ import { SecretBox } from '../../lib/secret-box.js';
 import { registerMqtt } from '../../plugins/mqtt/index.js';
 import { DeviceCa } from './device-ca.js';
 import { deviceAuthority } from './devices.service.js';
-import { certificatePublicKeyPem } from './runtime/device-events.js';
+import { renewedPublicKeys } from './runtime/device-events.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -48,7 +48,7 @@ async function renewCertificate(app: FastifyInstance, deviceId: string, payload:
   const issued = await app.db.transaction(async (tx) => {
     const recent = sql`now() + make_interval(days => ${DEVICE_CERTIFICATE_DAYS}) - make_interval(secs => ${RENEWAL_INTERVAL_S})`;
     const [before] = await tx
-      .select({ serial: lockDevices.certificateSerial })
+      .select({ serial: lockDevices.certificateSerial, publicKey: lockDevices.certificatePublicKey })
       .from(lockDevices)
       .where(and(eq(lockDevices.id, deviceId), lt(lockDevices.certificateNotAfter, recent)))
       .for('update');
@@ -56,7 +56,8 @@ async function renewCertificate(app: FastifyInstance, deviceId: string, payload:
     const certificate = await app.deviceCa.issueDeviceCertificate(payload.toString('utf8'), deviceId);
     await tx
       .update(lockDevices)
-      .set({ certificateSerial: certificate.serial, certificateNotAfter: certificate.notAfter, certificatePublicKey: certificatePublicKeyPem(certificate.certificate) })
+      // Its events are verified with the new key, and with the one before: events signed before the renewal may still be on their way.
+      .set({ certificateSerial: certificate.serial, certificateNotAfter: certificate.notAfter, certificatePublicKey: renewedPublicKeys(certificate.certificate, before.publicKey) })
       .where(eq(lockDevices.id, deviceId));
     await tx
       .insert(revokedDeviceCertificates)

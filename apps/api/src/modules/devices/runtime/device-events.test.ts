@@ -1,11 +1,12 @@
-import { createHash, randomUUID, webcrypto } from 'node:crypto';
+import { createHash, createPrivateKey, randomUUID, webcrypto } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { and, eq, sql } from 'drizzle-orm';
 import type { MqttClient } from 'mqtt';
 import { WEBHOOK_EVENTS, deviceTopic, type Lock, type LockLogEntry } from '@latchkey/contract';
 import { accessCodes, lockDevices, webhookDeliveries, webhooks } from '../../../db/schema.js';
 import { createTestApp, type TestApp } from '../../../../test/helpers.js';
-import { connectMqtt, deviceTls, generateDeviceKey, provisionDevice, type DeviceKey, type ProvisionedDevice } from '../../../../test/fixtures/devices.js';
+import { signEvent as deviceSignEvent } from '@latchkey/device';
+import { connectMqtt, createCsr, deviceTls, generateDeviceKey, provisionDevice, subscribeNext, type DeviceKey, type ProvisionedDevice } from '../../../../test/fixtures/devices.js';
 import { bearer } from '../../../../test/fixtures/platform-users.js';
 import { activityCount, appUserToken, certify, createLock, createSandbox, logOf, share, type KeyHolder, type Sandbox } from '../../../../test/fixtures/operations.js';
 
@@ -166,6 +167,36 @@ describe('a signed event', () => {
     expect((await log()).map((e) => e.type)).toEqual(['DOOR_CLOSED', 'DOOR_OPENED']);
     expect((await deviceRow()).eventSeq).toBe(2);
     expect((await refusals()).refused_replay).toBe(before + 1);
+  });
+});
+
+describe('the device’s key', () => {
+  it('an Ed25519 device’s events (EdDSA), signed by the device package’s own signer, are logged', async () => {
+    const otherLock = await createLock(t, sandbox.applicationId);
+    const ed = await provisionDevice(t, sandbox.owner.token, sandbox.applicationId, otherLock, 'ed25519');
+    const edClient = await connectMqtt(port, { ...deviceTls(ed), clientId: ed.deviceId });
+    try {
+      const jws = deviceSignEvent({ eventId: randomUUID(), seq: 1, prev: null, at: Date.now(), type: 'tampered' }, createPrivateKey(ed.key.privateKeyPem), ed.deviceId);
+      await edClient.publishAsync(deviceTopic(ed.deviceId, 'event'), jws, { qos: 1 });
+      await t.app.deviceRuntime.settled();
+      expect((await logOf(t, sandbox, otherLock)).map((e) => e.type)).toEqual(['TAMPERED']);
+    } finally {
+      edClient.end(true);
+    }
+  });
+
+  it('after a certificate renewal: the new key’s events and those signed before with the old one are both logged; a third key’s are not', async () => {
+    await t.database.db.update(lockDevices).set({ certificateNotAfter: new Date(Date.now() + 20 * 86_400_000) }).where(eq(lockDevices.id, device.deviceId));
+    const before = await chain.next({ type: 'door_opened' });
+    const answer = await subscribeNext(client, deviceTopic(device.deviceId, 'certificate'));
+    const renewedKey = await generateDeviceKey();
+    await client.publishAsync(deviceTopic(device.deviceId, 'renew'), await createCsr(renewedKey, `CN=${device.deviceId}`), { qos: 1 });
+    await answer.next;
+    expect((await deviceRow()).certificatePublicKey?.match(/BEGIN PUBLIC KEY/g)).toHaveLength(2);
+    await send(before.jws);
+    await send((await chain.next({ type: 'door_closed' }, { key: renewedKey })).jws);
+    await send((await chain.next({ type: 'door_opened' }, { key: await generateDeviceKey() })).jws);
+    expect((await log()).map((e) => e.type)).toEqual(['DOOR_CLOSED', 'DOOR_OPENED']);
   });
 });
 

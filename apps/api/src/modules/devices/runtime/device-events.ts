@@ -44,6 +44,18 @@ export function certificatePublicKeyPem(certificatePem: string): string {
   return new X509Certificate(certificatePem).publicKey.export({ type: 'spki', format: 'pem' }).toString();
 }
 
+/**
+ * What certificate_public_key holds after a renewal: the new certificate's key, then the key it renewed
+ * from (only that one: older keys are forgotten), each an SPKI PEM block.
+ */
+export function renewedPublicKeys(certificatePem: string, before: string | null): string {
+  const previous = before ? pemBlocks(before)[0] : undefined;
+  return [certificatePublicKeyPem(certificatePem), ...(previous ? [previous] : [])].join('');
+}
+
+const PEM_BLOCK = /-----BEGIN PUBLIC KEY-----[\s\S]*?-----END PUBLIC KEY-----\n?/g;
+const pemBlocks = (pem: string): string[] => pem.match(PEM_BLOCK)?.map((block) => (block.endsWith('\n') ? block : `${block}\n`)) ?? [];
+
 /** The hash an event's successor names as its `prev`: base64url(SHA-256(utf8(jws))). */
 export const eventHashOf = (jws: string): string => createHash('sha256').update(jws, 'utf8').digest('base64url');
 
@@ -80,13 +92,24 @@ function keyOf(pem: string): KeyObject {
   return key;
 }
 
-/** The signature with the device's key, under the algorithm that key takes (ES256 for P-256, EdDSA for Ed25519, RS256 for RSA). */
+/**
+ * The signature with one of the device's keys (the current certificate's, or the one it renewed from), under
+ * the algorithm that key takes: ES256 for P-256, ES384 for P-384, EdDSA for Ed25519, RS256 for RSA.
+ */
 export function verifiesWith(pem: string, alg: unknown, input: Buffer, signature: Buffer): boolean {
+  return pemBlocks(pem).some((block) => verifiesWithKey(block, alg, input, signature));
+}
+
+function verifiesWithKey(pem: string, alg: unknown, input: Buffer, signature: Buffer): boolean {
   try {
     const key = keyOf(pem);
     switch (key.asymmetricKeyType) {
-      case 'ec':
-        return alg === 'ES256' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1' && verify('sha256', input, { key, dsaEncoding: 'ieee-p1363' }, signature);
+      case 'ec': {
+        const curve = key.asymmetricKeyDetails?.namedCurve;
+        if (alg === 'ES256' && curve === 'prime256v1') return verify('sha256', input, { key, dsaEncoding: 'ieee-p1363' }, signature);
+        if (alg === 'ES384' && curve === 'secp384r1') return verify('sha384', input, { key, dsaEncoding: 'ieee-p1363' }, signature);
+        return false;
+      }
       case 'ed25519':
         return (alg === 'EdDSA' || alg === 'Ed25519') && verify(null, input, key, signature);
       case 'rsa':
