@@ -4,7 +4,7 @@ import { ACTIVITY_EXPORT_COLUMNS, LOCK_ACTIVITY_EXPORT_COLUMNS, apiErrors, lockE
 import { lockActivity, locks } from '../../db/schema.js';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { bearer, createApplication, createOwner } from '../../../test/fixtures/platform-users.js';
-import { ACTIVITY_EXPORT_BATCH, activityCsv, csvCell, exportFileName } from './activity-export.service.js';
+import { ACTIVITY_EXPORT_BATCH, activityCsv, exportFileName } from './activity-export.service.js';
 
 /** The activity log as CSV: columns, quoting, formula guard, bounds, order, batches, ownership. */
 let t: TestApp;
@@ -196,14 +196,15 @@ describe('quoting and the formula guard', () => {
     await t.app.db.insert(lockActivity).values(
       starts.map((text, i) => ({ lockId: guardLock, applicationId: appId, at: at(20 + i), type: 'SHARE' as const, subject: text, actorDisplayName: text, actorEmail: text, reason: text })),
     );
+    await t.app.db.insert(lockActivity).values({ lockId: guardLock, applicationId: appId, at: at(29), type: 'BATTERY', subject: '=1,"2"', value: -3 });
     await t.app.db.insert(lockActivity).values({ lockId: guardLock, applicationId: appId, at: at(30), type: 'SHARE', subject: 'a=b', reason: ' =not a formula' });
-    const rows = rowsOf((await get(lockCsvUrl(guardLock))).body);
+    const res = await get(lockCsvUrl(guardLock));
+    // Guarded and quoted at once: the apostrophe goes inside the quotes.
+    expect(res.body).toContain(`,"'=1,""2""",,'-3,1\r\n`);
+    const rows = rowsOf(res.body);
     expect(rows.slice(0, starts.length).map((r) => [r.subject, r.actor_name, r.actor_email, r.reason])).toEqual(starts.map((s) => [`'${s}`, `'${s}`, `'${s}`, `'${s}`]));
+    expect(rows.at(-2)).toMatchObject({ subject: `'=1,"2"`, value: "'-3" });
     expect(rows.at(-1)).toMatchObject({ subject: 'a=b', reason: ' =not a formula' });
-    expect(csvCell('=1+1')).toBe("'=1+1");
-    expect(csvCell('=1,2')).toBe(`"'=1,2"`);
-    expect(csvCell(null)).toBe('');
-    expect(csvCell(false)).toBe('false');
   });
 });
 
