@@ -6,6 +6,7 @@ import { and, eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import type { MqttClient } from 'mqtt';
 import {
+  MAX_ACCESS_CODES_PER_LOCK,
   accessCodeErrors,
   accessCodeLogReasons,
   accessCodeMessages,
@@ -192,6 +193,19 @@ describe('clashes', () => {
     expect(afterWithdrawal.statusCode).toBe(409);
     expect(afterWithdrawal.json().message).toBe(accessCodeErrors.offlineWindowWithdrawn);
     expect(await rowsOf(lockId)).toHaveLength(1);
+  });
+});
+
+describe('how many', () => {
+  it(`a lock lists at most ${MAX_ACCESS_CODES_PER_LOCK} codes: one more → 409, nothing stored`, async () => {
+    const lockId = await newLock();
+    await t.database.db.insert(accessCodes).values(
+      Array.from({ length: MAX_ACCESS_CODES_PER_LOCK }, (_, i) => ({ lockId, applicationId: sandbox.applicationId, name: `Code ${i}`, kind: 'online' as const, sealedCode: String(10_000 + i) })),
+    );
+    const res = await call('POST', codesUrl(lockId), { name: 'One too many' });
+    expect(res.statusCode).toBe(409);
+    expect(res.json().message).toBe(accessCodeErrors.tooMany);
+    expect(await rowsOf(lockId)).toHaveLength(MAX_ACCESS_CODES_PER_LOCK);
   });
 });
 
@@ -449,6 +463,12 @@ describe('a lock with a device', () => {
     client.end(true);
     await provisionDevice(t, sandbox.owner.token, sandbox.applicationId, lockId);
     expect((await list(lockId)).map((c) => [c.name, c.status])).toEqual([['Stays', 'setting']]);
+
+    // Unbound, the lock is a virtual one again: the device's offline codes go, its online codes are set.
+    await create(lockId, { name: 'Device’s', kind: 'offline', start, end });
+    const unbound = await call('DELETE', `/api/platform/application/${sandbox.applicationId}/lock/${lockId}/device`);
+    expect(unbound.statusCode).toBe(204);
+    expect((await list(lockId)).map((c) => [c.name, c.status])).toEqual([['Stays', 'set']]);
   });
 });
 
