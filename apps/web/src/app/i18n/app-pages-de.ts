@@ -651,6 +651,12 @@ export const appPagesDe: Catalogue<typeof appPagesEn> = {
       application_updated: 'Anwendung geändert',
       device_online: 'Gerät online',
       device_offline: 'Gerät offline',
+      lock_door_opened: 'Tür geöffnet',
+      lock_door_closed: 'Tür geschlossen',
+      device_low_battery: 'Batterie schwach',
+      device_jammed: 'Schloss blockiert',
+      device_tampered: 'Schloss manipuliert',
+      device_audit_gap: 'Lücke im Protokoll der Tür',
       webhook_test: 'Testereignis',
     },
     outboundAllowHint:

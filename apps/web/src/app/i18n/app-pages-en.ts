@@ -644,6 +644,12 @@ export const appPagesEn = {
       application_updated: 'Application changed',
       device_online: 'Device online',
       device_offline: 'Device offline',
+      lock_door_opened: 'Door opened',
+      lock_door_closed: 'Door closed',
+      device_low_battery: 'Battery low',
+      device_jammed: 'Lock jammed',
+      device_tampered: 'Lock tampered with',
+      device_audit_gap: 'Gap in the door’s record',
       webhook_test: 'Test event',
     },
     outboundAllowHint:

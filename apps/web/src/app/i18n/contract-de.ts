@@ -288,6 +288,9 @@ export const contractDe: Catalogue<typeof contractEn> = {
     csrInvalid:
       'Die Zertifikatsanforderung ist kein PKCS#10-PEM, das mit ihrem eigenen ECDSA-P-256- oder Ed25519-Schlüssel signiert ist',
     csrSubject: 'Die Zertifikatsanforderung darf kein Subject nennen, oder nur CN=<deviceId>',
+    simulateDeviceBacked: 'Dieses Schloss hat ein eigenes Gerät: Nur die Ereignisse eines Sandbox-Schlosses (virtuell) lassen sich simulieren',
+    simulateUnknown: 'Unbekanntes Ereignis: Simulieren Sie door_opened, door_closed, battery, jammed, tampered, offline, online oder keypad',
+    batteryRange: 'Der Batteriestand (value) ist eine ganze Zahl von 0 bis 100',
   },
   emailLimitErrors: {
     applicationUnverified:

@@ -1,4 +1,6 @@
 import {
+  ACCESS_METHODS,
+  ACTIVITY_SOURCES,
   DELIVERY_STATUSES,
   HISTORY_FIELDS,
   HISTORY_KINDS,
@@ -27,6 +29,8 @@ const shown: [what: string, values: readonly string[], key: (value: string) => s
   ['webhook events', WEBHOOK_DELIVERY_EVENTS, (e) => `webhooks.eventNames.${e.replace('.', '_')}`],
   ['webhook delivery statuses', DELIVERY_STATUSES, (s) => `webhooks.statuses.${s}`],
   ['lock log types', LOCK_LOG_TYPES, (type) => `activity.types.${type}`],
+  ['access methods', ACCESS_METHODS, (method) => `activityDetails.how.${method}`],
+  ['activity sources', ACTIVITY_SOURCES, (source) => `activityDetails.reportedBy.${source}`],
   ['history kinds', HISTORY_KINDS, (kind) => `history.kinds.${kind}`],
   ['history fields', HISTORY_FIELDS, (field) => `history.fields.${field.replace(/\./g, '_')}`],
   ['share roles', LOCK_ROLES, (role) => `shares.roles.${role}`],
