@@ -15,7 +15,7 @@ import { ROUNDS, api, load, median, paired, root, scratchDatabase, seedOwner, se
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const pgAdminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
 // BENCH_PARTS=reads,login measures only those parts (all when unset): a short run on a shared machine.
-const parts = new Set((process.env.BENCH_PARTS ?? 'reads,login,preview,scale,devices,lighthouse,bundle').split(','));
+const parts = new Set((process.env.BENCH_PARTS ?? 'reads,login,preview,scale,devices,export,lighthouse,bundle').split(','));
 const rows = [];
 const row = (section, metric, value, budget = '', verdict = '') => {
   rows.push({ section, metric, value, budget, verdict });
@@ -232,6 +232,18 @@ if (parts.has('devices')) {
   } catch (err) {
     row('devices', 'run', `failed: ${err.message.split('\n')[0]}`);
   }
+}
+
+// 8. The activity export as CSV (bench/activity-export.ts, in its own process): rows/s, and the service's
+// memory during the export against before, at 100,000 and 1,000,000 entries.
+if (parts.has('export')) {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'bench/activity-export.ts')], { cwd: path.join(root, 'apps/api'), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const found = run.stdout.split('\n').filter((line) => line.startsWith('ROW '));
+  for (const line of found) {
+    const [section, metric, value, budget = '', verdict = ''] = JSON.parse(line.slice(4));
+    row(`export · ${section}`, metric, value, budget, verdict);
+  }
+  if (found.length === 0 || run.status !== 0) row('export', 'run', `failed: ${(run.stderr || run.stdout).trim().split('\n').pop()}`);
 }
 
 // 4b. Lighthouse on the embedded service.
