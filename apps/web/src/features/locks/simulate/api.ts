@@ -1,11 +1,8 @@
-import { keypadResultSchema, type KeypadResult } from '@latchkey/contract';
+import { keypadResultSchema, type KeypadResult, type SimulatedEvent } from '@latchkey/contract';
 import { useMutation } from '@tanstack/react-query';
 import { request } from '../../../lib/http';
 import { lockPath } from '../api';
 
-/** What a virtual lock can be made to report, as its door would. */
-export const SIMULATED_EVENTS = ['door_opened', 'door_closed', 'battery', 'jammed', 'tampered', 'offline', 'online'] as const;
-export type SimulatedEvent = (typeof SIMULATED_EVENTS)[number];
 
 const simulatePath = (appId: string, lockId: string, what: string) => `${lockPath(appId, lockId)}/simulate/${what}`;
 

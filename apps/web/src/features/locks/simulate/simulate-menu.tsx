@@ -1,10 +1,11 @@
 import { faFlask } from '@fortawesome/free-solid-svg-icons';
+import { SIMULATED_EVENTS, type SimulatedEvent } from '@latchkey/contract';
 import { Button, Divider, Menu, MenuItem } from '@mui/material';
 import { useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Icon } from '../../../components/ui/icon';
 import { useOperation } from '../../../components/ui/use-operation';
-import { SIMULATED_EVENTS, useSimulateEvent, type SimulatedEvent } from './api';
+import { useSimulateEvent } from './api';
 import { BatteryDialog } from './battery-dialog';
 import { KeypadDialog } from './keypad-dialog';
 
