@@ -288,7 +288,11 @@ export const simulateParamsSchema = z.object({
 /** The body of `…/simulate/battery` (the others take none). */
 export const simulateBodySchema = z.nullish(
   z.object({
-    value: z.optional(z.number({ error: deviceErrors.batteryRange }).check(z.refine(Number.isInteger, deviceErrors.batteryRange), z.gte(0, deviceErrors.batteryRange), z.lte(100, deviceErrors.batteryRange))),
+    value: z.optional(
+      z
+        .number({ error: deviceErrors.batteryRange })
+        .check(z.refine((v) => Number.isInteger(v) && !Object.is(v, -0), deviceErrors.batteryRange), z.gte(0, deviceErrors.batteryRange), z.lte(100, deviceErrors.batteryRange)),
+    ),
   }),
 );
 export type SimulateBody = z.infer<typeof simulateBodySchema>;

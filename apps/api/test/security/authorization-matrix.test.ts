@@ -43,7 +43,8 @@ async function signIn(email: string): Promise<string> {
 }
 
 function fill(url: string) {
-  return url.replace(':applicationId', appId).replace(':lockId', lockId).replace(/:(\w+)/g, 'x').replace(/\*$/, 'x');
+  // A simulated event is a real one (the owner's answer is 204), so the route is tried as it is used.
+  return url.replace(':applicationId', appId).replace(':lockId', lockId).replace(':kind', 'jammed').replace(/:(\w+)/g, 'x').replace(/\*$/, 'x');
 }
 
 beforeAll(async () => {

@@ -85,7 +85,7 @@ const BODY_KEYS = [
   ...['emailPreferences', 'language', 'url', 'discovery', 'kid', 'kty', 'use', 'alg', 'crv', 'x', 'y', 'n', 'e', 'exp', 'userId', 'contentType', 'token', 'code'],
   ...['ephemeralKey', 'verificationSignature', 'response', 'csr', 'telephone', 'localKey', 'foreignKey', 'identity', 'favourite', 'colour', 'settings', 'role'],
   ...['start', 'end', 'timeWindow', 'events', 'siteId', 'devices', 'cursor', '__proto__', 'constructor'],
-  ...['kind'],
+  ...['kind', 'value'],
 ];
 const QUERY_KEYS = [
   ...['start', 'end', 'cursor', 'search', 'actor', 'email', 'pageSize', 'kind', 'lang', 'force', 'method', 'code', 'visitor', 'expires', 'sig'],
@@ -146,8 +146,9 @@ describe('bad input never breaks the service', () => {
       url.endsWith('/email/test') ||
       // Takes no body: makes a new tile for the lock.
       (method === 'POST' && url.endsWith('/lock/:lockId/tile')) ||
-      // `{ name }` alone makes an access code; a code typed at the keypad is logged (and counts toward its lockout).
-      (method === 'POST' && (url.endsWith('/access-code') || url.endsWith('/simulate/keypad'))) ||
+      // `{ name }` alone makes an access code; a code typed at the keypad is logged (and counts toward its lockout);
+      // a simulated door event is logged.
+      (method === 'POST' && (url.endsWith('/access-code') || url.includes('/simulate/'))) ||
       (method === 'DELETE' && (url.endsWith(':applicationId') || url.includes('/lock/'))) ||
       (url.endsWith('/lock') && method === 'POST') ||
       (url.endsWith('/lock/:lockId') && method === 'PUT') ||
@@ -403,6 +404,8 @@ function templates(): Record<string, Template | Template[]> {
     [`POST ${A}/lock/:lockId/access-code`]: { body: { name: 'Fuzz code', code: '123456', start: 1_900_000_000, end: 1_900_003_600, kind: 'online' } },
     'POST /api/device/:lockId/access-code': { body: { name: 'Fuzz code', code: '123456', start: 1_900_000_000, end: 1_900_003_600, kind: 'online' } },
     [`POST ${A}/lock/:lockId/simulate/keypad`]: { body: { code: '123456' } },
+    // A virtual lock's simulated events: a battery level, and the event's kind itself.
+    [`POST ${A}/lock/:lockId/simulate/:kind`]: { body: { value: 50 }, params: { kind: 'battery' } },
   };
 }
 
