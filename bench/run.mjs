@@ -15,7 +15,7 @@ import { ROUNDS, api, load, median, paired, root, scratchDatabase, seedOwner, se
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const pgAdminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
 // BENCH_PARTS=reads,login measures only those parts (all when unset): a short run on a shared machine.
-const parts = new Set((process.env.BENCH_PARTS ?? 'reads,login,preview,scale,devices,export,lighthouse,bundle').split(','));
+const parts = new Set((process.env.BENCH_PARTS ?? 'reads,login,preview,scale,devices,offline,export,lighthouse,bundle').split(','));
 const rows = [];
 const row = (section, metric, value, budget = '', verdict = '') => {
   rows.push({ section, metric, value, budget, verdict });
@@ -232,6 +232,15 @@ if (parts.has('devices')) {
   } catch (err) {
     row('devices', 'run', `failed: ${err.message.split('\n')[0]}`);
   }
+}
+
+// 7b. The door without the cloud (bench/offline-grace.ts, in its own process): the cost of re-signing
+// 10,000 device configs, and a revocation's way from the API's 204 to a connected door refusing the user.
+if (parts.has('offline')) {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'bench/offline-grace.ts')], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const found = run.stdout.split('\n').filter((line) => line.startsWith('ROW '));
+  for (const line of found) row(...JSON.parse(line.slice(4)));
+  if (found.length === 0) row('offline grace', 'run', `failed: ${(run.stderr || run.stdout).trim().split('\n').pop()}`);
 }
 
 // 8. The activity export as CSV (bench/activity-export.ts, in its own process): rows/s, and the service's
