@@ -309,6 +309,10 @@ describe('the keypad of a virtual lock', () => {
     const later = await create(lockId, { name: 'Tomorrow', code: '8402', start: nowS() + 24 * HOUR });
     expect(await keypad(lockId, '7391')).toEqual({ outcome: 'DONE' });
     expect(t.app.virtualDevices.controllerOf(lockId)!.state.locked).toBe(false);
+    // Logged as the door's own report: an unlock with the code, by its name, never its digits.
+    const opened = (await activityOf(lockId)).filter((e) => e.type === 'UNLOCK');
+    expect(opened).toEqual([expect.objectContaining({ rejected: false, method: 'access_code', accessCodeId: code.accessCodeId, subject: 'Gardener', source: 'device' })]);
+    expect(JSON.stringify(await activityOf(lockId))).not.toContain('7391');
     expect(await keypad(lockId, '0000')).toEqual({ outcome: 'REFUSED', reason: keypadRefusals.unknown });
     expect(await keypad(lockId, later.code)).toEqual({ outcome: 'REFUSED', reason: keypadRefusals.notYet });
     expect((await withdraw(lockId, code.accessCodeId)).statusCode).toBe(204);
@@ -322,6 +326,7 @@ describe('the keypad of a virtual lock', () => {
     const refused = await keypad(lockId, '1928');
     expect(refused.outcome).toBe('REFUSED');
     expect(refused.reason).toMatch(/^Too many wrong codes/);
+    expect((await activityOf(lockId)).filter((e) => e.type === 'KEYPAD_LOCKED_OUT')).toHaveLength(1);
   });
 
   it('an offline code opens it within its window; outside it, or withdrawn, it is refused', async () => {
@@ -330,6 +335,7 @@ describe('the keypad of a virtual lock', () => {
     const now = await create(lockId, { name: 'Now', kind: 'offline', start, end });
     const future = await create(lockId, { name: 'Future', kind: 'offline', start: end + HOUR, end: end + 2 * HOUR });
     expect(await keypad(lockId, now.code)).toEqual({ outcome: 'DONE' });
+    expect((await activityOf(lockId)).filter((e) => e.type === 'UNLOCK')).toEqual([expect.objectContaining({ rejected: false, method: 'access_code', accessCodeId: now.accessCodeId })]);
     expect((await keypad(lockId, future.code)).outcome).toBe('REFUSED');
     expect((await withdraw(lockId, now.accessCodeId)).statusCode).toBe(204);
     expect(await keypad(lockId, now.code)).toEqual({ outcome: 'REFUSED', reason: keypadRefusals.withdrawn });
