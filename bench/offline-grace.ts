@@ -31,6 +31,7 @@ const REVOCATION_P99_BUDGET_MS = 1000;
 const quiet: Logger = { info: () => undefined, warn: () => undefined };
 const UNLOCK = { type: 'MUTATE_LOCK', locked: false };
 
+const stateDirs: string[] = [];
 const rows: [string, string, string, string?, string?][] = [];
 const row = (metric: string, value: string, budget?: string, verdict?: string) => {
   rows.push(['offline grace', metric, value, budget, verdict]);
@@ -109,12 +110,14 @@ const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows;
     latencies.push(performance.now() - answered);
   }
   await agent.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
+  // Removed once the service is closed: the agent may still be writing the last config it took.
+  stateDirs.push(dir);
   latencies.sort((x, y) => x - y);
   const p99 = percentile(latencies, 99);
   row(`revocation: API 204 → the connected door refuses the user, p50 / p99 (${SAMPLES} revocations)`, `${percentile(latencies, 50).toFixed(1)} ms / ${p99.toFixed(1)} ms`, `p99 ≤ ${REVOCATION_P99_BUDGET_MS} ms`, p99 <= REVOCATION_P99_BUDGET_MS ? 'met' : 'NOT met');
 }
 
 await t.close();
+for (const dir of stateDirs) fs.rmSync(dir, { recursive: true, force: true });
 console.log('\n| section | metric | value | budget | verdict |\n|---|---|---|---|---|');
 for (const [section, metric, value, budget, verdict] of rows) console.log(`| ${section} | ${metric} | ${value} | ${budget ?? ''} | ${verdict ?? ''} |`);

@@ -19,7 +19,8 @@ let port: number;
 let lockId: string;
 let alice: KeyHolder;
 let agent: DeviceAgent;
-let dir: string;
+/** The agents' state directories, removed once the service is closed: an agent may still be writing the last config it took as it stops. */
+const dirs: string[] = [];
 let reconnects: number;
 const UNLOCK = { type: 'MUTATE_LOCK', locked: false };
 const quiet: Logger = { info: () => undefined, warn: () => undefined };
@@ -29,14 +30,18 @@ beforeAll(async () => {
   port = (await t.app.mqtt.listen())!;
   sandbox = await createSandbox(t);
 });
-afterAll(() => t?.close());
+afterAll(async () => {
+  await t?.close();
+  for (const each of dirs) fs.rmSync(each, { recursive: true, force: true });
+});
 
 beforeEach(async () => {
   lockId = await createLock(t, sandbox.applicationId, { unlockTime: 1 });
   alice = await certify(t, await appUserToken(sandbox, `alice-${lockId}`));
   await share(t, lockId, alice.userId);
   const device = await provisionDevice(t, sandbox.owner.token, sandbox.applicationId, lockId);
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-revocation-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-revocation-'));
+  dirs.push(dir);
   const state = new StateDir(dir);
   await saveProvisioning(state, { ...device, mqttUrl: `mqtts://127.0.0.1:${port}` }, device.key.privateKeyPem, 'http://127.0.0.1');
   agent = await DeviceAgent.start({ state, actuator: new VirtualActuator(), firmware: 'revocation-test', httpPort: 0, httpHost: '127.0.0.1', log: quiet });
@@ -47,7 +52,6 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await agent?.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
 });
 
 /** Alice's (or `holder`'s) fresh signed unlock, handed to the door's local endpoint. */
