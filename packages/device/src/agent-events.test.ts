@@ -179,4 +179,36 @@ describe('DeviceAgent events while the platform is away', () => {
     expect(verified(published[3]!, lock.certificatePem, lock.deviceId)).toMatchObject({ seq: 6 });
     expect(verified(published[3]!, lock.certificatePem, lock.deviceId).dropped).toBeUndefined();
   });
+
+  it('delivers what it decided while its broker was down, in order, once the broker is back on the same address', async () => {
+    let broker = await startBroker();
+    const port = broker.port;
+    const lock = await device(`mqtt://127.0.0.1:${port}`);
+    const published: string[] = [];
+    const listen = (b: Broker) =>
+      b.aedes.on('publish', (packet) => {
+        if (packet.topic === `${lock.prefix}/event`) published.push(packet.payload.toString());
+      });
+    listen(broker);
+    const { agent } = await startAgent(lock.state);
+    await expect.poll(() => agent.client.connected).toBe(true);
+    agent.reportSensor({ type: 'door_opened' });
+    await expect.poll(() => published.length).toBe(1);
+
+    await broker.close();
+    await expect.poll(() => agent.client.connected).toBe(false);
+    agent.reportSensor({ type: 'door_closed' });
+    agent.reportSensor({ type: 'battery', value: 30 });
+    broker = await startBroker(port);
+    cleanup.push(() => broker.close());
+    listen(broker);
+    await expect.poll(() => published.length, { timeout: 10_000 }).toBe(3);
+    const events = published.map((jws) => verified(jws, lock.certificatePem, lock.deviceId));
+    expectChain(published, events, 1, null);
+    expect(events.map((e) => [e.type, e.offline])).toEqual([
+      ['door_opened', undefined],
+      ['door_closed', true],
+      ['battery', true],
+    ]);
+  });
 });

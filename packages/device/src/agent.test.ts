@@ -149,6 +149,25 @@ describe('DeviceAgent on a real broker', () => {
   });
 });
 
+describe('DeviceAgent stopping', () => {
+  it('stops even when the broker never acknowledges its goodbye', async () => {
+    const broker = await startBroker();
+    cleanup.unshift(() => broker.close());
+    const device = await provisioned(`mqtt://127.0.0.1:${broker.port}`);
+    cleanup.push(() => rm(device.dir, { recursive: true }));
+    // The broker takes the device's presence "offline" and never answers it.
+    broker.aedes.authorizePublish = (_client, packet, callback) => {
+      if (packet.topic.endsWith('/presence') && packet.payload.toString() === 'offline') return;
+      callback(null);
+    };
+    const agent = await DeviceAgent.start({ state: device.state, actuator: new VirtualActuator(), firmware: 'test-1.0', log: quiet, reconnectMs: 50 });
+    await expect.poll(() => agent.client.connected).toBe(true);
+    await agent.stop();
+    expect(agent.client.connected).toBe(false);
+    expect(await device.state.holder()).toBeNull();
+  });
+});
+
 describe('DeviceAgent without the platform', () => {
   it('decides from its stored config through the local endpoint, and reports the outcomes once the broker is back', async () => {
     // A port with nothing listening yet: the broker starts on it later.

@@ -50,6 +50,19 @@ export interface AgentOptions {
 }
 
 const RENEWAL_CHECK_MS = 6 * 3_600_000;
+/** How long `stop` waits for the broker to acknowledge the device's goodbye. */
+const STOP_WAIT_MS = 2000;
+
+/** Whether `promise` settles successfully within `ms`. */
+function withinMs(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    promise.then(
+      () => (clearTimeout(timer), resolve(true)),
+      () => (clearTimeout(timer), resolve(false)),
+    );
+  });
+}
 /** A CONNACK refusal as not authorized: MQTT 3.1.1 return code 5, MQTT 5 reason code 135. */
 const NOT_AUTHORIZED_CODES = new Set([5, 135]);
 const DEFAULT_MAX_NOT_AUTHORIZED = 5;
@@ -190,8 +203,9 @@ export class DeviceAgent {
     await this.refusals.flush();
     await this.writes;
     await this.events.idle();
-    if (this.client.connected) await this.client.publishAsync(this.topic('presence'), 'offline', { qos: 1, retain: true }).catch(() => undefined);
-    await this.client.endAsync();
+    // A broker that has just gone away never acknowledges: after a moment the connection is dropped instead.
+    const said = this.client.connected && (await withinMs(this.client.publishAsync(this.topic('presence'), 'offline', { qos: 1, retain: true }), STOP_WAIT_MS));
+    await this.client.endAsync(!said);
     await new Promise<void>((resolve) => (this.http ? this.http.close(() => resolve()) : resolve()));
     await this.options.state.release(this.holder);
   }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Aedes } from 'aedes';
@@ -22,12 +22,24 @@ export interface Broker {
 export async function startBroker(port = 0): Promise<Broker> {
   const aedes = await Aedes.createBroker();
   const server = createServer(aedes.handle);
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
     aedes,
     server,
     port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((resolve) => aedes.close(() => server.close(() => resolve()))),
+    // Stops listening first: a client reconnecting while the broker closes finds nothing, and none is left open.
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        aedes.close(() => {
+          for (const socket of sockets) socket.destroy();
+        });
+      }),
   };
 }
 
