@@ -21,7 +21,7 @@ export function DoorStatus({ lock }: { lock: Lock }) {
   return (
     <Box role="group" aria-label={t('doorState.label')} sx={{ display: 'flex', flexWrap: 'wrap', gap: 1, alignItems: 'center' }}>
       {!lock.state.connected && (
-        <Chip size="small" color="warning" icon={<Icon icon={faPlugCircleXmark} />} label={t('doorState.offline')} sx={{ px: 0.5 }} />
+        <Chip size="small" variant="outlined" color="error" icon={<Icon icon={faPlugCircleXmark} />} label={t('doorState.offline')} sx={{ px: 0.5 }} />
       )}
       <Chip
         size="small"
@@ -34,7 +34,7 @@ export function DoorStatus({ lock }: { lock: Lock }) {
         <Chip
           size="small"
           variant="outlined"
-          color={low ? 'warning' : 'default'}
+          color={low ? 'error' : 'default'}
           icon={<Icon icon={low ? faBatteryQuarter : faBatteryFull} />}
           label={low ? t('doorState.batteryLow', { value: percent }) : t('doorState.battery', { value: percent })}
           sx={{ px: 0.5, fontVariantNumeric: 'tabular-nums' }}

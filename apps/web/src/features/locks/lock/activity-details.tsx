@@ -27,7 +27,7 @@ export function EntryOrigin({ entry }: { entry: LockLogEntry }) {
       <Typography component="span" variant="caption" color="text.secondary">
         {t(`activityDetails.reportedBy.${source}`)}
       </Typography>
-      {offline && <Chip size="small" variant="outlined" color="warning" label={t('activityDetails.decidedOffline')} />}
+      {offline && <Chip size="small" variant="outlined" label={t('activityDetails.decidedOffline')} />}
     </Box>
   );
 }
