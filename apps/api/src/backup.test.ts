@@ -271,10 +271,16 @@ describe(`secrets at rest and backups (${testDbKind})`, { timeout: 120_000 }, ()
     const applicationId = String(created.headers.location).split('/').pop()!;
     const hook = await app.inject({ method: 'POST', url: `/api/platform/application/${applicationId}/webhook`, headers: auth, payload: { url: 'https://1.1.1.1/latchkey', events: ['lock.unlocked'] } });
     expect(hook.statusCode, hook.body).toBe(201);
+    const locks = await app.inject({ url: `/api/platform/application/${applicationId}/lock`, headers: auth });
+    const lockId = locks.json<{ id: string }[]>()[0]!.id;
+    const codesUrl = `/api/platform/application/${applicationId}/lock/${lockId}/access-code`;
+    const code = await app.inject({ method: 'POST', url: codesUrl, headers: auth, payload: { name: 'Cleaner', code: '482913' } });
+    expect(code.statusCode, code.body).toBe(201);
     const clear = await clearSecrets(app);
     expect(clear.serverSecrets).toBeGreaterThanOrEqual(2); // the platform CA and the device CA among them
     expect(clear.signingKeys).toBe(1);
     expect(clear.webhookSecrets).toBe(1);
+    expect(clear.doorSecrets).toBe(1);
 
     // The backup is refused with what to do, and nothing is written; asked explicitly, it is written.
     const file = path.join(dataDir, 'clear.backup');
@@ -295,6 +301,8 @@ describe(`secrets at rest and backups (${testDbKind})`, { timeout: 120_000 }, ()
     expect(log.join('')).not.toContain(SECRETS_UNENCRYPTED_WARNING.slice(0, 60));
     expect(log.join('')).toMatch(/Sealed \d+ secrets stored in clear/);
     expect((await clearSecrets(app)).total).toBe(0);
+    const codes = await app.inject({ url: codesUrl, headers: auth });
+    expect(codes.json<{ code: string }[]>().map((c) => c.code)).toEqual(['482913']);
     expect((await app.inject({ url: '/api/account', headers: auth })).statusCode).toBe(200);
     const hooks = await app.inject({ url: `/api/platform/application/${applicationId}/webhook`, headers: auth });
     expect(hooks.statusCode, hooks.body).toBe(200);

@@ -11,6 +11,8 @@ export interface ClearSecrets {
   signingKeys: number;
   /** Webhook signing secrets (whsec_…). */
   webhookSecrets: number;
+  /** Access codes (the digits, kept so owners can be shown them again) and devices' offline-code secrets. */
+  doorSecrets: number;
   total: number;
 }
 
@@ -23,11 +25,13 @@ export async function countClearSecrets(sql: Sql): Promise<ClearSecrets> {
     `select
        (select count(*) from server_secrets where value not like $1)::int as "serverSecrets",
        (select count(*) from signing_keys where private_key is not null and private_key not like $1)::int as "signingKeys",
-       (select count(*) from webhooks where secret not like $1)::int as "webhookSecrets"`,
+       (select count(*) from webhooks where secret not like $1)::int as "webhookSecrets",
+       ((select count(*) from access_codes where sealed_code not like $1)
+         + (select count(*) from lock_devices where offline_code_secret is not null and offline_code_secret not like $1))::int as "doorSecrets"`,
     [SEALED],
   );
   const counts = rows[0] as Omit<ClearSecrets, 'total'>;
-  return { ...counts, total: counts.serverSecrets + counts.signingKeys + counts.webhookSecrets };
+  return { ...counts, total: counts.serverSecrets + counts.signingKeys + counts.webhookSecrets + counts.doorSecrets };
 }
 
 /** "2 server secrets (CA private keys and the like), 1 webhook secret" — what a message names. */
@@ -36,6 +40,7 @@ export function describeClearSecrets(counts: ClearSecrets): string {
   if (counts.serverSecrets) parts.push(`${counts.serverSecrets} server secret${counts.serverSecrets === 1 ? '' : 's'} (the CA private keys among them)`);
   if (counts.signingKeys) parts.push(`${counts.signingKeys} token signing key${counts.signingKeys === 1 ? '' : 's'}`);
   if (counts.webhookSecrets) parts.push(`${counts.webhookSecrets} webhook secret${counts.webhookSecrets === 1 ? '' : 's'}`);
+  if (counts.doorSecrets) parts.push(`${counts.doorSecrets} access code${counts.doorSecrets === 1 ? '' : 's'} or offline-code secret${counts.doorSecrets === 1 ? '' : 's'}`);
   return parts.join(', ');
 }
 
@@ -50,6 +55,8 @@ export async function sealClearSecrets(sql: Sql, box: SecretBox): Promise<number
     { table: 'server_secrets', key: 'name', column: 'value' },
     { table: 'signing_keys', key: 'kid', column: 'private_key' },
     { table: 'webhooks', key: 'id', column: 'secret' },
+    { table: 'access_codes', key: 'id', column: 'sealed_code' },
+    { table: 'lock_devices', key: 'id', column: 'offline_code_secret' },
   ];
   for (const { table, key, column } of targets) {
     const { rows } = await sql(`select ${key}::text as key, ${column} as value from ${table} where ${column} is not null and ${column} not like $1`, [SEALED]);
