@@ -1,6 +1,12 @@
+import * as crypto from 'node:crypto';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { checkOfflineAccessCode, hashAccessCode, Keypad, keypadRefusals, offlineAccessCode } from './access-codes.js';
+
+vi.mock('node:crypto', async (original) => {
+  const actual = await original<typeof crypto>();
+  return { ...actual, createHmac: vi.fn(actual.createHmac) };
+});
 
 const SECRET = Buffer.alloc(32, 7).toString('base64url');
 const LOCK = '0b6f4d1e-6f63-4c1b-9d7e-1f0a3c2b5e44';
@@ -79,6 +85,15 @@ describe('checkOfflineAccessCode', () => {
     expect(checkOfflineAccessCode(SECRET, LOCK, code.slice(1), now).ok).toBe(false);
     expect(checkOfflineAccessCode(SECRET, LOCK, '9999999999', now).ok).toBe(false);
     expect(checkOfflineAccessCode(SECRET, LOCK, `${code.slice(0, 9)}x`, now).ok).toBe(false);
+  });
+
+  it('costs one HMAC per check, right code or wrong', () => {
+    const hmac = vi.mocked(crypto.createHmac);
+    for (const typed of [code, `${code.slice(0, 9)}${(Number(code[9]) + 1) % 10}`]) {
+      hmac.mockClear();
+      checkOfflineAccessCode(SECRET, LOCK, typed, START + 60);
+      expect(hmac).toHaveBeenCalledTimes(1);
+    }
   });
 
   it('accepts every code of windows holding now, of any length and start', () => {

@@ -3,6 +3,7 @@ import type { DeviceResult } from '@latchkey/contract';
 import { X509Certificate, randomUUID } from 'node:crypto';
 import { VirtualActuator, CommandActuator, type Actuator } from './actuators.js';
 import { DeviceAgent, type Logger } from './agent.js';
+import { countUndelivered } from './event-log.js';
 import { batteryLine, DEFAULT_BATTERY_INTERVAL_S, doorLine, readKeypad, watchCommand, type Stoppable } from './inputs.js';
 import { verifyConfig } from './checks.js';
 import { LockController } from './controller.js';
@@ -179,6 +180,7 @@ export async function statusCommand(state: StateDir): Promise<void> {
     ['Broker', identity.mqttUrl],
     ['Certificate', `valid until ${new Date(certificate.validTo).toISOString()}`],
     ['Config', !stored ? 'none yet' : stored.ok ? `version ${stored.config.version}, ${stored.config.users.length} users, unlock time ${stored.config.unlockTime} s` : `not usable: ${stored.reason}`],
+    ['Events', `${await countUndelivered(state)} waiting to be delivered to the platform`],
     ['Offline codes', files.offlineCodeSecret ? 'accepted (the secret from provisioning is stored)' : 'not accepted: provisioned without an offline-code secret'],
     ['Agent', !running ? 'not running' : running.command === 'execute' ? `execute running (pid ${running.pid})` : `running (pid ${running.pid}${running.httpPort ? `, local endpoint on port ${running.httpPort}` : ', no local endpoint'})`],
     ['State dir', state.dir],

@@ -64,6 +64,7 @@ describe('latchkey-device', () => {
     expect(stdout).toMatch(new RegExp(`Lock: +${lockId}`));
     expect(stdout).toMatch(/Config: +version 7, 1 users, unlock time 1 s/);
     expect(stdout).toMatch(/Offline codes: +not accepted/);
+    expect(stdout).toMatch(/Events: +0 waiting to be delivered/);
     expect(stdout).not.toContain('undefined');
   });
 

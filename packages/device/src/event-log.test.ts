@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { eventAlgorithm, eventHash, EventLog, signEvent } from './event-log.js';
+import { countUndelivered, eventAlgorithm, eventHash, EventLog, signEvent } from './event-log.js';
 import { StateDir } from './state-dir.js';
 
 const dirs: string[] = [];
@@ -64,6 +64,7 @@ describe('EventLog', () => {
     const log = await EventLog.open(state);
     for (let i = 0; i < 4; i++) await log.append({ at: i, type: 'jammed' }, signer);
     await log.delivered(2);
+    expect(await countUndelivered(state)).toBe(2);
     expect((await EventLog.open(state)).pending.map((e) => e.seq)).toEqual([3, 4]);
     await log.delivered(4);
     expect(await state.read('events')).toBeNull();

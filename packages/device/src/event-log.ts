@@ -72,6 +72,18 @@ function readEvent(line: string): DeviceEvent | null {
   }
 }
 
+/** How many events wait to be delivered, read without changing anything (for `status` beside a running agent). */
+export async function countUndelivered(state: StateDir): Promise<number> {
+  let done = 0;
+  try {
+    done = (JSON.parse((await state.read('eventChain')) ?? '{}') as Partial<ChainFile>).done ?? 0;
+  } catch {
+    // Counted from the log alone.
+  }
+  const lines = ((await state.read('events')) ?? '').split('\n');
+  return lines.filter((line) => (readEvent(line)?.seq ?? 0) > done).length;
+}
+
 export interface EventLogOptions {
   max?: number;
   /** Told when events are dropped (with how many since the queue last emptied). */
