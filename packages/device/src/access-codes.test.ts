@@ -141,4 +141,20 @@ describe('Keypad', () => {
     }
     expect(keypad.lockedOutUntil()).toBeNull();
   });
+
+  it('takes back its wrong codes and lockout from a snapshot, and ignores a malformed one', () => {
+    const now = 0;
+    const keypad = new Keypad({ clock: () => now });
+    for (let i = 0; i < 4; i++) keypad.wrongCode();
+    const restored = new Keypad({ clock: () => now });
+    restored.restore(JSON.parse(JSON.stringify(keypad.snapshot())));
+    expect(restored.wrongCode()).toBe(5 * MIN);
+    const locked = new Keypad({ clock: () => now });
+    locked.restore(restored.snapshot());
+    expect(locked.lockedOutUntil()).toBe(5 * MIN);
+    const fresh = new Keypad({ clock: () => now });
+    fresh.restore({ wrong: 'x', until: 'soon' });
+    fresh.restore(null);
+    expect(fresh.snapshot()).toEqual({ wrong: [], until: 0 });
+  });
 });

@@ -100,6 +100,11 @@ export function checkOfflineAccessCode(secret: string, lockId: string, code: str
   return { ok: true, start, end };
 }
 
+export interface KeypadSnapshot {
+  wrong: number[];
+  until: number;
+}
+
 export interface KeypadOptions {
   /** Epoch ms; the tests move it. */
   clock?: () => number;
@@ -133,6 +138,18 @@ export class Keypad {
   /** While locked out: when the lockout ends (epoch ms); otherwise null. */
   lockedOutUntil(now = this.clock()): number | null {
     return now < this.until ? this.until : null;
+  }
+
+  /** What it remembers (the recent wrong codes and the lockout's end, epoch ms), for a device to keep across a restart. */
+  snapshot(): KeypadSnapshot {
+    return { wrong: [...this.wrong], until: this.until };
+  }
+
+  /** Takes back what `snapshot` gave (read from disk); anything malformed is ignored. */
+  restore(snapshot: unknown): void {
+    const { wrong, until } = (snapshot ?? {}) as Partial<KeypadSnapshot>;
+    if (Array.isArray(wrong) && wrong.every((at) => Number.isFinite(at))) this.wrong = wrong.slice(-this.maxWrong);
+    if (typeof until === 'number' && Number.isFinite(until)) this.until = until;
   }
 
   /** Counts a wrong code; answers the lockout's end when this one started a lockout, else null. */

@@ -211,4 +211,19 @@ describe('DeviceAgent events while the platform is away', () => {
       ['battery', true],
     ]);
   });
+
+  it('keeps its wrong codes and a lockout across a restart', async () => {
+    const lock = await device('mqtt://127.0.0.1:1');
+    const first = await startAgent(lock.state);
+    for (let i = 0; i < 4; i++) await first.agent.enterCode('000000');
+    await first.stop();
+    const second = await startAgent(lock.state);
+    expect(await second.agent.enterCode('000001')).toMatchObject({ outcome: 'REFUSED', reason: expect.stringMatching(/^This code/) });
+    // The fifth wrong code, across the restart, locked the keypad: the right code is refused now.
+    expect(await second.agent.enterCode('246810')).toMatchObject({ outcome: 'REFUSED', reason: expect.stringMatching(/^Too many wrong codes/) });
+    await second.stop();
+    const third = await startAgent(lock.state);
+    expect(await third.agent.enterCode('246810')).toMatchObject({ outcome: 'REFUSED', reason: expect.stringMatching(/^Too many wrong codes/) });
+    expect((await stat(lock.state.file('keypad'))).mode & 0o777).toBe(0o600);
+  });
 });

@@ -174,6 +174,14 @@ export class DeviceAgent {
         replayCache,
         record: () => agent!.saveReplayCache(),
       });
+      const keypad = await options.state.read('keypad');
+      if (keypad) {
+        try {
+          controller.keypad.restore(JSON.parse(keypad));
+        } catch {
+          log.warn('The keypad’s saved wrong codes are not readable; starting without them');
+        }
+      }
       if (files.configJws) {
         const verdict = verifyConfig(files.configJws, { platformCa: trust, lockId: files.identity.lockId });
         if (verdict.ok) controller.setConfig(verdict.config);
@@ -318,7 +326,11 @@ export class DeviceAgent {
 
   /** A code typed at the keypad: checked by the controller (which records the event), and logged without the code. */
   async enterCode(code: string): Promise<CodeResult> {
+    const before = JSON.stringify(this.controller.keypad.snapshot());
     const result = await this.controller.enterCode(code);
+    // The wrong codes and a lockout are on disk before the answer: cutting the power does not reset them.
+    const after = JSON.stringify(this.controller.keypad.snapshot());
+    if (after !== before) await this.options.state.write('keypad', after, 0o600).catch((error: Error) => this.log.warn(`Could not save the keypad's wrong codes: ${error.message}`));
     this.log.info(`Keypad: ${result.outcome}${result.accessCodeId ? ` (access code ${result.accessCodeId})` : ''}${result.reason ? ` (${result.reason})` : ''}`);
     return result;
   }

@@ -17,6 +17,7 @@ export {
   OFFLINE_CODE_DIGITS,
   OFFLINE_CODE_MAX_HOURS,
   type KeypadOptions,
+  type KeypadSnapshot,
   type OfflineCodeCheck,
 } from './access-codes.js';
 export { EventLog, eventAlgorithm, eventHash, signEvent, MAX_QUEUED_EVENTS, type QueuedEvent } from './event-log.js';

@@ -48,6 +48,7 @@ export async function saveProvisioning(state: StateDir, response: ProvisioningRe
     state.remove('pendingKey'),
     state.remove('events'),
     state.remove('eventChain'),
+    state.remove('keypad'),
   ]);
   await state.write('identity', `${JSON.stringify(identity, null, 2)}\n`);
   return identity;

@@ -40,6 +40,7 @@ const FILES = {
   events: 'events.log',
   eventChain: 'event-chain.json',
   offlineCodeSecret: 'offline-code-secret',
+  keypad: 'keypad.json',
 } as const;
 type FileName = keyof typeof FILES;
 
