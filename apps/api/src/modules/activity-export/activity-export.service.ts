@@ -63,6 +63,9 @@ const fieldOf: Record<ActivityExportColumn, string> = {
 const recordOf = (columns: readonly ActivityExportColumn[]) => sql.raw(`concat(${columns.map((c) => fieldOf[c]).join(", ',', ")}, E'\\r\\n')`);
 const lockRecord = recordOf(LOCK_ACTIVITY_EXPORT_COLUMNS);
 const applicationRecord = recordOf(ACTIVITY_EXPORT_COLUMNS);
+const COLUMNS = sql.raw(
+  'a.at, a.seq, a.lock_id, a.type, a.rejected, a.reason, a.method, a.source, a.offline, a.actor_user_id, a.actor_email, a.actor_display_name, a.subject, a.access_code_id, a.value, a.repeats',
+);
 const TIME = sql.raw(`to_char(a.at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`);
 
 interface Batch {
@@ -90,13 +93,13 @@ export async function* activityCsv(db: Db, scope: ExportScope, query: ActivityEx
   for (;;) {
     const conditions: SQL[] = after ? [...bounds, sql`(a.at, a.seq) > (${after.time}::timestamptz, ${after.seq}::bigint)`] : bounds;
     const entries: SQL = byLock
-      ? sql`select a.*, ${TIME} as at_text from lock_activity a where ${sql.join(conditions, sql` and `)} order by a.at, a.seq limit ${batchSize}`
-      : sql`select a.*, ${TIME} as at_text, l.name as lock_name from lock_activity a join locks l on l.id = a.lock_id
+      ? sql`select ${COLUMNS}, ${TIME} as at_text from lock_activity a where ${sql.join(conditions, sql` and `)} order by a.at, a.seq limit ${batchSize}`
+      : sql`select ${COLUMNS}, ${TIME} as at_text, l.name as lock_name from lock_activity a join locks l on l.id = a.lock_id
             where ${sql.join(conditions, sql` and `)} order by a.at, a.seq limit ${batchSize}`;
     const result: unknown = await db.execute<Record<string, unknown>>(sql`
       select string_agg(${byLock ? lockRecord : applicationRecord}, '' order by e.at, e.seq) as text, count(*)::int as rows,
-             (array_agg(e.at_text order by e.at desc, e.seq desc))[1] as "lastTime",
-             (array_agg(e.seq::text order by e.at desc, e.seq desc))[1] as "lastSeq"
+             (array_agg(e.at_text order by e.at, e.seq))[count(*)] as "lastTime",
+             (array_agg(e.seq::text order by e.at, e.seq))[count(*)] as "lastSeq"
       from (${entries}) e`);
     const batch: Batch = (result as unknown as { rows: Batch[] }).rows[0]!;
     if (batch.rows === 0 || batch.text === null) return;
