@@ -145,6 +145,28 @@ describe('POST …/simulate/{kind} on a sandbox lock', () => {
   });
 });
 
+describe('a virtual lock’s keypad', () => {
+  it('logs each code as its controller decides it, from the device, with the code; a code that holds opens the lock', async () => {
+    const created = await t.app.inject({
+      method: 'POST',
+      url: `/api/platform/application/${sandbox.applicationId}/lock/${lockId}/access-code`,
+      headers: bearer(sandbox.owner.token),
+      payload: { name: 'Cleaner', code: '246810' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const { accessCodeId } = created.json() as { accessCodeId: string };
+    expect((await simulate('keypad', { code: '246810' })).json()).toMatchObject({ outcome: 'DONE' });
+    expect((await simulate('keypad', { code: '135790' })).json()).toMatchObject({ outcome: 'REFUSED' });
+    const fromKeypad = (await log()).filter((e) => e.source === 'device').reverse();
+    expect(fromKeypad.map((e) => [e.type, e.method, e.accessCodeId, e.rejected])).toEqual([
+      ['UNLOCK', 'access_code', accessCodeId, false],
+      ['UNLOCK', 'access_code', null, true],
+    ]);
+    expect((await ownerLock()).state.locked).toBe(false);
+    expect(await deliveries('lock.unlocked')).toEqual([expect.objectContaining({ method: 'access_code', accessCodeId, source: 'device', deviceId: null })]);
+  });
+});
+
 describe('how an unlock through the cloud is logged and announced', () => {
   it('an application’s user (an SDK, a phone): mobile_key, from the platform', async () => {
     expect((await execute(t, lockId, alice.token, signOperation(alice, lockId, UNLOCK))).statusCode).toBe(204);

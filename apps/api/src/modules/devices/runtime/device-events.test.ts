@@ -8,7 +8,7 @@ import { createTestApp, type TestApp } from '../../../../test/helpers.js';
 import { signEvent as deviceSignEvent } from '@latchkey/device';
 import { connectMqtt, createCsr, deviceTls, generateDeviceKey, provisionDevice, subscribeNext, type DeviceKey, type ProvisionedDevice } from '../../../../test/fixtures/devices.js';
 import { bearer } from '../../../../test/fixtures/platform-users.js';
-import { activityCount, appUserToken, certify, createLock, createSandbox, logOf, share, type KeyHolder, type Sandbox } from '../../../../test/fixtures/operations.js';
+import { activityCount, appUserToken, certify, createLock, createSandbox, execute, logOf, share, signOperation, type KeyHolder, type Sandbox } from '../../../../test/fixtures/operations.js';
 
 /**
  * Events from the door, through the embedded broker over mutual TLS: a test device signs each event with
@@ -296,5 +296,22 @@ describe('what events log and announce', () => {
     } finally {
       stop();
     }
+  });
+});
+
+describe('an unlock through the cloud on a device-backed lock', () => {
+  it('is logged by the platform with its method, and announced with method and source', async () => {
+    await client.publishAsync(deviceTopic(device.deviceId, 'presence'), 'online', { qos: 1, retain: true });
+    await t.app.deviceRuntime.announced();
+    const op = await subscribeNext(client, deviceTopic(device.deviceId, 'op'));
+    const answered = op.next.then(async (payload) => {
+      const { requestId } = JSON.parse(payload.toString()) as { requestId: string };
+      await client.publishAsync(deviceTopic(device.deviceId, 'result'), JSON.stringify({ requestId, outcome: 'DONE' }), { qos: 1 });
+    });
+    const res = await execute(t, lockId, alice.token, signOperation(alice, lockId, { type: 'MUTATE_LOCK', locked: false }));
+    await answered;
+    expect(res.statusCode, res.body).toBe(204);
+    expect((await log())[0]).toMatchObject({ type: 'UNLOCK', method: 'mobile_key', source: 'platform', offline: false });
+    expect(await deliveries('lock.unlocked')).toEqual([expect.objectContaining({ method: 'mobile_key', source: 'platform', accessCodeId: null })]);
   });
 });
