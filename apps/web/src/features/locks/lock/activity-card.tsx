@@ -92,7 +92,13 @@ export function ActivityCard({ appId, lockId }: { appId: string; lockId: string 
     );
 
   return (
-    <SectionCard headingId="activity-heading" title={t('activity.title')} headerGap={2}>
+    <SectionCard
+      headingId="activity-heading"
+      title={t('activity.title')}
+      headerGap={2}
+      // The entries over the range chosen below, as a file for an auditor.
+      action={<CsvButton path={lockCsvPath(appId, lockId, range)} fileName={`activity-${lockId}.csv`} />}
+    >
       <Box
         role="group"
         aria-label={t('activity.filter')}
@@ -127,9 +133,6 @@ export function ActivityCard({ appId, lockId }: { appId: string; lockId: string 
             {t('activity.clearFilter')}
           </Button>
         )}
-        <Box sx={{ ml: { sm: 'auto' } }}>
-          <CsvButton path={lockCsvPath(appId, lockId, range)} fileName={`activity-${lockId}.csv`} />
-        </Box>
       </Box>
       {log.isPending && <PageLoader />}
       {log.isError && (
