@@ -10,7 +10,7 @@ import { PageLoader } from '../../../components/ui/page-loader';
 import { RetryAlert } from '../../../components/ui/retry-alert';
 import { SectionCard } from '../../../components/ui/section-card';
 import { useOperation } from '../../../components/ui/use-operation';
-import { useAccessCodes, useWithdrawAccessCode } from './api';
+import { useAccessCodes, useFollowAccessCodeChanges, useWithdrawAccessCode } from './api';
 import { CreateCodeDialog } from './create-code-dialog';
 import { describeWindow } from './format';
 
@@ -73,6 +73,7 @@ function CodeItem({ code, onWithdraw }: { code: AccessCode; onWithdraw: (code: A
 export function AccessCodesCard({ appId, lockId }: { appId: string; lockId: string }) {
   const { t } = useTranslation();
   const codes = useAccessCodes(appId, lockId);
+  useFollowAccessCodeChanges(appId, lockId);
   const withdraw = useWithdrawAccessCode(appId, lockId);
   const { run, dialogs } = useOperation();
   const [creating, setCreating] = useState(false);

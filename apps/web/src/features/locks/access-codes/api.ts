@@ -1,7 +1,8 @@
-import { accessCodeListSchema, accessCodeSchema, type AccessCode, type CreateAccessCode } from '@latchkey/contract';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { accessCodeListSchema, accessCodeSchema, type AccessCode, type CreateAccessCode, type LockLogPage } from '@latchkey/contract';
+import { useMutation, useQuery, useQueryClient, type InfiniteData } from '@tanstack/react-query';
+import { useEffect } from 'react';
 import { request } from '../../../lib/http';
-import { lockPath } from '../api';
+import { lockKeys, lockPath } from '../api';
 
 /** A lock's access codes sit beside its shares and log, under the application's key. */
 export const accessCodeKeys = {
@@ -38,6 +39,28 @@ export function useAccessCodes(appId: string, lockId: string) {
     refetchInterval: (query) =>
       query.state.data?.some((c) => c.status === 'setting') ? SETTING_POLL_MS : false,
   });
+}
+
+/**
+ * Reads the codes again when the lock's live activity brings a code created or withdrawn since the page
+ * opened (by another owner, or a lock ADMIN through the platform's calls), so the list never shows a code
+ * that is gone.
+ */
+export function useFollowAccessCodeChanges(appId: string, lockId: string) {
+  const queryClient = useQueryClient();
+  useEffect(() => {
+    const since = Date.now() / 1000;
+    const seen = new Set<string>();
+    const logKey = lockKeys.log(appId, lockId);
+    return queryClient.getQueryCache().subscribe((event) => {
+      if (event.type !== 'updated' || event.action.type !== 'success') return;
+      if (!logKey.every((part, i) => event.query.queryKey[i] === part)) return;
+      const newest = (event.query.state.data as InfiniteData<LockLogPage> | undefined)?.pages[0]?.items[0];
+      if (!newest || newest.type !== 'ACCESS_CODE' || newest.timestamp < since || seen.has(newest.id)) return;
+      seen.add(newest.id);
+      void queryClient.invalidateQueries({ queryKey: accessCodeKeys.list(appId, lockId) });
+    });
+  }, [appId, lockId, queryClient]);
 }
 
 export function useCreateAccessCode(appId: string, lockId: string) {

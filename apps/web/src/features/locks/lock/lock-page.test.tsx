@@ -467,9 +467,19 @@ describe('Lock page', () => {
     expect(screen.queryByRole('button', { name: 'Simulate' })).toBeNull();
   });
 
-  it('the lock page has its access codes', async () => {
-    setup();
+  it('the lock page has its access codes, read again when the live activity brings a code created elsewhere', async () => {
+    let second = false;
+    const code = (id: string, name: string, digits: string) => ({ accessCodeId: id, lockId: 'lock-1', name, code: digits, kind: 'online', start: null, end: null, status: 'set', createdAt: 1_700_000_000 });
+    const { stream } = setup((call) =>
+      call.url === `${LOCK}/access-code` && call.method === 'GET'
+        ? json(second ? [code('code-1', 'Cleaner', '482913'), code('code-2', 'Plumber', '5521')] : [code('code-1', 'Cleaner', '482913')])
+        : undefined,
+    );
     const codes = await screen.findByRole('region', { name: 'Access codes' });
     expect(await within(codes).findByText('482913')).toBeInTheDocument();
+    await screen.findByText('Live');
+    second = true;
+    stream.push('activity', sampleEntry({ id: 'made', type: 'ACCESS_CODE', subject: 'Plumber', timestamp: Date.now() / 1000 + 1 }));
+    expect(await within(codes).findByText('5521')).toBeInTheDocument();
   });
 });
