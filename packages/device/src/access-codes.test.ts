@@ -129,17 +129,90 @@ describe('Keypad', () => {
     now = until;
     expect(keypad.lockedOutUntil()).toBeNull();
     for (let i = 0; i < 4; i++) expect(keypad.wrongCode()).toBeNull();
-    expect(keypad.wrongCode()).toBe(until + 5 * MIN);
+    // The next lockout lasts twice as long.
+    expect(keypad.wrongCode()).toBe(until + 10 * MIN);
   });
 
-  it('does not lock out when the wrong codes are spread over more than 5 minutes', () => {
+  it('does not lock out when 19 wrong codes are spread over more than 5 minutes each five', () => {
     let now = 0;
     const keypad = new Keypad({ clock: () => now });
-    for (let i = 0; i < 20; i++) {
+    for (let i = 0; i < 19; i++) {
       expect(keypad.wrongCode()).toBeNull();
       now += 75_001;
     }
     expect(keypad.lockedOutUntil()).toBeNull();
+  });
+
+  it('locks out on the 20th wrong code within 24 hours however slowly they come', () => {
+    let now = 0;
+    const keypad = new Keypad({ clock: () => now });
+    for (let i = 0; i < 19; i++) {
+      expect(keypad.wrongCode()).toBeNull();
+      now += 70 * MIN;
+    }
+    // 19 codes over 22 hours: the 20th within 24 hours of the first.
+    expect(keypad.wrongCode()).toBe(now + 5 * MIN);
+    // Codes older than 24 hours no longer count: after 24 quiet hours, 19 more spaced 80 minutes stay free.
+    now += 5 * MIN + 24 * 60 * MIN;
+    for (let i = 0; i < 19; i++) {
+      expect(keypad.wrongCode()).toBeNull();
+      now += 80 * MIN;
+    }
+    expect(keypad.escalation()).toBe(0);
+  });
+
+  it('doubles each further lockout (10, 20, 40 minutes …), and after a lockout 5 wrong codes at any pace start the next', () => {
+    let now = 0;
+    const keypad = new Keypad({ clock: () => now });
+    const lockouts: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      let until: number | null = null;
+      // After the first lockout the next 5 wrong codes lock out even an hour apart.
+      for (let i = 0; i < 5; i++) {
+        until = keypad.wrongCode();
+        if (until === null) now += round === 0 ? 30_000 : 60 * MIN;
+      }
+      expect(until).not.toBeNull();
+      lockouts.push((until! - now) / MIN);
+      now = until!;
+    }
+    expect(lockouts).toEqual([5, 10, 20, 40, 80]);
+    expect(keypad.escalation()).toBe(5);
+  });
+
+  it('caps a lockout at 24 hours', () => {
+    let now = 0;
+    const keypad = new Keypad({ clock: () => now });
+    const lockouts: number[] = [];
+    for (let round = 0; round < 12; round++) {
+      let until: number | null = null;
+      for (let i = 0; i < 5 && until === null; i++) until = keypad.wrongCode();
+      lockouts.push((until! - now) / MIN);
+      now = until!;
+    }
+    expect(lockouts).toEqual([5, 10, 20, 40, 80, 160, 320, 640, 1280, 1440, 1440, 1440]);
+  });
+
+  it('resets the escalation after 24 hours without a wrong code, counted from the end of the last lockout', () => {
+    let now = 0;
+    const keypad = new Keypad({ clock: () => now });
+    const lockOut = () => {
+      let until: number | null = null;
+      for (let i = 0; i < 5 && until === null; i++) until = keypad.wrongCode();
+      return until!;
+    };
+    now = lockOut();
+    now = lockOut();
+    expect(keypad.escalation()).toBe(2);
+    // 24 hours after the lockout ended, less a moment: the next lockout still lasts 20 minutes.
+    now += 24 * 60 * MIN - 1;
+    expect(keypad.escalation()).toBe(2);
+    let start = now;
+    expect(lockOut() - start).toBe(20 * MIN);
+    now = start + 20 * MIN + 24 * 60 * MIN;
+    expect(keypad.escalation()).toBe(0);
+    start = now;
+    expect(lockOut() - start).toBe(5 * MIN);
   });
 
   it('takes back its wrong codes and lockout from a snapshot, and ignores a malformed one', () => {
@@ -153,8 +226,25 @@ describe('Keypad', () => {
     locked.restore(restored.snapshot());
     expect(locked.lockedOutUntil()).toBe(5 * MIN);
     const fresh = new Keypad({ clock: () => now });
-    fresh.restore({ wrong: 'x', until: 'soon' });
+    fresh.restore({ wrong: 'x', until: 'soon', level: -1 });
+    fresh.restore({ level: 1.5 });
     fresh.restore(null);
-    expect(fresh.snapshot()).toEqual({ wrong: [], until: 0 });
+    expect(fresh.snapshot()).toEqual({ wrong: [], until: 0, level: 0 });
+  });
+
+  it('keeps its escalation in a snapshot: a restored keypad doubles the next lockout', () => {
+    let now = 0;
+    const keypad = new Keypad({ clock: () => now });
+    for (let round = 0; round < 3; round++) {
+      let until: number | null = null;
+      for (let i = 0; i < 5 && until === null; i++) until = keypad.wrongCode();
+      now = until!;
+    }
+    const restored = new Keypad({ clock: () => now });
+    restored.restore(JSON.parse(JSON.stringify(keypad.snapshot())));
+    expect(restored.escalation()).toBe(3);
+    let until: number | null = null;
+    for (let i = 0; i < 5 && until === null; i++) until = restored.wrongCode();
+    expect(until! - now).toBe(40 * MIN);
   });
 });

@@ -101,38 +101,59 @@ export function checkOfflineAccessCode(secret: string, lockId: string, code: str
 }
 
 export interface KeypadSnapshot {
+  /** The wrong codes of the last 24 hours since the last lockout (epoch ms). */
   wrong: number[];
+  /** When the last lockout ends (epoch ms), 0 when there was none. */
   until: number;
+  /** Lockouts since the escalation last reset: the next one lasts lockoutMs · 2^level, at most maxLockoutMs. */
+  level: number;
 }
 
 export interface KeypadOptions {
   /** Epoch ms; the tests move it. */
   clock?: () => number;
-  /** Wrong codes within `windowMs` that lock the keypad out (5). */
+  /** Wrong codes within `windowMs` that lock the keypad out (5); after a lockout, this many at any pace. */
   maxWrong?: number;
   /** 5 minutes. */
   windowMs?: number;
-  /** How long a lockout lasts: 5 minutes. */
+  /** Wrong codes within `quietMs` that lock the keypad out however slowly they are typed (20). */
+  maxWrongPerQuiet?: number;
+  /** How long the first lockout lasts: 5 minutes. Each further one before the escalation resets lasts twice as long. */
   lockoutMs?: number;
+  /** The longest lockout: 24 hours. */
+  maxLockoutMs?: number;
+  /** The escalation resets after this long without a wrong code, counted from the last lockout's end: 24 hours. */
+  quietMs?: number;
 }
 
 /**
- * A keypad's guard against guessing: 5 wrong codes within 5 minutes lock it out, and it refuses every
- * code (right ones too) for 5 minutes. What is typed during a lockout does not count toward the next.
+ * A keypad's guard against guessing. 5 wrong codes within 5 minutes, or 20 within 24 hours, lock it
+ * out: it refuses every code (right ones too) for 5 minutes. After a lockout, the next 5 wrong codes
+ * lock it out again however slowly they come, for twice as long as the last (10, 20, 40 minutes … at
+ * most 24 hours). The escalation resets only after 24 hours without a wrong code, counted from the end
+ * of the last lockout; a right code does not reset it (anyone holding a code could otherwise restart a
+ * guesser's budget). What is typed during a lockout is refused unchecked and counts toward nothing.
  */
 export class Keypad {
   private readonly clock: () => number;
   private readonly maxWrong: number;
   private readonly windowMs: number;
+  private readonly maxWrongPerQuiet: number;
   private readonly lockoutMs: number;
+  private readonly maxLockoutMs: number;
+  private readonly quietMs: number;
   private wrong: number[] = [];
   private until = 0;
+  private level = 0;
 
   constructor(options: KeypadOptions = {}) {
     this.clock = options.clock ?? Date.now;
     this.maxWrong = options.maxWrong ?? 5;
     this.windowMs = options.windowMs ?? 5 * 60_000;
+    this.maxWrongPerQuiet = options.maxWrongPerQuiet ?? 20;
     this.lockoutMs = options.lockoutMs ?? 5 * 60_000;
+    this.maxLockoutMs = options.maxLockoutMs ?? 24 * 3_600_000;
+    this.quietMs = options.quietMs ?? 24 * 3_600_000;
   }
 
   /** While locked out: when the lockout ends (epoch ms); otherwise null. */
@@ -140,26 +161,41 @@ export class Keypad {
     return now < this.until ? this.until : null;
   }
 
-  /** What it remembers (the recent wrong codes and the lockout's end, epoch ms), for a device to keep across a restart. */
+  /** Lockouts since the escalation last reset (0: the next lockout is the first, 5 minutes). */
+  escalation(now = this.clock()): number {
+    return this.quietSince() + this.quietMs <= now ? 0 : this.level;
+  }
+
+  /** What it remembers (the recent wrong codes, the lockout's end, the escalation), for a device to keep across a restart. */
   snapshot(): KeypadSnapshot {
-    return { wrong: [...this.wrong], until: this.until };
+    return { wrong: [...this.wrong], until: this.until, level: this.level };
   }
 
   /** Takes back what `snapshot` gave (read from disk); anything malformed is ignored. */
   restore(snapshot: unknown): void {
-    const { wrong, until } = (snapshot ?? {}) as Partial<KeypadSnapshot>;
-    if (Array.isArray(wrong) && wrong.every((at) => Number.isFinite(at))) this.wrong = wrong.slice(-this.maxWrong);
+    const { wrong, until, level } = (snapshot ?? {}) as Partial<KeypadSnapshot>;
+    if (Array.isArray(wrong) && wrong.every((at) => Number.isFinite(at))) this.wrong = wrong.slice(-this.maxWrongPerQuiet);
     if (typeof until === 'number' && Number.isFinite(until)) this.until = until;
+    if (typeof level === 'number' && Number.isSafeInteger(level) && level >= 0) this.level = level;
   }
 
   /** Counts a wrong code; answers the lockout's end when this one started a lockout, else null. */
   wrongCode(now = this.clock()): number | null {
     if (this.lockedOutUntil(now) !== null) return null;
-    this.wrong = this.wrong.filter((at) => at > now - this.windowMs);
+    this.level = this.escalation(now);
+    this.wrong = this.wrong.filter((at) => at > now - this.quietMs);
     this.wrong.push(now);
-    if (this.wrong.length < this.maxWrong) return null;
+    const recent = this.wrong.filter((at) => at > now - this.windowMs).length;
+    const allowed = this.level > 0 ? this.maxWrong : this.maxWrongPerQuiet;
+    if (recent < this.maxWrong && this.wrong.length < allowed) return null;
     this.wrong = [];
-    this.until = now + this.lockoutMs;
+    this.until = now + Math.min(this.lockoutMs * 2 ** this.level, this.maxLockoutMs);
+    this.level += 1;
     return this.until;
+  }
+
+  /** The last wrong code or the end of the last lockout, whichever is later (epoch ms). */
+  private quietSince(): number {
+    return Math.max(this.until, this.wrong.at(-1) ?? 0);
   }
 }

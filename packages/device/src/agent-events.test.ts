@@ -226,4 +226,24 @@ describe('DeviceAgent events while the platform is away', () => {
     expect(await third.agent.enterCode('246810')).toMatchObject({ outcome: 'REFUSED', reason: expect.stringMatching(/^Too many wrong codes/) });
     expect((await stat(lock.state.file('keypad'))).mode & 0o777).toBe(0o600);
   });
+
+  it('keeps the lockout’s escalation across a restart: the lockout after a restart lasts twice the last', async () => {
+    const lock = await device('mqtt://127.0.0.1:1');
+    const first = await startAgent(lock.state);
+    for (let i = 0; i < 5; i++) await first.agent.enterCode('000000');
+    const saved = JSON.parse(await readFile(lock.state.file('keypad'), 'utf8')) as { until: number; level: number };
+    expect(saved.level).toBe(1);
+    await first.stop();
+    // The lockout has ended (a power cut long enough), but the escalation is still on disk.
+    await lock.state.write('keypad', JSON.stringify({ ...saved, until: Date.now() - 1 }), 0o600);
+    const second = await startAgent(lock.state);
+    const before = Date.now();
+    for (let i = 0; i < 4; i++) await second.agent.enterCode('000000');
+    const refused = await second.agent.enterCode('000000');
+    expect(refused).toMatchObject({ outcome: 'REFUSED' });
+    const { until } = JSON.parse(await readFile(lock.state.file('keypad'), 'utf8')) as { until: number };
+    expect(until - before).toBeGreaterThanOrEqual(10 * 60_000);
+    expect(until - before).toBeLessThan(15 * 60_000);
+    expect(await second.agent.enterCode('246810')).toMatchObject({ outcome: 'REFUSED', reason: `Too many wrong codes: the keypad refuses every code until ${new Date(until).toISOString()}` });
+  });
 });

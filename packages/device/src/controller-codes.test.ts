@@ -160,6 +160,23 @@ describe('LockController at the keypad: lockout', () => {
     await lock.close({ lock: true });
   });
 
+  it('doubles the next lockout even when a right code opened the door in between', async () => {
+    let now = Date.now();
+    const { lock, events } = lockWith({ accessCodes: [code('c1', '123456')] }, { clock: () => now });
+    const lockOut = async () => {
+      for (let i = 0; i < 5; i++) await lock.enterCode('000000', now);
+      return lock.keypad.lockedOutUntil(now)!;
+    };
+    const first = await lockOut();
+    expect(first - now).toBe(5 * MIN);
+    now = first;
+    expect(await lock.enterCode('123456', now)).toMatchObject({ outcome: 'DONE' });
+    const second = await lockOut();
+    expect(second - now).toBe(10 * MIN);
+    expect(events.filter((e) => e.type === 'keypad_locked_out').map((e) => e.reason)).toEqual([keypadRefusals.lockedOut(first), keypadRefusals.lockedOut(second)]);
+    await lock.close({ lock: true });
+  });
+
   it('counts refused offline codes and codes outside their window toward the lockout', async () => {
     const now = Date.now();
     const start = Math.floor(now / 1000 / H) * H;
