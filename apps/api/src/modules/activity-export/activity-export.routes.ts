@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import * as z from 'zod/mini';
 import {
@@ -30,13 +30,14 @@ export async function activityExportRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<ZodTypeProvider>();
   const owner = { onRequest: [app.authenticate, app.requireOwner] };
 
-  const send = (reply: FastifyReply, scope: ExportScope, fileName: string, query: ActivityExportQuery) =>
+  // A HEAD gets the headers alone: handed a stream, Fastify would read it to the end and discard it.
+  const send = (request: FastifyRequest, reply: FastifyReply, scope: ExportScope, fileName: string) =>
     reply
       .header('content-type', 'text/csv; charset=utf-8')
       .header('content-disposition', `attachment; filename="${fileName}"`)
       .header('cache-control', 'no-store')
       .header('x-content-type-options', 'nosniff')
-      .send(activityCsvStream(app.db, scope, query));
+      .send(request.method === 'HEAD' ? undefined : activityCsvStream(app.db, scope, request.query as ActivityExportQuery));
 
   app.get(
     '/platform/application/:applicationId/lock/:lockId/log.csv',
@@ -44,7 +45,7 @@ export async function activityExportRoutes(instance: FastifyInstance) {
     async (request, reply) => {
       const { applicationId, lockId } = request.params;
       const lock = await getLockRow(app.db, applicationId, lockId);
-      return send(reply, { lockId }, exportFileName(lock.name, 'lock', request.query), request.query);
+      return send(request, reply, { lockId }, exportFileName(lock.name, 'lock', request.query));
     },
   );
 
@@ -55,7 +56,7 @@ export async function activityExportRoutes(instance: FastifyInstance) {
       const { applicationId } = request.params;
       const [application] = await app.db.select({ name: applications.name }).from(applications).where(eq(applications.id, applicationId)).limit(1);
       if (!application) throw notFound(apiErrors.applicationNotFound);
-      return send(reply, { applicationId }, exportFileName(application.name, 'application', request.query), request.query);
+      return send(request, reply, { applicationId }, exportFileName(application.name, 'application', request.query));
     },
   );
 }

@@ -1,5 +1,6 @@
-import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql, type SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ACTIVITY_EXPORT_COLUMNS, LOCK_ACTIVITY_EXPORT_COLUMNS, apiErrors, lockErrors, lockMessages } from '@latchkey/contract';
 import { lockActivity, locks } from '../../db/schema.js';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
@@ -237,6 +238,25 @@ describe('order and batches', () => {
     expect(rows).toHaveLength(total);
     expect(rows.map((r) => r.subject)).toEqual(Array.from({ length: total }, (_, i) => `n${i}`));
     expect(rows[4_999]!.time).toBe('2026-03-01T10:00:00.001666Z');
+  });
+
+  it('answers a HEAD with the headers alone, reading no entry', async () => {
+    const lockId = await insertLock(appId, 'Head Door');
+    await t.app.db.insert(lockActivity).values({ lockId, applicationId: appId, at: at(50), type: 'LOCK' });
+    const reads = vi.spyOn(t.app.db, 'execute');
+    try {
+      const res = await t.app.inject({ method: 'HEAD', url: lockCsvUrl(lockId), headers: bearer(owner.token) });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+      expect(res.headers['content-disposition']).toMatch(/^attachment; filename="head-door-activity-until-/);
+      expect(res.body).toBe('');
+      await new Promise((r) => setTimeout(r, 0));
+      const dialect = new PgDialect();
+      const exportReads = reads.mock.calls.filter(([query]) => dialect.sqlToQuery(query as SQL).sql.includes('lock_activity'));
+      expect(exportReads).toEqual([]);
+    } finally {
+      reads.mockRestore();
+    }
   });
 
   it('reads each batch only when the reader asks for it', async () => {
