@@ -12,10 +12,10 @@ import { newOfflineCodeSecret } from '../access-codes/offline-secrets.service.js
 import { diff, recordChange, type ChangeActor } from '../history/history.service.js';
 import { getLockRow } from '../locks/locks.service.js';
 import type { DeviceCa } from './device-ca.js';
+import { certificatePublicKeyPem } from './runtime/device-events.js';
 import { revokeDevice } from './unbind.service.js';
 
 /** Provisioning codes: 10 characters from an alphabet without 0/O or 1/I, 50 random bits, shown as XXXXX-XXXXX. */
-import { certificatePublicKeyPem } from './runtime/device-events.js';
 const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 const CODE_LENGTH = 10;
 
@@ -118,11 +118,15 @@ export async function deleteDevice(db: Db, applicationId: string, lockId: string
  * config (the lock's users and their keys) are removed from the broker (an empty retained message).
  */
 export function forgetDevice(app: FastifyInstance, deviceId: string): void {
-  app.deviceBus.disconnect(deviceId);
-  // Not awaited: an external broker out of reach must not hold up the owner's answer.
-  for (const topic of ['config', 'state'] as const) {
-    app.deviceBus.publish(deviceTopic(deviceId, topic), '', { retain: true }).catch((err: unknown) => app.log.warn({ err, deviceId }, 'retained device message not cleared'));
-  }
+  // Not awaited: an external broker out of reach must not hold up the owner's answer. A connected device is
+  // first sent a config naming nobody (runtime/device-runtime.ts), so it obeys nobody at its local endpoint either.
+  const farewell = app.deviceRuntime.farewell(deviceId).catch((err: unknown) => app.log.warn({ err, deviceId }, 'unbound device not sent its last config'));
+  void farewell.then(() => {
+    app.deviceBus.disconnect(deviceId);
+    for (const topic of ['config', 'state'] as const) {
+      app.deviceBus.publish(deviceTopic(deviceId, topic), '', { retain: true }).catch((err: unknown) => app.log.warn({ err, deviceId }, 'retained device message not cleared'));
+    }
+  });
 }
 
 /**

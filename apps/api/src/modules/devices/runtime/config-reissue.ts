@@ -49,6 +49,8 @@ interface Held {
   deviceId: string;
   /** Epoch seconds. */
   due: number;
+  /** The version of the config the device was last sent. */
+  version: number;
 }
 
 export interface ConfigReissuerOptions {
@@ -92,6 +94,12 @@ export class ConfigReissuer {
     return held !== undefined && this.clock() < held.due;
   }
 
+  /** The lock and the config version a device was last sent; undefined when none is known. */
+  lastSentTo(deviceId: string): { lockId: string; version: number } | undefined {
+    for (const [lockId, held] of this.held) if (held.deviceId === deviceId) return { lockId, version: held.version };
+    return undefined;
+  }
+
   /** When the lock's device's config is due again (epoch seconds); undefined when none is known. */
   dueOf(lockId: string): number | undefined {
     return this.held.get(lockId)?.due;
@@ -113,7 +121,7 @@ export class ConfigReissuer {
     }
     const grace = claims.offlineGraceSeconds ?? DEFAULT_OFFLINE_GRACE_S;
     const issuedAt = claims.issuedAt ?? 0;
-    this.held.set(claims.lockId, { deviceId: parsed.deviceId, due: dueAt(issuedAt, grace, spreadOf(this.seed, claims.lockId)) });
+    this.held.set(claims.lockId, { deviceId: parsed.deviceId, due: dueAt(issuedAt, grace, spreadOf(this.seed, claims.lockId)), version: claims.version ?? 0 });
   }
 
   /** Moves the due configs to the queue, and re-signs the first REISSUES_PER_TICK of the queue's connected devices. */
@@ -156,13 +164,14 @@ export class ConfigReissuer {
 }
 
 /** What the scheduler reads of a config JWS: unverified, as it is the platform's own, from its own bus. */
-function readClaims(payload: Buffer): { lockId: string; issuedAt?: number; offlineGraceSeconds?: number } | null {
+function readClaims(payload: Buffer): { lockId: string; version?: number; issuedAt?: number; offlineGraceSeconds?: number } | null {
   if (payload.length === 0) return null;
   try {
     const claims = JSON.parse(Buffer.from(payload.toString().split('.')[1] ?? '', 'base64url').toString()) as Record<string, unknown>;
     if (typeof claims.lockId !== 'string') return null;
     return {
       lockId: claims.lockId,
+      ...(typeof claims.version === 'number' ? { version: claims.version } : {}),
       ...(typeof claims.issuedAt === 'number' ? { issuedAt: claims.issuedAt } : {}),
       ...(typeof claims.offlineGraceSeconds === 'number' ? { offlineGraceSeconds: claims.offlineGraceSeconds } : {}),
     };

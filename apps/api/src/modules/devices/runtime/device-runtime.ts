@@ -1,12 +1,16 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { Counter } from 'prom-client';
 import {
+  DEFAULT_UNLOCK_TIME_S,
   DEVICE_PRESENCE_SETTLE_S,
   DEVICE_REPORT_BURST,
   DEVICE_REPORTS_PER_MINUTE,
   DEVICE_TOPIC_ROOT,
+  MIN_OFFLINE_GRACE_S,
   deviceResultSchema,
   deviceStateMessageSchema,
+  deviceTopic,
+  type DeviceConfig,
   type DeviceStateMessage,
 } from '@latchkey/contract';
 import type { Db } from '../../../db/client.js';
@@ -126,6 +130,26 @@ export class DeviceRuntime {
   async settled(): Promise<void> {
     while (this.chains.size > 0) await Promise.all(this.chains.values());
     await this.configs.idle();
+  }
+
+  /**
+   * Before an unbound device is cut off: a last config naming nobody, with no codes and the shortest grace,
+   * one version above what it holds. Cut off, the device would otherwise go on obeying its last config at its
+   * local endpoint until that lapsed. Nothing is sent to a device never sent a config.
+   */
+  async farewell(deviceId: string): Promise<void> {
+    const last = this.reissuer.lastSentTo(deviceId);
+    if (!last) return;
+    const config: DeviceConfig = {
+      lockId: last.lockId,
+      version: last.version + 1,
+      unlockTime: DEFAULT_UNLOCK_TIME_S,
+      usageRequirements: {},
+      users: [],
+      issuedAt: Math.floor(Date.now() / 1000),
+      offlineGraceSeconds: MIN_OFFLINE_GRACE_S,
+    };
+    await this.options.bus.publish(deviceTopic(deviceId, 'config'), await this.options.ca.signJws(config));
   }
 
   /** A presence change recorded but not yet announced: announced once it has held. */

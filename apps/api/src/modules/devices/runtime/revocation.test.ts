@@ -51,7 +51,7 @@ beforeEach(async () => {
   expect((await local(alice)).status).toBe(204);
 });
 afterEach(async () => {
-  await agent?.stop();
+  await agent?.stop().catch(() => undefined);
 });
 
 /** Alice's (or `holder`'s) fresh signed unlock, handed to the door's local endpoint. */
@@ -75,6 +75,16 @@ describe('a connected door, after the owner’s 204', () => {
     expect(res.statusCode, res.body).toBe(204);
     expect(await refusedByTheDoor(alice)).toBe(true);
     expect(reconnects).toBe(0);
+  });
+
+  it('obeys nobody once its device is unbound: it was sent a config naming nobody before it was cut off', async () => {
+    const before = agent.controller.config!.version;
+    expect((await owner('DELETE', `/lock/${lockId}/device`)).statusCode).toBe(204);
+    expect(await refusedByTheDoor(alice)).toBe(true);
+    expect(agent.controller.config).toMatchObject({ users: [], offlineGraceSeconds: 60 });
+    expect(agent.controller.config!.version).toBeGreaterThan(before);
+    // Refused by the broker from now on, it could not deliver its refusals report as it stops: it ends without one.
+    agent.client.end(true);
   });
 
   it('holds a lock setting change: the new unlock time and grace', async () => {
