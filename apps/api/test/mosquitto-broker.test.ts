@@ -1,7 +1,14 @@
 import 'reflect-metadata';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import { and, eq } from 'drizzle-orm';
+import { DeviceAgent, StateDir, VirtualActuator, saveProvisioning } from '@latchkey/device';
 import { MAX_DEVICE_MESSAGE_BYTES, deviceTopic } from '@latchkey/contract';
+import { buildApp } from '../src/app.js';
+import { lockActivity } from '../src/db/schema.js';
 import { deviceCrl } from '../src/modules/devices/devices.service.js';
 import { createTestApp, eventually, type TestApp } from './helpers.js';
 import { deviceTls, provisionDevice, type ProvisionedDevice } from './fixtures/devices.js';
@@ -133,5 +140,26 @@ describe.skipIf(!MOSQUITTO)('the shipped Mosquitto configuration', () => {
     await client.publishAsync(deviceTopic(device.deviceId, 'result'), 'after the forgery', { qos: 1 });
     expect(await eventually(() => received.some((m) => m.payload.toString() === 'after the forgery'))).toBe(true);
     expect(received.map((m) => m.payload.toString())).not.toContain('forged config');
+  });
+
+  it('a door’s signed event reaches the platform through the broker and is logged as the door’s report', async () => {
+    const lockId = await createLock(t, applicationId);
+    const device = await provisionDevice(t, owner.token, applicationId, lockId);
+    // An instance of the service whose broker is this Mosquitto (MQTT_URL), sharing the database.
+    const platform = await buildApp({ ...t.app.config, mqtt: { ...t.app.config.mqtt, url: broker.url } }, { database: t.database, logger: false });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-mosquitto-events-'));
+    const state = new StateDir(dir);
+    await saveProvisioning(state, { ...device, mqttUrl: broker.deviceUrl }, device.key.privateKeyPem, 'http://127.0.0.1');
+    const agent = await DeviceAgent.start({ state, actuator: new VirtualActuator(), firmware: 'mosquitto-test', log: { info: () => undefined, warn: () => undefined }, reconnectMs: 50, maxReconnectMs: 200 });
+    try {
+      expect(agent.reportSensor({ type: 'door_opened' })).toBe(true);
+      const logged = () => t.database.db.select().from(lockActivity).where(and(eq(lockActivity.lockId, lockId), eq(lockActivity.source, 'device')));
+      expect(await eventually(async () => (await logged()).length === 1, 10_000)).toBe(true);
+      expect((await logged()).map((entry) => [entry.type, entry.deviceSeq])).toEqual([['DOOR_OPENED', 1]]);
+    } finally {
+      await agent.stop();
+      await platform.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
