@@ -15,7 +15,7 @@ import { ROUNDS, api, load, median, paired, root, scratchDatabase, seedOwner, se
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const pgAdminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
 // BENCH_PARTS=reads,login measures only those parts (all when unset): a short run on a shared machine.
-const parts = new Set((process.env.BENCH_PARTS ?? 'reads,login,preview,scale,devices,offline,export,lighthouse,bundle').split(','));
+const parts = new Set((process.env.BENCH_PARTS ?? 'reads,login,preview,scale,devices,offline,codes,export,lighthouse,bundle').split(','));
 const rows = [];
 const row = (section, metric, value, budget = '', verdict = '') => {
   rows.push({ section, metric, value, budget, verdict });
@@ -241,6 +241,16 @@ if (parts.has('offline')) {
   const found = run.stdout.split('\n').filter((line) => line.startsWith('ROW '));
   for (const line of found) row(...JSON.parse(line.slice(4)));
   if (found.length === 0) row('offline grace', 'run', `failed: ${(run.stderr || run.stdout).trim().split('\n').pop()}`);
+}
+
+// 7c. Access codes and door events (bench/access-codes.ts, in its own process): the keypad's check with
+// 1,000 online codes, a code created through the API until a connected device has it (`set`), and a code
+// typed at a connected door until the portal's live stream carries it.
+if (parts.has('codes')) {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'bench/access-codes.ts')], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const found = run.stdout.split('\n').filter((line) => line.startsWith('ROW '));
+  for (const line of found) row(...JSON.parse(line.slice(4)));
+  if (found.length === 0 || run.status !== 0) row('codes', 'run', `failed: ${(run.stderr || run.stdout).trim().split('\n').pop()}`);
 }
 
 // 8. The activity export as CSV (bench/activity-export.ts, in its own process): rows/s, and the service's
