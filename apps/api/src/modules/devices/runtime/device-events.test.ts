@@ -154,6 +154,7 @@ describe('a signed event', () => {
     await send('not a jws');
     await send(await signEvent(device.key, { eventId: randomUUID(), seq: 1, prev: null, at: Date.now(), type: 'exploded' }));
     await send(await signEvent(device.key, { eventId: randomUUID(), seq: 1, prev: null, at: Date.now(), type: 'battery', value: 101 }));
+    await send(await signEvent(device.key, { eventId: randomUUID(), seq: 1, prev: null, at: Number.MAX_SAFE_INTEGER, type: 'door_opened' }));
     expect(await activityCount(t, lockId)).toBe(0);
     expect((await deviceRow()).eventSeq).toBe(0);
   });

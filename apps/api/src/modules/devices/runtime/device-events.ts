@@ -320,7 +320,8 @@ export class DeviceEventRecorder {
       );
       if (!device?.certificate_public_key) return refuse('unknown_device');
       if (!verifiesWith(device.certificate_public_key, read.header.alg, read.signingInput, read.signature)) return refuse('signature', { alg: read.header.alg });
-      if (!parsed.success) return refuse('schema');
+      // A time no date can hold is no event time (the schema bounds it only as an integer).
+      if (!parsed.success || Number.isNaN(new Date(parsed.data.at).getTime())) return refuse('schema');
       const event = parsed.data;
       const [seen] = rowsOf<{ id: string }>(await tx.execute(sql`select id from lock_activity where event_id = ${event.eventId}`));
       if (seen) return 'repeat';
