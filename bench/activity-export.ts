@@ -33,6 +33,8 @@ interface Memory {
   peakHeap: number;
   /** The service's CPU time (user + system) from mark to peak, in seconds: the database's too with PGlite. */
   cpu: number;
+  /** The highest RSS in each quarter of the export's time: growth that scaled with the rows would climb quarter by quarter. */
+  rssByQuarter: number[];
 }
 
 /** The service (and its database when PGlite), driven over stdin/stdout. */
@@ -54,9 +56,11 @@ async function serve() {
   let sampler: NodeJS.Timeout | null = null;
   let memory: Memory | null = null;
   let cpuAtMark = process.cpuUsage();
+  let samples: [number, number][] = [];
   const sample = () => {
     const m = process.memoryUsage();
     memory!.peakRss = Math.max(memory!.peakRss, m.rss);
+    samples.push([performance.now(), m.rss]);
     memory!.peakHeap = Math.max(memory!.peakHeap, m.heapUsed);
   };
   for await (const line of readline.createInterface({ input: process.stdin })) {
@@ -68,7 +72,8 @@ async function serve() {
       // The baseline: after a full collection, so it is what the service holds, not garbage not yet collected.
       globalThis.gc?.();
       const m = process.memoryUsage();
-      memory = { rss: m.rss, heap: m.heapUsed, peakRss: m.rss, peakHeap: m.heapUsed, cpu: 0 };
+      memory = { rss: m.rss, heap: m.heapUsed, peakRss: m.rss, peakHeap: m.heapUsed, cpu: 0, rssByQuarter: [] };
+      samples = [];
       cpuAtMark = process.cpuUsage();
       sampler = setInterval(sample, 5);
       console.log('marked');
@@ -77,6 +82,10 @@ async function serve() {
       sample();
       const cpu = process.cpuUsage(cpuAtMark);
       memory!.cpu = (cpu.user + cpu.system) / 1e6;
+      const [first, last] = [samples[0]![0], samples.at(-1)![0]];
+      memory!.rssByQuarter = [0, 1, 2, 3].map((q) =>
+        Math.max(...samples.filter(([t]) => Math.min(3, Math.floor(((t - first) / Math.max(last - first, 1)) * 4)) === q).map(([, rss]) => rss), 0),
+      );
       console.log(JSON.stringify(memory));
     } else if (command === 'quit') break;
   }
@@ -194,7 +203,7 @@ async function measure(name: string, dbUrl: string | undefined, row: (...cells: 
     const fmt = (r: (typeof results)[string]) =>
       `${Math.round(r.rows / r.seconds).toLocaleString('en')} rows/s (${r.rows.toLocaleString('en')} rows, ${(r.bytes / MB).toFixed(0)} MB in ${r.seconds.toFixed(1)} s; the service's CPU ${r.memory.cpu.toFixed(1)} s: ${Math.round(r.rows / r.memory.cpu).toLocaleString('en')} rows per CPU-second)`;
     const growth = (r: (typeof results)[string]) =>
-      `RSS ${(r.memory.rss / MB).toFixed(0)} → peak ${(r.memory.peakRss / MB).toFixed(0)} MB (+${((r.memory.peakRss - r.memory.rss) / MB).toFixed(1)}), heap used ${(r.memory.heap / MB).toFixed(0)} → peak ${(r.memory.peakHeap / MB).toFixed(0)} MB (+${((r.memory.peakHeap - r.memory.heap) / MB).toFixed(1)})`;
+      `RSS ${(r.memory.rss / MB).toFixed(0)} → peak ${(r.memory.peakRss / MB).toFixed(0)} MB (+${((r.memory.peakRss - r.memory.rss) / MB).toFixed(1)}), heap used ${(r.memory.heap / MB).toFixed(0)} → peak ${(r.memory.peakHeap / MB).toFixed(0)} MB (+${((r.memory.peakHeap - r.memory.heap) / MB).toFixed(1)}); RSS peak by quarter of the export ${r.memory.rssByQuarter.map((v) => (v ? (v / MB).toFixed(0) : '–')).join(' · ')} MB`;
     const bigRate = results['1M']!.rows / results['1M']!.seconds;
     row(name, `lock export, ${BIG.toLocaleString('en')} entries → counting sink over HTTP`, fmt(results['1M']!), `≥ ${BUDGET_ROWS_PER_S.toLocaleString('en')} rows/s`, bigRate >= BUDGET_ROWS_PER_S ? 'met' : 'NOT met');
     row(name, `lock export, ${SMALL.toLocaleString('en')} entries`, fmt(results['100k']!));
