@@ -51,6 +51,8 @@ interface Held {
   due: number;
   /** The version of the config the device was last sent. */
   version: number;
+  /** What that config withdrew of the offline codes, and the salt of their hashes: a last config keeps them withdrawn. */
+  withdrawn?: { accessCodeSalt: string; withdrawnOfflineCodes: unknown[] };
 }
 
 export interface ConfigReissuerOptions {
@@ -95,8 +97,8 @@ export class ConfigReissuer {
   }
 
   /** The lock and the config version a device was last sent; undefined when none is known. */
-  lastSentTo(deviceId: string): { lockId: string; version: number } | undefined {
-    for (const [lockId, held] of this.held) if (held.deviceId === deviceId) return { lockId, version: held.version };
+  lastSentTo(deviceId: string): { lockId: string; version: number; withdrawn?: Held['withdrawn'] } | undefined {
+    for (const [lockId, held] of this.held) if (held.deviceId === deviceId) return { lockId, version: held.version, ...(held.withdrawn ? { withdrawn: held.withdrawn } : {}) };
     return undefined;
   }
 
@@ -121,7 +123,7 @@ export class ConfigReissuer {
     }
     const grace = claims.offlineGraceSeconds ?? DEFAULT_OFFLINE_GRACE_S;
     const issuedAt = claims.issuedAt ?? 0;
-    this.held.set(claims.lockId, { deviceId: parsed.deviceId, due: dueAt(issuedAt, grace, spreadOf(this.seed, claims.lockId)), version: claims.version ?? 0 });
+    this.held.set(claims.lockId, { deviceId: parsed.deviceId, due: dueAt(issuedAt, grace, spreadOf(this.seed, claims.lockId)), version: claims.version ?? 0, ...(claims.withdrawn ? { withdrawn: claims.withdrawn } : {}) });
   }
 
   /** Moves the due configs to the queue, and re-signs the first REISSUES_PER_TICK of the queue's connected devices. */
@@ -164,7 +166,7 @@ export class ConfigReissuer {
 }
 
 /** What the scheduler reads of a config JWS: unverified, as it is the platform's own, from its own bus. */
-function readClaims(payload: Buffer): { lockId: string; version?: number; issuedAt?: number; offlineGraceSeconds?: number } | null {
+function readClaims(payload: Buffer): { lockId: string; version?: number; issuedAt?: number; offlineGraceSeconds?: number; withdrawn?: Held['withdrawn'] } | null {
   if (payload.length === 0) return null;
   try {
     const claims = JSON.parse(Buffer.from(payload.toString().split('.')[1] ?? '', 'base64url').toString()) as Record<string, unknown>;
@@ -174,6 +176,9 @@ function readClaims(payload: Buffer): { lockId: string; version?: number; issued
       ...(typeof claims.version === 'number' ? { version: claims.version } : {}),
       ...(typeof claims.issuedAt === 'number' ? { issuedAt: claims.issuedAt } : {}),
       ...(typeof claims.offlineGraceSeconds === 'number' ? { offlineGraceSeconds: claims.offlineGraceSeconds } : {}),
+      ...(typeof claims.accessCodeSalt === 'string' && Array.isArray(claims.withdrawnOfflineCodes) && claims.withdrawnOfflineCodes.length > 0
+        ? { withdrawn: { accessCodeSalt: claims.accessCodeSalt, withdrawnOfflineCodes: claims.withdrawnOfflineCodes as unknown[] } }
+        : {}),
     };
   } catch {
     return null;

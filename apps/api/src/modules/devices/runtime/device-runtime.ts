@@ -25,7 +25,7 @@ import { ConfigPublisher } from './config-publisher.js';
 import { ConfigReissuer } from './config-reissue.js';
 import { InstanceHeartbeat } from './instance-heartbeat.js';
 import { EmbeddedBus } from '../../../plugins/mqtt/embedded.js';
-import { DeviceEventRecorder, type EventOutcome, type EventRefusal } from './device-events.js';
+import { DeviceEventRecorder, MAX_EVENTS_WAITING, type EventOutcome, type EventRefusal } from './device-events.js';
 import { parseDeviceTopic, readJson, readPresence } from './device-messages.js';
 import { markAllOffline, recordPresence, recordState } from './device-status.js';
 import { DeviceOperationRelay } from './relay.js';
@@ -75,6 +75,8 @@ export class DeviceRuntime {
   readonly reissuer: ConfigReissuer;
   /** The doors' signed events (`…/event`), checked and logged once each. */
   readonly events: DeviceEventRecorder;
+  /** Events of each device received and not yet handled. */
+  private readonly eventsWaiting = new Map<string, number>();
   /** Reports of one device are handled in the order they came; different devices' at once. */
   private readonly chains = new Map<string, Promise<void>>();
   /** How many presence and state reports of one device are recorded (a flood is held to the rate). */
@@ -133,8 +135,8 @@ export class DeviceRuntime {
   }
 
   /**
-   * Before an unbound device is cut off: a last config naming nobody, with no codes and the shortest grace,
-   * one version above what it holds. Cut off, the device would otherwise go on obeying its last config at its
+   * Before an unbound device is cut off: a last config naming nobody, with no codes (its withdrawn offline
+   * codes still withdrawn) and the shortest grace, one version above what it holds. Cut off, the device would otherwise go on obeying its last config at its
    * local endpoint until that lapsed. Nothing is sent to a device never sent a config.
    */
   async farewell(deviceId: string): Promise<void> {
@@ -148,6 +150,8 @@ export class DeviceRuntime {
       users: [],
       issuedAt: Math.floor(Date.now() / 1000),
       offlineGraceSeconds: MIN_OFFLINE_GRACE_S,
+      // Offline codes withdrawn before stay withdrawn: the device computes the others itself, and holds them to their windows.
+      ...(last.withdrawn as Pick<DeviceConfig, 'accessCodeSalt' | 'withdrawnOfflineCodes'> | undefined),
     };
     await this.options.bus.publish(deviceTopic(deviceId, 'config'), await this.options.ca.signJws(config));
   }
@@ -174,8 +178,14 @@ export class DeviceRuntime {
       if (!result.ok) return void log.warn({ deviceId, problem: result.problem }, 'device result dropped');
       return this.relay.onResult(deviceId, result.value);
     }
-    // Every event is a record of its own (only the latest of a kind is kept over the rate): in order, none held back.
-    if (kind === 'event') return this.enqueue(deviceId, kind, payload);
+    // Every event is a record of its own (only the latest of a kind is kept over the rate): in order, none
+    // held back — up to MAX_EVENTS_WAITING of one device; past that one is dropped (the chain then shows the gap).
+    if (kind === 'event') {
+      const waiting = this.eventsWaiting.get(deviceId) ?? 0;
+      if (waiting >= MAX_EVENTS_WAITING) return this.events.overflow(deviceId);
+      this.eventsWaiting.set(deviceId, waiting + 1);
+      return this.enqueue(deviceId, kind, payload);
+    }
     if (!this.reportLimiter.take(deviceId)) return this.hold(deviceId, kind, payload);
     this.enqueue(deviceId, kind, payload);
   }
@@ -233,7 +243,13 @@ export class DeviceRuntime {
       return;
     }
     if (kind === 'event') {
-      await this.events.record(deviceId, payload);
+      try {
+        await this.events.record(deviceId, payload);
+      } finally {
+        const waiting = (this.eventsWaiting.get(deviceId) ?? 1) - 1;
+        if (waiting > 0) this.eventsWaiting.set(deviceId, waiting);
+        else this.eventsWaiting.delete(deviceId);
+      }
       return;
     }
     if (kind === 'state') {
@@ -294,7 +310,7 @@ export async function registerDeviceRuntime(app: FastifyInstance): Promise<void>
 function eventCounter(app: FastifyInstance): (outcome: string) => void {
   const counter = new Counter({
     name: 'latchkey_device_events_total',
-    help: 'Signed events from doors: logged, repeat (already logged), or refused_<why> (malformed, unknown_device, other_device, signature, schema, replay)',
+    help: 'Signed events from doors: logged, repeat (already logged), or refused_<why> (malformed, unknown_device, other_device, signature, schema, replay, overflow)',
     labelNames: ['outcome'],
     registers: [],
   });

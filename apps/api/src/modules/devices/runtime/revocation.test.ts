@@ -77,12 +77,26 @@ describe('a connected door, after the owner’s 204', () => {
     expect(reconnects).toBe(0);
   });
 
-  it('obeys nobody once its device is unbound: it was sent a config naming nobody before it was cut off', async () => {
+  it('obeys nobody once its device is unbound: it was sent a config naming nobody before it was cut off, its withdrawn offline code still withdrawn', async () => {
+    // An offline code for this hour, withdrawn: the door has it on its withdrawn list.
+    const hour = Math.floor(Date.now() / 3_600_000) * 3600;
+    const made = await t.app.inject({
+      method: 'POST',
+      url: `/api/platform/application/${sandbox.applicationId}/lock/${lockId}/access-code`,
+      headers: bearer(sandbox.owner.token),
+      payload: { name: 'Locksmith', kind: 'offline', start: hour, end: hour + 3600 },
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const { accessCodeId, code } = made.json() as { accessCodeId: string; code: string };
+    expect((await owner('DELETE', `/lock/${lockId}/access-code/${accessCodeId}`)).statusCode).toBe(204);
+    expect(await eventually(() => (agent.controller.config?.withdrawnOfflineCodes ?? []).length === 1)).toBe(true);
+
     const before = agent.controller.config!.version;
     expect((await owner('DELETE', `/lock/${lockId}/device`)).statusCode).toBe(204);
     expect(await refusedByTheDoor(alice)).toBe(true);
     expect(agent.controller.config).toMatchObject({ users: [], offlineGraceSeconds: 60 });
     expect(agent.controller.config!.version).toBeGreaterThan(before);
+    expect((await agent.controller.enterCode(code)).outcome).toBe('REFUSED');
     // Refused by the broker from now on, it could not deliver its refusals report as it stops: it ends without one.
     agent.client.end(true);
   });
