@@ -4,6 +4,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { MqttClient } from 'mqtt';
 import { WEBHOOK_EVENTS, deviceTopic, type Lock, type LockLogEntry } from '@latchkey/contract';
 import { accessCodes, lockDevices, webhookDeliveries, webhooks } from '../../../db/schema.js';
+import { MAX_EVENTS_WAITING } from './device-events.js';
 import { createTestApp, type TestApp } from '../../../../test/helpers.js';
 import { signEvent as deviceSignEvent } from '@latchkey/device';
 import { connectMqtt, createCsr, deviceTls, generateDeviceKey, provisionDevice, subscribeNext, type DeviceKey, type ProvisionedDevice } from '../../../../test/fixtures/devices.js';
@@ -157,6 +158,29 @@ describe('a signed event', () => {
     await send(await signEvent(device.key, { eventId: randomUUID(), seq: 1, prev: null, at: Number.MAX_SAFE_INTEGER, type: 'door_opened' }));
     expect(await activityCount(t, lockId)).toBe(0);
     expect((await deviceRow()).eventSeq).toBe(0);
+  });
+
+  it('longer than an event can be (8 KiB) is refused unread', async () => {
+    const before = (await refusals()).refused_malformed ?? 0;
+    const header = Buffer.from(JSON.stringify({ alg: 'ES256', kid: device.deviceId, pad: 'x'.repeat(9000) })).toString('base64url');
+    const body = Buffer.from(JSON.stringify({ eventId: randomUUID(), seq: 1, prev: null, at: Date.now(), type: 'door_opened' })).toString('base64url');
+    await send(`${header}.${body}.AAAA`);
+    expect(await activityCount(t, lockId)).toBe(0);
+    expect((await refusals()).refused_malformed).toBe(before + 1);
+  });
+
+  it('past the events a device may have waiting is dropped and counted; the next one then shows the gap', async () => {
+    const waiting = (t.app.deviceRuntime as unknown as { eventsWaiting: Map<string, number> }).eventsWaiting;
+    const before = (await refusals()).refused_overflow ?? 0;
+    waiting.set(device.deviceId, MAX_EVENTS_WAITING);
+    try {
+      await client.publishAsync(deviceTopic(device.deviceId, 'event'), (await chain.next({ type: 'door_opened' })).jws, { qos: 1 });
+      await expect.poll(async () => (await refusals()).refused_overflow).toBe(before + 1);
+    } finally {
+      waiting.delete(device.deviceId);
+    }
+    await send((await chain.next({ type: 'door_closed' })).jws);
+    expect((await log()).map((e) => e.type)).toEqual(['DOOR_CLOSED', 'AUDIT_GAP']);
   });
 
   it('with a seq already passed and an unknown id (a replay or a forgery) is refused', async () => {

@@ -4,7 +4,6 @@ import type { FastifyBaseLogger } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import {
   LOW_BATTERY_LEVEL,
-  MAX_DEVICE_MESSAGE_BYTES,
   deviceEventSchema,
   deviceLogReasons,
   type AccessMethod,
@@ -35,7 +34,12 @@ import { publishEvent } from '../../../lib/webhook-outbox.js';
 
 export type EventOutcome = 'logged' | 'repeat' | 'refused';
 /** Why an event was refused (the metric's label). */
-export type EventRefusal = 'malformed' | 'unknown_device' | 'other_device' | 'signature' | 'schema' | 'replay';
+export type EventRefusal = 'malformed' | 'unknown_device' | 'other_device' | 'signature' | 'schema' | 'replay' | 'overflow';
+
+/** An event's JWS is at most this long (its payload is a few hundred bytes; a reason at most 500 characters). */
+export const MAX_EVENT_BYTES = 8 * 1024;
+/** Events of one device received and not yet handled, at most (a door's own queue holds 10,000). */
+export const MAX_EVENTS_WAITING = 10_000;
 
 const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows;
 
@@ -70,7 +74,7 @@ interface ReadJws {
 const B64URL = /^[A-Za-z0-9_-]+$/;
 
 function readJws(payload: Buffer): ReadJws | null {
-  if (payload.length > MAX_DEVICE_MESSAGE_BYTES) return null;
+  if (payload.length > MAX_EVENT_BYTES) return null;
   const jws = payload.toString('utf8').trim();
   const parts = jws.split('.');
   if (parts.length !== 3 || !parts.every((part) => part.length > 0 && B64URL.test(part))) return null;
@@ -297,6 +301,12 @@ export class DeviceEventRecorder {
     /** Counts each event's outcome (the metric): logged, repeat, or the refusal's reason. */
     private readonly count: (outcome: EventOutcome | `refused_${EventRefusal}`) => void = () => {},
   ) {}
+
+  /** An event dropped before it was read: its device has MAX_EVENTS_WAITING waiting already. */
+  overflow(deviceId: string): void {
+    this.log.warn({ deviceId, refusal: 'overflow' }, 'device event refused');
+    this.count('refused_overflow');
+  }
 
   async record(deviceId: string, payload: Buffer): Promise<EventOutcome> {
     const refuse = (why: EventRefusal, details: object = {}): EventOutcome => {
