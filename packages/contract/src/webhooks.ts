@@ -111,6 +111,52 @@ export interface WebhookPayload<T = unknown> {
   data: T;
 }
 
+/** What every lock event's `data` names: the application and the lock. */
+export interface LockWebhookData {
+  applicationId: string;
+  lockId: string;
+  lockName: string;
+}
+/** Where an event came from: the platform deciding (a signed operation through the cloud) or the door telling (a signed event, or a sandbox lock's). */
+export interface EventOrigin {
+  source: 'platform' | 'device';
+}
+/** What a door reported: its device (null for a sandbox lock), whether it decided while offline, and when (ISO 8601, the door's own time). */
+export interface DoorEventData extends LockWebhookData, EventOrigin {
+  deviceId: string | null;
+  offline: boolean;
+  at: string;
+}
+/**
+ * lock.unlocked / lock.unlock_refused: who (userId and email, null for an access code) and how (`method`:
+ * mobile_key, local, access_code, tile, console; `accessCodeId` for a code). From a door's event they also
+ * carry DoorEventData's deviceId, offline and at.
+ */
+export interface UnlockWebhookData extends LockWebhookData, EventOrigin {
+  userId: string | null;
+  email: string | null;
+  method: 'mobile_key' | 'local' | 'access_code' | 'tile' | 'console' | null;
+  accessCodeId: string | null;
+  /** lock.unlocked: the unlock time in seconds. */
+  duration?: number;
+  /** lock.unlock_refused: why. */
+  reason?: string;
+}
+/** lock.door_opened, lock.door_closed, device.jammed, device.tampered: DoorEventData; device.low_battery adds the level. */
+export interface LowBatteryWebhookData extends DoorEventData {
+  battery: number;
+}
+/** device.audit_gap: events the platform never received (`missing`, with their seqs), or one that does not follow on from the last (`broken`). */
+export interface AuditGapWebhookData extends LockWebhookData {
+  deviceId: string;
+  kind: 'missing' | 'broken';
+  missingFrom: number | null;
+  missingTo: number | null;
+  /** The event that showed the gap. */
+  seq: number;
+  reason: string;
+}
+
 /**
  * `GET …/webhook/{webhookId}/delivery?cursor`: the body stays the documented array (newest first,
  * `WEBHOOK_DELIVERY_PAGE_SIZE` at most); when there are older ones the answer carries

@@ -7,7 +7,10 @@ import {
   deviceEventSchema,
   deviceLogReasons,
   type AccessMethod,
+  type AuditGapWebhookData,
   type DeviceEvent,
+  type DoorEventData,
+  type UnlockWebhookData,
   type LockAlarm,
   type WebhookEvent,
 } from '@latchkey/contract';
@@ -196,7 +199,7 @@ export async function logLockEvent(tx: Db, lock: EventLock, event: LockEventInpu
     value: event.type === 'battery' ? (event.value ?? null) : null,
   });
 
-  const base = { applicationId: lock.application_id, lockId: lock.lock_id, lockName: lock.lock_name, deviceId, source: 'device' as const, offline: event.offline ?? false, at: isoOf(event.at) };
+  const base: DoorEventData = { applicationId: lock.application_id, lockId: lock.lock_id, lockName: lock.lock_name, deviceId, source: 'device', offline: event.offline ?? false, at: isoOf(event.at) };
   const announce = (type: WebhookEvent, data: object) => publishEvent(tx, lock.application_id, type, { ...base, ...data });
   const person = { userId: actor ? event.userId! : null, email: actor?.email ?? null };
   const alarms = new Set((lock.alarms ?? []) as string[]);
@@ -205,13 +208,13 @@ export async function logLockEvent(tx: Db, lock: EventLock, event: LockEventInpu
   switch (event.type) {
     case 'unlocked':
       alarms.delete('jammed' satisfies LockAlarm);
-      await announce('lock.unlocked', { ...person, duration: lock.unlock_time, method, accessCodeId });
+      await announce('lock.unlocked', { ...person, duration: lock.unlock_time, method, accessCodeId } satisfies Omit<UnlockWebhookData, keyof DoorEventData>);
       break;
     case 'locked':
       alarms.delete('jammed' satisfies LockAlarm);
       break;
     case 'access_denied':
-      await announce('lock.unlock_refused', { ...person, reason, method, accessCodeId });
+      await announce('lock.unlock_refused', { ...person, reason: reason ?? deviceLogReasons.noReason, method, accessCodeId } satisfies Omit<UnlockWebhookData, keyof DoorEventData>);
       break;
     case 'door_opened':
     case 'door_closed':
@@ -363,7 +366,7 @@ export class DeviceEventRecorder {
           missingTo: gap.to,
           seq: event.seq,
           reason: gap.reason,
-        });
+        } satisfies AuditGapWebhookData);
         this.log.warn({ deviceId, ...gap, seq: event.seq }, 'device event chain: a gap logged');
       }
       await logLockEvent(tx, device, event, deviceId);
