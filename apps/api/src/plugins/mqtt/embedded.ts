@@ -152,6 +152,11 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
     for await (const packet of this.retainedStream(pattern)) this.call(handler, packet);
   }
 
+  /** The devices this broker holds a connection of now. */
+  heldDevices(): string[] {
+    return [...this.clients.keys()];
+  }
+
   /** Ends the device's connections here and, when bridged, on every other instance. */
   disconnect(deviceId: string): void {
     this.cutLocal(deviceId, { will: true });

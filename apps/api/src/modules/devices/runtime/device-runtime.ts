@@ -294,7 +294,7 @@ export async function registerDeviceRuntime(app: FastifyInstance): Promise<void>
   await runtime.start();
   // A crashed instance sends no Last Will for the devices its embedded broker held: its peers record them offline.
   const bus = app.deviceBus;
-  const heartbeat = bus instanceof EmbeddedBus ? new InstanceHeartbeat({ db: app.db, log: app.log.child({ module: 'devices' }), unannounced: (id) => runtime.announceLater(id) }) : null;
+  const heartbeat = bus instanceof EmbeddedBus ? new InstanceHeartbeat({ db: app.db, log: app.log.child({ module: 'devices' }), unannounced: (id) => runtime.announceLater(id), held: () => bus.heldDevices() }) : null;
   if (heartbeat && bus instanceof EmbeddedBus) {
     await heartbeat.start();
     bus.onHolding = (deviceId, held, at) => heartbeat.holding(deviceId, held, at);

@@ -111,3 +111,27 @@ describe('the devices of an instance that went silent', () => {
     await closed(client);
   });
 });
+
+describe('an instance that was silent itself (its database out of reach) while its broker kept its devices', () => {
+  it('claims them again and records them online at its next beat, once a peer may have recorded them offline', async () => {
+    const client = await connectMqtt(port, { ...deviceTls(device), clientId: device.deviceId });
+    await client.publishAsync(deviceTopic(device.deviceId, 'presence'), 'online', { qos: 1, retain: true });
+    await t.app.deviceRuntime.settled();
+    await heartbeat().flushed();
+    expect(await holder()).toBe(heartbeat().instanceId);
+    // As a peer did it: this instance looked dead, its device was recorded offline and its holding removed.
+    await t.database.db.update(instanceHeartbeats).set({ lastSeen: new Date(Date.now() - (DEAD_AFTER_S + 5) * 1000) }).where(eq(instanceHeartbeats.instanceId, heartbeat().instanceId));
+    await t.database.db.delete(deviceConnections).where(eq(deviceConnections.deviceId, device.deviceId));
+    await t.database.db.update(lockDevices).set({ connected: false }).where(eq(lockDevices.id, device.deviceId));
+
+    await heartbeat().beat();
+    expect(await holder()).toBe(heartbeat().instanceId);
+    expect(await connected()).toBe(true);
+    // A beat on time changes nothing.
+    await t.database.db.update(lockDevices).set({ connected: false }).where(eq(lockDevices.id, device.deviceId));
+    await heartbeat().beat();
+    expect(await connected()).toBe(false);
+    client.end(true);
+    await closed(client);
+  });
+});

@@ -36,6 +36,8 @@ export interface InstanceHeartbeatOptions {
   log: Pick<FastifyBaseLogger, 'warn' | 'info' | 'debug'>;
   /** A device recorded offline whose change is still to be announced once it has held (the runtime's PresenceAnnouncer). */
   unannounced?: (deviceId: string) => void;
+  /** The devices this instance's broker holds now: claimed again after a silence the peers may have taken for a crash. */
+  held?: () => string[];
   everyMs?: number;
   deadAfterS?: number;
 }
@@ -104,7 +106,16 @@ export class InstanceHeartbeat {
   beat(): Promise<string[]> {
     const run = (async () => {
       try {
-        await this.options.db.execute(sql`update instance_heartbeats set last_seen = now() where instance_id = ${this.instanceId}`);
+        const [beat] = rowsOf<{ silent: boolean | null }>(
+          await this.options.db.execute(sql`
+            with before as (select last_seen from instance_heartbeats where instance_id = ${this.instanceId})
+            insert into instance_heartbeats (instance_id) values (${this.instanceId})
+            on conflict (instance_id) do update set last_seen = now()
+            returning (select coalesce(b.last_seen < now() - make_interval(secs => ${this.deadAfterS}), true) from before b) as silent`),
+        );
+        // Silent long enough for a peer to take it for a crash (the database was out of reach): its devices,
+        // still connected here, may have been recorded offline. They are claimed and recorded online again.
+        if (beat?.silent !== false) await this.rejoin();
         return await this.sweep();
       } catch (err) {
         this.options.log.warn({ err }, 'instance heartbeat failed');
@@ -114,6 +125,23 @@ export class InstanceHeartbeat {
     const done = run.then(() => undefined);
     this.beating = done;
     return run;
+  }
+
+  /** Claims every device this instance's broker holds, and records online any a peer recorded offline. */
+  private async rejoin(): Promise<void> {
+    const held = this.options.held?.() ?? [];
+    if (held.length === 0) return;
+    this.options.log.warn({ devices: held.length }, 'this instance was silent: its devices are claimed again');
+    const now = Date.now();
+    for (const deviceId of held) this.pending.set(deviceId, { held: true, at: now });
+    await this.flush();
+    for (const deviceId of held) {
+      const change = await recordPresence(this.options.db, deviceId, true, DEVICE_PRESENCE_SETTLE_S).catch((err: unknown) => {
+        this.options.log.warn({ err, deviceId }, 'device of this instance not recorded online again');
+        return null;
+      });
+      if (change?.unannounced) this.options.unannounced?.(deviceId);
+    }
   }
 
   /** Writes the holdings waiting: one statement for those held, one for those let go. */
