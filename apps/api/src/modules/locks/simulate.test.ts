@@ -104,6 +104,18 @@ describe('POST …/simulate/{kind} on a sandbox lock', () => {
     expect((await execute(t, lockId, alice.token, signOperation(alice, lockId, UNLOCK))).statusCode).toBe(204);
   });
 
+  it('what it reports while offline is marked as decided offline', async () => {
+    await simulate('offline');
+    expect((await simulate('door_opened')).statusCode).toBe(204);
+    await simulate('online');
+    expect((await simulate('door_closed')).statusCode).toBe(204);
+    expect((await log()).map((e) => [e.type, e.offline])).toEqual([
+      ['DOOR_CLOSED', false],
+      ['DOOR_OPENED', true],
+    ]);
+    expect(await deliveries('lock.door_opened')).toEqual([expect.objectContaining({ offline: true })]);
+  });
+
   it('an unlock that took the lock while it was online is refused once it goes offline (its standing kept by the instance)', async () => {
     expect((await execute(t, lockId, alice.token, signOperation(alice, lockId, UNLOCK))).statusCode).toBe(204);
     await simulate('offline');

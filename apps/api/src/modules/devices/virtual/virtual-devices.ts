@@ -7,6 +7,7 @@ import type { Db } from '../../../db/client.js';
 import { SecretBox } from '../../../lib/secret-box.js';
 import { VirtualOfflineSecrets } from '../../access-codes/offline-secrets.service.js';
 import type { LockAccess } from '../../operations/devices.service.js';
+import { isVirtuallyOffline } from '../../locks/locks.service.js';
 import { OperationRefusal, logTypeOf, type VerifiedOperation, type VirtualDeviceCheck } from '../../operations/operations.service.js';
 import { lockConfigContent, logLockEvent, type EventLock } from '../runtime/index.js';
 
@@ -199,7 +200,8 @@ export class VirtualDevices implements VirtualDeviceCheck {
               from locks where id = ${lockId} for update`)) as unknown as { rows: EventLock[] }
           ).rows;
           if (!lock) return;
-          await logLockEvent(tx, lock, event, null);
+          // A sandbox lock made to look offline decides as a door without the platform does: its events say so.
+          await logLockEvent(tx, lock, isVirtuallyOffline({ alarms: lock.alarms ?? [] }) ? { ...event, offline: true } : event, null);
           if (event.type === 'unlocked') {
             await tx.execute(sql`update locks set unlocked_until = ${new Date(event.at)}::timestamptz + make_interval(secs => unlock_time), updated_at = now() where id = ${lockId}`);
           }
