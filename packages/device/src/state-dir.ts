@@ -10,7 +10,7 @@ import path from 'node:path';
  * operations it has obeyed recently (so one cannot be used again through another path), and the outcomes
  * the platform has not been told yet, its signed event chain and the events not delivered yet
  * (`events.log`, `event-chain.json`), the offline-code secret (`offline-code-secret`, mode 0600), the
- * keypad's recent wrong codes and lockout (`keypad.json`), and
+ * keypad's recent wrong codes, lockout and its escalation (`keypad.json`), and
  * `device.lock` while a process uses it. Each file is
  * written to a temporary name and renamed, so a power cut leaves the old file or the new one.
  */
