@@ -13,6 +13,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import readline from 'node:readline';
 import { sql } from 'drizzle-orm';
 import type { Db } from '../apps/api/src/db/client.ts';
@@ -35,6 +36,10 @@ interface Memory {
   cpu: number;
   /** The highest RSS in each quarter of the export's time: growth that scaled with the rows would climb quarter by quarter. */
   rssByQuarter: number[];
+  /** The service's event loop delay during the export (ms): how long another request could have waited for it. */
+  loopDelayMax: number;
+  loopDelayP99: number;
+  samples: number;
 }
 
 /** The service (and its database when PGlite), driven over stdin/stdout. */
@@ -57,6 +62,7 @@ async function serve() {
   let memory: Memory | null = null;
   let cpuAtMark = process.cpuUsage();
   let samples: [number, number][] = [];
+  let loopDelay = monitorEventLoopDelay({ resolution: 5 });
   const sample = () => {
     const m = process.memoryUsage();
     memory!.peakRss = Math.max(memory!.peakRss, m.rss);
@@ -72,8 +78,10 @@ async function serve() {
       // The baseline: after a full collection, so it is what the service holds, not garbage not yet collected.
       globalThis.gc?.();
       const m = process.memoryUsage();
-      memory = { rss: m.rss, heap: m.heapUsed, peakRss: m.rss, peakHeap: m.heapUsed, cpu: 0, rssByQuarter: [] };
+      memory = { rss: m.rss, heap: m.heapUsed, peakRss: m.rss, peakHeap: m.heapUsed, cpu: 0, rssByQuarter: [], loopDelayMax: 0, loopDelayP99: 0, samples: 0 };
       samples = [];
+      loopDelay = monitorEventLoopDelay({ resolution: 5 });
+      loopDelay.enable();
       cpuAtMark = process.cpuUsage();
       sampler = setInterval(sample, 5);
       console.log('marked');
@@ -82,6 +90,10 @@ async function serve() {
       sample();
       const cpu = process.cpuUsage(cpuAtMark);
       memory!.cpu = (cpu.user + cpu.system) / 1e6;
+      loopDelay.disable();
+      memory!.loopDelayMax = loopDelay.max / 1e6;
+      memory!.loopDelayP99 = loopDelay.percentile(99) / 1e6;
+      memory!.samples = samples.length;
       const [first, last] = [samples[0]![0], samples.at(-1)![0]];
       memory!.rssByQuarter = [0, 1, 2, 3].map((q) =>
         Math.max(...samples.filter(([t]) => Math.min(3, Math.floor(((t - first) / Math.max(last - first, 1)) * 4)) === q).map(([, rss]) => rss), 0),
@@ -203,7 +215,7 @@ async function measure(name: string, dbUrl: string | undefined, row: (...cells: 
     const fmt = (r: (typeof results)[string]) =>
       `${Math.round(r.rows / r.seconds).toLocaleString('en')} rows/s (${r.rows.toLocaleString('en')} rows, ${(r.bytes / MB).toFixed(0)} MB in ${r.seconds.toFixed(1)} s; the service's CPU ${r.memory.cpu.toFixed(1)} s: ${Math.round(r.rows / r.memory.cpu).toLocaleString('en')} rows per CPU-second)`;
     const growth = (r: (typeof results)[string]) =>
-      `RSS ${(r.memory.rss / MB).toFixed(0)} → peak ${(r.memory.peakRss / MB).toFixed(0)} MB (+${((r.memory.peakRss - r.memory.rss) / MB).toFixed(1)}), heap used ${(r.memory.heap / MB).toFixed(0)} → peak ${(r.memory.peakHeap / MB).toFixed(0)} MB (+${((r.memory.peakHeap - r.memory.heap) / MB).toFixed(1)}); RSS peak by quarter of the export ${r.memory.rssByQuarter.map((v) => (v ? (v / MB).toFixed(0) : '–')).join(' · ')} MB`;
+      `RSS ${(r.memory.rss / MB).toFixed(0)} → peak ${(r.memory.peakRss / MB).toFixed(0)} MB (+${((r.memory.peakRss - r.memory.rss) / MB).toFixed(1)}), heap used ${(r.memory.heap / MB).toFixed(0)} → peak ${(r.memory.peakHeap / MB).toFixed(0)} MB (+${((r.memory.peakHeap - r.memory.heap) / MB).toFixed(1)}); RSS peak by quarter of the export ${r.memory.rssByQuarter.map((v) => (v ? (v / MB).toFixed(0) : '–')).join(' · ')} MB (${r.memory.samples} samples); event loop delay p99 ${r.memory.loopDelayP99.toFixed(0)} ms, max ${r.memory.loopDelayMax.toFixed(0)} ms`;
     const bigRate = results['1M']!.rows / results['1M']!.seconds;
     row(name, `lock export, ${BIG.toLocaleString('en')} entries → counting sink over HTTP`, fmt(results['1M']!), `≥ ${BUDGET_ROWS_PER_S.toLocaleString('en')} rows/s`, bigRate >= BUDGET_ROWS_PER_S ? 'met' : 'NOT met');
     row(name, `lock export, ${SMALL.toLocaleString('en')} entries`, fmt(results['100k']!));

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type SQL } from 'drizzle-orm';
 import {
   ACTIVITY_EXPORT_COLUMNS,
@@ -79,7 +80,8 @@ interface Batch {
  * The export's text, oldest entry first (by time, then by the order entries were logged): the header, then
  * one string per batch. Keyset paging over (at, seq) — each batch starts after the previous batch's last
  * entry, to the microsecond — so only one batch is ever in memory and batch N costs what batch 1 does.
- * Nothing is read ahead of the consumer: the next batch is queried when the stream asks for more. The
+ * Nothing is read ahead of the consumer: the next batch is queried when the stream asks for more, after
+ * the event loop has turned (other requests are served between batches). The
  * batches are separate statements (no transaction is held open while a client downloads), so an entry
  * logged while the export runs is included if it sorts after the batch being read.
  */
@@ -91,6 +93,10 @@ export async function* activityCsv(db: Db, scope: ExportScope, query: ActivityEx
   if (query.end !== undefined) bounds.push(sql`a.at <= ${new Date(query.end * 1000).toISOString()}::timestamptz`);
   let after: { time: string; seq: string } | null = null;
   for (;;) {
+    // The event loop turns before each batch. An embedded database answers without I/O, and a socket that
+    // takes each chunk at once never pushes back, so without this an export would run to its end in one
+    // turn, every other request of the instance waiting for it.
+    await nextTurn();
     const conditions: SQL[] = after ? [...bounds, sql`(a.at, a.seq) > (${after.time}::timestamptz, ${after.seq}::bigint)`] : bounds;
     const entries: SQL = byLock
       ? sql`select ${COLUMNS}, ${TIME} as at_text from lock_activity a where ${sql.join(conditions, sql` and `)} order by a.at, a.seq limit ${batchSize}`

@@ -259,6 +259,20 @@ describe('order and batches', () => {
     }
   });
 
+  it('lets the event loop turn before each batch, so the instance serves other requests meanwhile', async () => {
+    const lockId = await insertLock(appId, 'Turning Door');
+    await t.app.db.insert(lockActivity).values(Array.from({ length: 4 }, (_, i) => ({ lockId, applicationId: appId, at: at(90 + i), type: 'LOCK' as const })));
+    const reader = activityCsv(t.app.db, { lockId }, {}, 2);
+    await reader.next();
+    for (let batch = 0; batch < 2; batch++) {
+      let turned = false;
+      setImmediate(() => (turned = true));
+      expect((await reader.next()).done).toBe(false);
+      expect(turned).toBe(true);
+    }
+    await reader.return(undefined);
+  });
+
   it('reads each batch only when the reader asks for it', async () => {
     const lockId = await insertLock(appId, 'Lazy Door');
     await t.app.db.insert(lockActivity).values(Array.from({ length: 5 }, (_, i) => ({ lockId, applicationId: appId, at: at(70 + i), type: 'LOCK' as const, subject: `e${i}` })));
