@@ -50,7 +50,7 @@ export interface AgentOptions {
 }
 
 const RENEWAL_CHECK_MS = 6 * 3_600_000;
-/** How long `stop` waits for the broker to acknowledge the device's goodbye. */
+/** How long `stop` waits for the broker to acknowledge the device's goodbye, and each report it still sends. */
 const STOP_WAIT_MS = 2000;
 
 /** Whether `promise` settles successfully within `ms`. */
@@ -412,8 +412,14 @@ export class DeviceAgent {
     // Outcomes go out in the order they were decided: while older ones wait to be sent, a new one waits behind them.
     if (this.client.connected && this.flushed && this.pending.length === 0) {
       try {
-        await this.client.publishAsync(this.topic('result'), JSON.stringify(message), { qos: 1 });
-        return;
+        const published = this.client.publishAsync(this.topic('result'), JSON.stringify(message), { qos: 1 });
+        // Stopping, the broker's acknowledgement is waited for briefly: one that does not answer (a dead link,
+        // a hung broker) gets the report on the next run instead, and the platform logs a report sent twice once.
+        if (!this.stopping) {
+          await published;
+          return;
+        }
+        if (await withinMs(published, STOP_WAIT_MS)) return;
       } catch {
         // Kept below and sent on the next connection.
       }
