@@ -33,6 +33,8 @@ async function startService() {
       PORT: String(port),
       HOST: '127.0.0.1',
       PUBLIC_URL: url,
+      // Any free port for the device broker: the default one may be taken by another test run or service.
+      MQTT_PORT: '0',
       LOG_LEVEL: 'warn',
       DATA_DIR: dataDir,
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
