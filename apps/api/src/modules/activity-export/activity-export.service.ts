@@ -17,7 +17,7 @@ export const ACTIVITY_EXPORT_BATCH = 5_000;
  * Bytes the stream reads ahead of what the connection has taken: at most one batch beyond this is held
  * while a slow client reads, whatever the export's size.
  */
-const READ_AHEAD_BYTES = 64 * 1024;
+export const READ_AHEAD_BYTES = 64 * 1024;
 
 /** One lock's activity, or every lock's of an application (with each entry's lock name). */
 export type ExportScope = { lockId: string } | { applicationId: string };
@@ -119,8 +119,8 @@ export async function* activityCsv(db: Db, scope: ExportScope, query: ActivityEx
  * The export as a byte stream with backpressure: a batch is read only when the connection has taken what
  * came before (up to READ_AHEAD_BYTES buffered); a closed connection ends the reading.
  */
-export function activityCsvStream(db: Db, scope: ExportScope, query: ActivityExportQuery): Readable {
-  return Readable.from(activityCsv(db, scope, query), { objectMode: false, highWaterMark: READ_AHEAD_BYTES });
+export function activityCsvStream(db: Db, scope: ExportScope, query: ActivityExportQuery, batchSize = ACTIVITY_EXPORT_BATCH): Readable {
+  return Readable.from(activityCsv(db, scope, query, batchSize), { objectMode: false, highWaterMark: READ_AHEAD_BYTES });
 }
 
 /** A file name part from a lock's or application's name: lower-case ASCII letters and digits joined by dashes. */

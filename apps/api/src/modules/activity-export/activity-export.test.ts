@@ -1,11 +1,12 @@
+import { once } from 'node:events';
 import { sql, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ACTIVITY_EXPORT_COLUMNS, LOCK_ACTIVITY_EXPORT_COLUMNS, apiErrors, lockErrors, lockMessages } from '@latchkey/contract';
 import { lockActivity, locks } from '../../db/schema.js';
-import { createTestApp, type TestApp } from '../../../test/helpers.js';
+import { createTestApp, eventually, type TestApp } from '../../../test/helpers.js';
 import { bearer, createApplication, createOwner } from '../../../test/fixtures/platform-users.js';
-import { ACTIVITY_EXPORT_BATCH, activityCsv, exportFileName } from './activity-export.service.js';
+import { ACTIVITY_EXPORT_BATCH, READ_AHEAD_BYTES, activityCsv, activityCsvStream, exportFileName } from './activity-export.service.js';
 
 /** The activity log as CSV: columns, quoting, formula guard, bounds, order, batches, ownership. */
 let t: TestApp;
@@ -271,6 +272,41 @@ describe('order and batches', () => {
       expect(turned).toBe(true);
     }
     await reader.return(undefined);
+  });
+
+  it('stops reading while nobody takes what it has read, and for good once the stream is destroyed', async () => {
+    const lockId = await insertLock(appId, 'Slow Reader Door');
+    // 3,000 records of about 300 bytes: 30 batches of 100, about 30 KB each.
+    await t.app.db.execute(sql`alter table lock_activity disable trigger lock_activity_notify_insert`);
+    try {
+      await t.app.db.execute(sql`
+        insert into lock_activity (lock_id, application_id, at, type, subject)
+        select ${lockId}::uuid, ${appId}::uuid, ${at(100).toISOString()}::timestamptz + i * interval '1 second', 'UNLOCK', repeat('x', 150) || i
+        from generate_series(1, 3000) as i`);
+    } finally {
+      await t.app.db.execute(sql`alter table lock_activity enable trigger lock_activity_notify_insert`);
+    }
+    const dialect = new PgDialect();
+    const spy = vi.spyOn(t.app.db, 'execute');
+    const batchesRead = () => spy.mock.calls.filter(([query]) => JSON.stringify(dialect.sqlToQuery(query as SQL).params).includes(lockId)).length;
+    try {
+      const stream = activityCsvStream(t.app.db, { lockId }, {}, 100);
+      stream.read(0);
+      expect(await eventually(() => stream.readableLength >= READ_AHEAD_BYTES)).toBe(true);
+      for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
+      const whileFull = batchesRead();
+      // The read-ahead and one batch past it, not the 30.
+      expect(whileFull).toBeGreaterThan(0);
+      expect(whileFull).toBeLessThanOrEqual(Math.ceil(READ_AHEAD_BYTES / 30_000) + 1);
+      stream.destroy();
+      await once(stream, 'close');
+      const atClose = batchesRead();
+      for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
+      expect(batchesRead()).toBe(atClose);
+      expect(atClose).toBeLessThanOrEqual(whileFull + 1);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('reads each batch only when the reader asks for it', async () => {
