@@ -40,7 +40,7 @@ function textCell(value: string): string {
   return `case when ${value} ~ E'[",\\r\\n]' then concat('"', ${apostrophe}, replace(${value}, '"', '""'), '"') else concat(${apostrophe}, ${value}) end`;
 }
 
-/** Each column's field over the batch's row `e` (the entry, its `time` to the microsecond and its `lock_name`). */
+/** Each column's field over the batch's row `e` (the entry, `at_text`: its time in UTC to the microsecond, and `lock_name`). */
 const fieldOf: Record<ActivityExportColumn, string> = {
   time: 'e.at_text',
   lock_id: 'e.lock_id',
