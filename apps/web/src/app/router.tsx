@@ -3,7 +3,7 @@ import { alwaysRevalidate, protectedLoader } from './guard';
 import { loadAppPageTexts } from './i18n';
 import { SplashLayout } from './layouts/splash-layout';
 import { RouteError } from './layouts/route-error';
-import { paths } from './paths';
+import { paths } from '../lib/paths';
 
 // Each screen is its own chunk (react-router's route `lazy`, which loads the module before rendering
 // and so avoids a Suspense waterfall); /login pulls in only the splash layout and the login form.

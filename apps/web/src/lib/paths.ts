@@ -33,9 +33,9 @@ export const paths = {
   settings: (appId: string) => `/${encodeURIComponent(appId)}/settings`,
   history: (appId: string) => `/${encodeURIComponent(appId)}/history`,
   webhooks: (appId: string) => `/${encodeURIComponent(appId)}/webhooks`,
-  /** The overview with the Authentication card's token tester open (Getting Started links here). */
   /** A tile's page: what a phone opens from the tile's QR code. */
   tile: (tileId: string) => `/t/${encodeURIComponent(tileId)}`,
+  /** The overview with the Authentication card's token tester open (Getting Started links here). */
   tokenTester: (appId: string) => `/${encodeURIComponent(appId)}/overview?${TOKEN_TESTER_PARAM}=open`,
 } as const;
 

@@ -11,7 +11,7 @@ import { usePrefetchLockPage } from '../../features/locks/prefetch';
 import { configQuery } from '../../lib/config';
 import { ApiError } from '../../lib/http';
 import { setSessionValue } from '../../lib/session';
-import { paths } from '../paths';
+import { paths } from '../../lib/paths';
 import { RetryAlert } from '../../components/ui/retry-alert';
 
 const SECTIONS = ['overview', 'locks', 'outbox', 'getting-started', 'settings', 'webhooks', 'history'] as const;

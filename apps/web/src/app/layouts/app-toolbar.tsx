@@ -19,7 +19,7 @@ import { ProductLogo } from '../../components/ui/product-logo';
 import { useApplication } from '../../features/applications/api';
 import { useLogout } from '../../features/auth/logout';
 import { useSession } from '../../lib/use-session';
-import { paths } from '../paths';
+import { paths } from '../../lib/paths';
 import { LanguageMenuItems } from './language-menu-items';
 
 /** The top toolbar; minimal (no application name) outside an application. */

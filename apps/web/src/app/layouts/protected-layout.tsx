@@ -2,7 +2,7 @@ import { Box } from '@mui/material';
 import { Navigate, Outlet } from 'react-router';
 import { SavedNoticeHost } from '../../components/ui/saved-notice';
 import { useSession } from '../../lib/use-session';
-import { paths } from '../paths';
+import { paths } from '../../lib/paths';
 import { VerifyEmailBanner } from '../../features/auth/verify-email-banner';
 import { AppToolbar } from './app-toolbar';
 

@@ -1,7 +1,7 @@
 import { Box, Button, Typography } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useRouteError } from 'react-router';
-import { paths } from '../paths';
+import { paths } from '../../lib/paths';
 
 /** Shown when a route's code fails to load or a render throws, instead of a blank page. */
 export function RouteError() {

@@ -5,7 +5,7 @@ import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useLocation, useNavigate } from 'react-router';
-import { paths } from '../../app/paths';
+import { paths } from '../../lib/paths';
 import { clearSession } from '../../lib/session';
 import { useLinkSecrets } from '../../lib/use-link-secrets';
 import { acceptInvitation, InvitationLinkSpent } from './api';

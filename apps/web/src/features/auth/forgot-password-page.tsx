@@ -6,7 +6,7 @@ import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router';
-import { paths } from '../../app/paths';
+import { paths } from '../../lib/paths';
 import { errorMessage } from '../../lib/http';
 import { requestPasswordReset } from '../../lib/trust-api';
 import { AuthPageFrame } from './auth-page-frame';

@@ -5,7 +5,7 @@ import { lazy, Suspense, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useNavigate, useSearchParams } from 'react-router';
-import { paths } from '../../app/paths';
+import { paths } from '../../lib/paths';
 import { RETURN_PARAM, safeReturnPath } from '../../lib/return-path';
 import { storeSignIn } from '../../lib/session';
 import { completeSignIn, login } from './api';

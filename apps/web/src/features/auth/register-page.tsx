@@ -5,7 +5,7 @@ import { useState } from 'react';
 import { Controller, useForm, useWatch } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useNavigate } from 'react-router';
-import { paths } from '../../app/paths';
+import { paths } from '../../lib/paths';
 import { PasswordStrengthHint } from '../../components/ui/password-strength-hint';
 import { visuallyHidden } from '../../components/ui/visually-hidden';
 import { usePortalConfig } from '../../lib/config';

@@ -6,7 +6,7 @@ import { useState } from 'react';
 import { useForm, useWatch } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useNavigate } from 'react-router';
-import { paths } from '../../app/paths';
+import { paths } from '../../lib/paths';
 import { PasswordStrengthHint } from '../../components/ui/password-strength-hint';
 import { ApiError, errorMessage } from '../../lib/http';
 import { resetPassword } from '../../lib/trust-api';

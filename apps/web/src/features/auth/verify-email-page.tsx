@@ -2,7 +2,7 @@ import { Alert, CircularProgress } from '@mui/material';
 import { addRecoveryTexts } from './recovery-texts';
 import { useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { paths } from '../../app/paths';
+import { paths } from '../../lib/paths';
 import { errorMessage } from '../../lib/http';
 import { getSession } from '../../lib/session';
 import { verifyEmail } from '../../lib/trust-api';

@@ -3,7 +3,7 @@ import { Alert, Button, Dialog, DialogActions, DialogContent, DialogContentText,
 import { useCallback, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useParams } from 'react-router';
-import { paths } from '../../app/paths';
+import { paths } from '../../lib/paths';
 import { EmailedCodeHint } from '../../components/ui/emailed-code-hint';
 import { errorMessage } from '../../lib/http';
 import { getSession } from '../../lib/session';

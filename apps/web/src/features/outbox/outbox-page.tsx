@@ -12,7 +12,7 @@ import {
 } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 import { useParams, useSearchParams } from 'react-router';
-import { OUTBOX_EMAIL_PARAM } from '../../app/paths';
+import { OUTBOX_EMAIL_PARAM } from '../../lib/paths';
 import { PageLoader } from '../../components/ui/page-loader';
 import { ScaledEmailFrame } from '../../components/ui/scaled-email-frame';
 import { formatDateTimeSeconds } from '../../lib/dates';

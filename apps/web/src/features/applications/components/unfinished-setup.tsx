@@ -2,7 +2,7 @@ import type { Application } from '@latchkey/contract';
 import { Alert, Button } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink } from 'react-router';
-import { paths } from '../../../app/paths';
+import { paths } from '../../../lib/paths';
 import { unfinishedSteps } from '../wizard/wizard-steps';
 
 /** Which of the wizard's steps an application still lacks, named as the wizard names them. */

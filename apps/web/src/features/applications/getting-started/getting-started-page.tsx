@@ -4,7 +4,7 @@ import { Alert, Box, Link, Paper, Tab, Tabs, Typography } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 import { useEffect } from 'react';
 import { Navigate, Outlet, Link as RouterLink, useLocation, useOutletContext, useParams } from 'react-router';
-import { GETTING_STARTED_TABS, PLATFORMS, paths, type GettingStartedTab, type Platform } from '../../../app/paths';
+import { GETTING_STARTED_TABS, PLATFORMS, paths, type GettingStartedTab, type Platform } from '../../../lib/paths';
 import { Icon } from '../../../components/ui/icon';
 import { PageLoader } from '../../../components/ui/page-loader';
 import { visuallyHidden } from '../../../components/ui/visually-hidden';

@@ -3,7 +3,7 @@ import type { Application } from '@latchkey/contract';
 import { Alert, Box, Button, Link, Typography } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink } from 'react-router';
-import { paths, type Platform } from '../../../app/paths';
+import { paths, type Platform } from '../../../lib/paths';
 import { CodeBlock } from '../../../components/ui/code-block';
 import { CopyValue } from '../../../components/ui/copy-value';
 import { Icon } from '../../../components/ui/icon';

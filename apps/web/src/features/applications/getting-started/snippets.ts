@@ -1,5 +1,5 @@
 import type { Application } from '@latchkey/contract';
-import type { Platform } from '../../../app/paths';
+import type { Platform } from '../../../lib/paths';
 import { algorithmFor } from '../../../lib/jwk-algorithm';
 import { jsString as js, kotlinString as kt, swiftString as str } from '../../../lib/code-literals';
 

@@ -4,7 +4,7 @@ import { Box, Button, Card, CardContent, Chip, IconButton, Typography } from '@m
 import { useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router';
-import { TOKEN_TESTER_PARAM } from '../../../app/paths';
+import { TOKEN_TESTER_PARAM } from '../../../lib/paths';
 import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
 import { CopyValue } from '../../../components/ui/copy-value';
 import { Icon } from '../../../components/ui/icon';

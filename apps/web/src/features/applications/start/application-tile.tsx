@@ -2,7 +2,7 @@ import { START_TILE_LOGO_HEIGHT_PX, type Application } from '@latchkey/contract'
 import { Avatar, Box, Button, Card, CardActionArea, CardActions, Typography } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink } from 'react-router';
-import { paths } from '../../../app/paths';
+import { paths } from '../../../lib/paths';
 import { readableTextOn } from '../../../lib/colour';
 import { useMissingSteps } from '../components/unfinished-setup';
 

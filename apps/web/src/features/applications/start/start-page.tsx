@@ -3,7 +3,7 @@ import { Alert, Box, Card, CardActionArea, Container, Drawer, Typography } from 
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Outlet, Link as RouterLink, useMatch, useNavigate } from 'react-router';
-import { paths } from '../../../app/paths';
+import { paths } from '../../../lib/paths';
 import { Icon } from '../../../components/ui/icon';
 import { PageLoader } from '../../../components/ui/page-loader';
 import { errorMessage } from '../../../lib/http';

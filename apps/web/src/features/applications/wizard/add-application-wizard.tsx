@@ -4,7 +4,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useDeferredValue, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useNavigate, useSearchParams } from 'react-router';
-import { paths, RESUME_PARAM } from '../../../app/paths';
+import { paths, RESUME_PARAM } from '../../../lib/paths';
 import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
 import { Icon } from '../../../components/ui/icon';
 import { LoadingDialog } from '../../../components/ui/loading-dialog';

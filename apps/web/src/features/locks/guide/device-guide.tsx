@@ -3,7 +3,7 @@ import { DEFAULT_LOCK_NAME, type Application } from '@latchkey/contract';
 import { Alert, Box, Button, Link, Typography } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useOutletContext } from 'react-router';
-import { paths } from '../../../app/paths';
+import { paths } from '../../../lib/paths';
 import { CodeBlock } from '../../../components/ui/code-block';
 import { StepTitle } from '../../../components/ui/guide-parts';
 import { Icon } from '../../../components/ui/icon';
