@@ -68,6 +68,8 @@ export interface ConfigReissuerOptions {
 export class ConfigReissuer {
   /** Per lock: its device's config, when due. */
   private readonly held = new Map<string, Held>();
+  /** Per device: the lock whose config it was last sent (an index into `held`). */
+  private readonly lockOfDevice = new Map<string, string>();
   /** Locks whose config is due, waiting their turn. */
   private readonly queue: string[] = [];
   private readonly queued = new Set<string>();
@@ -98,8 +100,10 @@ export class ConfigReissuer {
 
   /** The lock and the config version a device was last sent; undefined when none is known. */
   lastSentTo(deviceId: string): { lockId: string; version: number; withdrawn?: Held['withdrawn'] } | undefined {
-    for (const [lockId, held] of this.held) if (held.deviceId === deviceId) return { lockId, version: held.version, ...(held.withdrawn ? { withdrawn: held.withdrawn } : {}) };
-    return undefined;
+    const lockId = this.lockOfDevice.get(deviceId);
+    const held = lockId === undefined ? undefined : this.held.get(lockId);
+    if (lockId === undefined || held?.deviceId !== deviceId) return undefined;
+    return { lockId, version: held.version, ...(held.withdrawn ? { withdrawn: held.withdrawn } : {}) };
   }
 
   /** When the lock's device's config is due again (epoch seconds); undefined when none is known. */
@@ -118,11 +122,16 @@ export class ConfigReissuer {
     if (!parsed) return;
     const claims = readClaims(payload);
     if (!claims) {
-      for (const [lockId, held] of this.held) if (held.deviceId === parsed.deviceId) this.held.delete(lockId);
+      const lockId = this.lockOfDevice.get(parsed.deviceId);
+      if (lockId !== undefined && this.held.get(lockId)?.deviceId === parsed.deviceId) this.held.delete(lockId);
+      this.lockOfDevice.delete(parsed.deviceId);
       return;
     }
     const grace = claims.offlineGraceSeconds ?? DEFAULT_OFFLINE_GRACE_S;
     const issuedAt = claims.issuedAt ?? 0;
+    const before = this.held.get(claims.lockId);
+    if (before && before.deviceId !== parsed.deviceId) this.lockOfDevice.delete(before.deviceId);
+    this.lockOfDevice.set(parsed.deviceId, claims.lockId);
     this.held.set(claims.lockId, { deviceId: parsed.deviceId, due: dueAt(issuedAt, grace, spreadOf(this.seed, claims.lockId)), version: claims.version ?? 0, ...(claims.withdrawn ? { withdrawn: claims.withdrawn } : {}) });
   }
 
@@ -152,6 +161,7 @@ export class ConfigReissuer {
         if (!connected.has(lockId)) {
           // Sent a fresh one when it comes online again.
           this.held.delete(lockId);
+          this.lockOfDevice.delete(held.deviceId);
           continue;
         }
         held.due = now + RETRY_S;

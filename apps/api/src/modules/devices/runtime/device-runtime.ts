@@ -81,6 +81,8 @@ export class DeviceRuntime {
   private readonly chains = new Map<string, Promise<void>>();
   /** How many presence and state reports of one device are recorded (a flood is held to the rate). */
   readonly reportLimiter = new ReportLimiter(DEVICE_REPORT_BURST, DEVICE_REPORTS_PER_MINUTE);
+  /** Per device: the highest config version whose confirmation was recorded past the rate (each is let through once). */
+  private readonly confirmedPastRate = new Map<string, number>();
   /** Reports over a device's rate, the latest of each kind, until the rate allows them. */
   private readonly held = new Map<string, { reports: Map<string, Buffer>; timer: NodeJS.Timeout }>();
   private readonly presence: PresenceAnnouncer;
@@ -113,7 +115,10 @@ export class DeviceRuntime {
     await bus.subscribe(`${DEVICE_TOPIC_ROOT}/+/state`, (topic, payload) => this.receive(topic, payload));
     await bus.subscribe(`${DEVICE_TOPIC_ROOT}/+/result`, (topic, payload) => this.receive(topic, payload));
     await bus.subscribe(`${DEVICE_TOPIC_ROOT}/+/event`, (topic, payload) => this.receive(topic, payload));
-    this.pruner = setInterval(() => this.reportLimiter.prune(), 60_000);
+    this.pruner = setInterval(() => {
+      this.reportLimiter.prune();
+      this.confirmedPastRate.clear();
+    }, 60_000);
     this.pruner.unref();
   }
 
@@ -186,8 +191,26 @@ export class DeviceRuntime {
       this.eventsWaiting.set(deviceId, waiting + 1);
       return this.enqueue(deviceId, kind, payload);
     }
-    if (!this.reportLimiter.take(deviceId)) return this.hold(deviceId, kind, payload);
+    if (!this.reportLimiter.take(deviceId) && !this.confirmsNewConfig(deviceId, kind, payload)) return this.hold(deviceId, kind, payload);
     this.enqueue(deviceId, kind, payload);
+  }
+
+  /**
+   * A state over the device's rate that confirms a config version it was sent and has not confirmed before
+   * is recorded at once: a code waits for that confirmation to be `set`. It cannot flood: a device can only
+   * confirm versions the platform published (which the platform paces), each once; everything else it
+   * reports stays held to the rate. The state it carries supersedes a state held before it.
+   */
+  private confirmsNewConfig(deviceId: string, kind: string, payload: Buffer): boolean {
+    if (kind !== 'state') return false;
+    const sent = this.reissuer.lastSentTo(deviceId)?.version;
+    if (sent === undefined || sent <= (this.confirmedPastRate.get(deviceId) ?? 0)) return false;
+    const state = readJson(payload, deviceStateMessageSchema);
+    const version = state.ok ? state.value.configVersion : undefined;
+    if (version === undefined || version > sent || version <= (this.confirmedPastRate.get(deviceId) ?? 0)) return false;
+    this.confirmedPastRate.set(deviceId, version);
+    this.held.get(deviceId)?.reports.delete('state');
+    return true;
   }
 
   /** A report over the device's rate: kept as the latest of its kind, recorded when the rate allows. */
