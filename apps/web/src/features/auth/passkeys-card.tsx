@@ -1,10 +1,10 @@
 import { passkeyOptionsSchema, passkeySchema, type PasskeyResponse } from '@latchkey/contract';
-import { Alert, Button, Dialog, DialogActions, DialogContent, DialogContentText, DialogTitle, List, ListItem, ListItemText, TextField, Typography } from '@mui/material';
+import { Alert, Button, List, ListItem, ListItemText, Typography } from '@mui/material';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import * as z from 'zod/mini';
-import { useId, useRef, useState } from 'react';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { EmailedCodeHint } from '../../components/ui/emailed-code-hint';
+import { EmailedCodeDialog } from '../../components/ui/emailed-code-dialog';
 import { showSaved } from '../../components/ui/saved-notice';
 import { formatDateTime } from '../../lib/dates';
 import { ApiError, errorMessage, request } from '../../lib/http';
@@ -121,74 +121,21 @@ export function PasskeysCard({ Section }: { Section: (props: { title: string; ch
 /** The second factor for a new passkey: the six-digit code emailed to the account; the right one gets the options. */
 function PasskeyCodeDialog({ onClose, onOptions }: { onClose: () => void; onOptions: (options: PasskeyOptions) => void }) {
   const { t } = useTranslation();
-  const titleId = useId();
-  const [code, setCode] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const input = useRef<HTMLInputElement>(null);
-  const valid = /^\d{6}$/.test(code);
-
-  const submit = async (event: React.FormEvent) => {
-    event.preventDefault();
-    if (!valid || busy) return;
-    setBusy(true);
-    setError(null);
-    setNotice(null);
-    try {
-      onOptions(await passkeyOptions(code));
-    } catch (e) {
-      setError(errorMessage(e));
-      setCode('');
-      input.current?.focus();
-    } finally {
-      setBusy(false);
-    }
-  };
-  const resend = async () => {
-    setError(null);
-    setNotice(null);
-    try {
-      // Asked without a code, the service emails a new one (and the old one stops working).
-      onOptions(await passkeyOptions());
-    } catch (e) {
-      if (needsCode(e)) setNotice(t('account.codeResent'));
-      else setError(errorMessage(e));
-    }
-  };
-
   return (
-    <Dialog open onClose={onClose} aria-labelledby={titleId} maxWidth="xs" fullWidth>
-      <form onSubmit={(e) => void submit(e)} noValidate>
-        <DialogTitle id={titleId}>{t('account.passkeyCodeTitle')}</DialogTitle>
-        <DialogContent>
-          <DialogContentText>{t('account.passkeyCodeIntro', { email: getSession().email ?? '' })}</DialogContentText>
-          <EmailedCodeHint />
-          <TextField
-            inputRef={input}
-            autoFocus
-            fullWidth
-            margin="normal"
-            label={t('account.codeLabel')}
-            value={code}
-            onChange={(e) => setCode(e.target.value.replace(/\D/g, '').slice(0, 6))}
-            slotProps={{ htmlInput: { inputMode: 'numeric', autoComplete: 'one-time-code', pattern: '[0-9]*', maxLength: 6 } }}
-          />
-          {error ? <Alert severity="error">{error}</Alert> : null}
-          {notice ? (
-            <Alert severity="info" role="status">
-              {notice}
-            </Alert>
-          ) : null}
-        </DialogContent>
-        <DialogActions sx={{ flexWrap: 'wrap', gap: 1 }}>
-          <Button onClick={() => void resend()}>{t('account.codeResend')}</Button>
-          <Button onClick={onClose}>{t('account.cancel')}</Button>
-          <Button type="submit" variant="contained" disabled={!valid || busy}>
-            {t('account.passkeyCodeSubmit')}
-          </Button>
-        </DialogActions>
-      </form>
-    </Dialog>
+    <EmailedCodeDialog
+      title={t('account.passkeyCodeTitle')}
+      intro={t('account.passkeyCodeIntro', { email: getSession().email ?? '' })}
+      submitLabel={t('account.passkeyCodeSubmit')}
+      onSubmit={async (code) => onOptions(await passkeyOptions(code))}
+      onResend={async () => {
+        // Asked without a code, the service emails a new one (and the old one stops working): a 423.
+        try {
+          onOptions(await passkeyOptions());
+        } catch (e) {
+          if (!needsCode(e)) throw e;
+        }
+      }}
+      onCancel={onClose}
+    />
   );
 }
