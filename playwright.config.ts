@@ -10,8 +10,11 @@ export const baseURL = `http://localhost:${PORT}`;
 export default defineConfig({
   testDir: './e2e',
   outputDir: './test-results',
+  // Two browsers against the one service: every journey signs up its own account and finds its emails by
+  // their address, so none sees another's data. A file's tests run in order in one worker unless the file
+  // says otherwise (phone-widths.spec.ts, the longest, spreads its four).
   fullyParallel: false,
-  workers: 1,
+  workers: 2,
   retries: 0,
   timeout: 60_000,
   expect: { timeout: 10_000 },

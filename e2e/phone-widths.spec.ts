@@ -12,6 +12,10 @@ import { expectAccessible } from './support';
  * and naming dialogs, its page at the door).
  */
 
+// The four walks are independent (each language seeds its own application, in each worker that runs it):
+// they may run in different workers.
+test.describe.configure({ mode: 'parallel' });
+
 for (const language of ['en', 'de'] as const) {
   test.describe(`every page on a phone (${language})`, () => {
     test.use({ locale: language === 'de' ? 'de-DE' : 'en-US' });
