@@ -18,7 +18,7 @@ import { accountTokens, applicationOwners, sessions, users } from '../../db/sche
 import { AppError, badRequest } from '../../errors.js';
 import { SecretBox } from '../../lib/secret-box.js';
 import { loadOrCreateSharedSecret } from '../../lib/server-secrets.js';
-import { createSession } from '../auth/auth.service.js';
+import { createSession } from '../../lib/sessions.js';
 import { sendAccountMail } from '../outbox/outbox.service.js';
 import { endEarlierCertificates } from '../certificates/certificates.service.js';
 
