@@ -48,7 +48,7 @@ import { LiveEvents } from './plugins/live-events.js';
 import { outboxRoutes } from './modules/outbox/outbox.routes.js';
 import { historyRoutes } from './modules/history/history.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
-import { webhookTestEventRoutes } from './modules/webhooks/test-event.js';
+import { webhookTestEventRoutes } from './modules/webhooks/test-event.routes.js';
 import { WebhookDispatcher } from './modules/webhooks/delivery.js';
 import { sharesRoutes } from './modules/shares/shares.routes.js';
 import { applicationsRoutes } from './modules/applications/applications.routes.js';

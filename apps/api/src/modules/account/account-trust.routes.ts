@@ -13,8 +13,8 @@ import {
 import { pickLanguage } from '@latchkey/email';
 import { badRequest } from '../../errors.js';
 import { refuseIfExceeded } from '../../plugins/rate-limit.js';
-import { accountManagementRoutes } from './account-management.js';
-import { passkeyRoutes } from './passkeys.js';
+import { accountManagementRoutes } from './account-management.routes.js';
+import { passkeyRoutes } from './passkeys.routes.js';
 import { afterReply, initializePasswordReset, reverifyEmail, verifyEmail, verifyPasswordReset } from './account-trust.service.js';
 
 const E = errorBodySchema;
