@@ -15,7 +15,7 @@ import { ROUNDS, api, load, median, paired, root, scratchDatabase, seedOwner, se
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const pgAdminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
 // BENCH_PARTS=reads,login measures only those parts (all when unset): a short run on a shared machine.
-const parts = new Set((process.env.BENCH_PARTS ?? 'reads,login,preview,scale,devices,offline,codes,export,lighthouse,bundle').split(','));
+const parts = new Set((process.env.BENCH_PARTS ?? 'reads,login,preview,scale,devices,offline,codes,door,export,lighthouse,bundle').split(','));
 const rows = [];
 const row = (section, metric, value, budget = '', verdict = '') => {
   rows.push({ section, metric, value, budget, verdict });
@@ -251,6 +251,23 @@ if (parts.has('codes')) {
   const found = run.stdout.split('\n').filter((line) => line.startsWith('ROW '));
   for (const line of found) row(...JSON.parse(line.slice(4)));
   if (found.length === 0 || run.status !== 0) row('codes', 'run', `failed: ${(run.stderr || run.stdout).trim().split('\n').pop()}`);
+}
+
+// 7d. The door without the cloud, end to end (bench/door-without-cloud.ts, in its own process): 10,000 events a
+// device decided offline, delivered after it reconnects (events/s, none lost or doubled), and a revocation's
+// way to the door's refusal with 1,000 devices online; with PostgreSQL, a crashed instance's devices offline.
+if (parts.has('door')) {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'bench/door-without-cloud.ts')], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const found = run.stdout.split('\n').filter((line) => line.startsWith('ROW '));
+  for (const line of found) row(...JSON.parse(line.slice(4)));
+  if (found.length === 0 || run.status !== 0) row('door without the cloud', 'run', `failed: ${(run.stderr || run.stdout).trim().split('\n').pop()}`);
+  // A crashed instance's devices shown offline: two service processes on one PostgreSQL database.
+  if (pgAdminUrl) {
+    const crash = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'bench/instance-crash.ts')], { cwd: root, encoding: 'utf8', env: { ...process.env, TEST_DATABASE_URL: pgAdminUrl }, maxBuffer: 64 * 1024 * 1024 });
+    const rowsFound = crash.stdout.split('\n').filter((line) => line.startsWith('ROW '));
+    for (const line of rowsFound) row(...JSON.parse(line.slice(4)));
+    if (rowsFound.length === 0 || crash.status !== 0) row('door without the cloud', 'crash run', `failed: ${(crash.stderr || crash.stdout).trim().split('\n').pop()}`);
+  }
 }
 
 // 8. The activity export as CSV (bench/activity-export.ts, in its own process): rows/s, and the service's
