@@ -20,7 +20,7 @@ const inject = (method: 'GET' | 'POST' | 'DELETE', url: string, token?: string, 
 async function account() {
   const email = uniqueEmail('page');
   const res = await inject('POST', '/auth/register', undefined, { email, password: 'page-pass', displayName: 'Paige' }, { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/140.0' });
-  await settleAccountMail();
+  await settleAccountMail(t.app);
   const token = res.json().authToken as string;
   const userId = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).sub as string;
   return { email, token, userId };

@@ -43,15 +43,19 @@ export async function sendAccountEmail(app: App, to: string, email: AccountEmail
 
 /**
  * Work done after the answer has gone (a reset request): the caller learns nothing from how long it takes.
- * Failures are logged. Tests and shutdown can wait for what is still running (`settleAccountMail`).
+ * Failures are logged. Tests and shutdown can wait for what is still running (`settleAccountMail`): the
+ * work in progress is the app's own (`app.accountMailRunning`), so two apps in one process wait for none
+ * of each other's.
  */
-const running = new Set<Promise<void>>();
 export function afterReply(app: App, work: () => Promise<void>): void {
+  const running = app.accountMailRunning;
   const p = work().catch((err: unknown) => app.log.error({ err }, 'account email failed'));
   running.add(p);
   void p.finally(() => running.delete(p));
 }
-export async function settleAccountMail(_app?: App): Promise<void> {
+/** Waits until the app's work after the answer (afterReply), including what that work starts, is done. */
+export async function settleAccountMail(app: App): Promise<void> {
+  const running = app.accountMailRunning;
   while (running.size > 0) await Promise.all([...running]);
 }
 
@@ -261,6 +265,7 @@ export async function registerAccountTrust(app: App): Promise<void> {
     if (refusal) throw refusal;
   }
 
+  app.decorate('accountMailRunning', new Set<Promise<void>>());
   app.decorate('chargeEmail', chargeEmail);
   app.decorate('chargeUnverifiedEmail', async function (request: FastifyRequest) {
     await chargeEmail({ senderId: request.user.id });
@@ -276,6 +281,8 @@ declare module 'fastify' {
     chargeUnverifiedEmail(request: FastifyRequest): Promise<void>;
     /** Charges one email about to be sent to every allowance it counts against; a 429 (nothing charged) when one is spent. */
     chargeEmail(charge: EmailCharge): Promise<void>;
+    /** The account emails this app is still sending after their answer went (afterReply). */
+    accountMailRunning: Set<Promise<void>>;
     /** Seals the six-digit codes of key verification (certificates/key-verification.ts). */
     keyCodes: CodeBox;
   }

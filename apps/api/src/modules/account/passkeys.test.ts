@@ -20,7 +20,7 @@ const inject = (method: 'GET' | 'POST' | 'DELETE', url: string, token?: string, 
 
 /** The emails to `to` in the outbox, oldest first. */
 async function mailsTo(to: string): Promise<{ subject: string; text: string }[]> {
-  await settleAccountMail();
+  await settleAccountMail(t.app);
   const dir = path.join(t.dataDir, 'outbox');
   if (!fs.existsSync(dir)) return [];
   return fs
@@ -41,7 +41,7 @@ async function emailedCode(to: string): Promise<string> {
 async function account() {
   const email = uniqueEmail('passkey');
   const res = await inject('POST', '/auth/register', undefined, { email, password: 'passkey-pass' });
-  await settleAccountMail();
+  await settleAccountMail(t.app);
   return { email, token: res.json().authToken as string };
 }
 /** The options to add a passkey from a password session: asked once (a code is emailed, 423), then with the code. */

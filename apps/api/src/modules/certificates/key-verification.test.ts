@@ -30,7 +30,7 @@ async function account() {
   const email = uniqueEmail('twofactor');
   const res = await t.app.inject({ method: 'POST', url: '/api/auth/register', payload: { email, password: 'second-factor' } });
   const token = res.json().authToken as string;
-  await settleAccountMail(); // the verification email goes out after the answer
+  await settleAccountMail(t.app); // the verification email goes out after the answer
   const userId = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).sub as string;
   return { email, token, userId };
 }

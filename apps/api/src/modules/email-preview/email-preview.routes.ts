@@ -12,7 +12,7 @@ import {
 } from '@latchkey/contract';
 import { PREVIEW_CSP } from '../../lib/preview-csp.js';
 import { refuseIfExceeded } from '../../plugins/rate-limit.js';
-import { renderPreview } from './email-preview.service.js';
+import { createPreviewCache, renderPreview } from './email-preview.service.js';
 import { sendTestEmail } from './test-email.js';
 
 /** The query fields that change what the sample shows; `lang` only picks the language. */
@@ -38,6 +38,7 @@ export function asksForOverrides(query: unknown): boolean {
  */
 export async function emailPreviewRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<ZodTypeProvider>();
+  const previews = createPreviewCache();
   const ownerForOverrides = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     if (!asksForOverrides(request.query)) return done();
     app.authenticate(request, reply, (error) => (error ? done(error) : app.requireOwner(request, reply, done)));
@@ -60,7 +61,7 @@ export async function emailPreviewRoutes(instance: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const html = await renderPreview(app.db, request.params.applicationId, request.query);
+      const html = await renderPreview(app.db, previews, request.params.applicationId, request.query);
       return reply
         .type('text/html; charset=utf-8')
         .header('content-security-policy', PREVIEW_CSP)

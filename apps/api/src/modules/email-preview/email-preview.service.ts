@@ -6,13 +6,14 @@ import type { Db } from '../../db/client.js';
 import { applications } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
 
-
 /**
  * Rendered previews, keyed by application id, its version (bumped on every change) and the overrides,
- * so a warm preview is one primary-key read and no rendering. Per process: a stale entry can never be
- * served, because a change bumps the version in the key.
+ * so a warm preview is one primary-key read and no rendering. One per app (the preview routes make it),
+ * so two apps in one process share none: a stale entry can never be served, because a change bumps the
+ * version in the key.
  */
-const cache = new LRUCache<string, string>({ max: 500 });
+export type PreviewCache = LRUCache<string, string>;
+export const createPreviewCache = (): PreviewCache => new LRUCache<string, string>({ max: 500 });
 
 type Row = Pick<typeof applications.$inferSelect, 'id' | 'version'> & { branding: EmailBranding };
 
@@ -74,7 +75,7 @@ export function applyOverrides(branding: EmailBranding, query: EmailPreviewQuery
   };
 }
 
-export async function renderPreview(db: Db, applicationId: string, query: EmailPreviewQuery): Promise<string> {
+export async function renderPreview(db: Db, cache: PreviewCache, applicationId: string, query: EmailPreviewQuery): Promise<string> {
   const app = await loadApplication(db, applicationId);
   const key = JSON.stringify([app.id, app.version, query.ctaHeadline, query.ctaAbridged, query.ctaTarget, query.primaryColour, query.secondaryColour, query.senderName, query.onlySendEssentialEmails, query.cta, query.lang]);
   const cached = cache.get(key);
