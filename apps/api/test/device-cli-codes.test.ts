@@ -6,9 +6,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { asc, eq } from 'drizzle-orm';
-import type { AccessCode, DeviceCreated, Lock, LockLogEntry } from '@latchkey/contract';
+import { deviceTopic, type AccessCode, type DeviceCreated, type Lock, type LockLogEntry } from '@latchkey/contract';
 import { buildApp } from '../src/app.js';
-import { lockActivity } from '../src/db/schema.js';
+import { lockActivity, lockDevices } from '../src/db/schema.js';
 import { deviceCrl } from '../src/modules/devices/devices.service.js';
 import { createTestApp, eventually, type TestApp } from './helpers.js';
 import { MOSQUITTO, startMosquitto, type Mosquitto } from './fixtures/mosquitto.js';
@@ -233,6 +233,26 @@ describe.each(BROKERS)('a latchkey-device process with a keypad and sensors, thr
         clock.mockRestore();
       }
       expect(await type('2222')).toBe('DONE');
+    });
+
+    // The platform's own broker takes a publish from the service as the device's: the reports below are forged in its name.
+    it.runIf(!external)('states past the rate that confirm no config version the device was sent are held to the rate, and the latest recorded once it allows', async () => {
+      const limiter = app.deviceRuntime.reportLimiter;
+      const sent = app.deviceRuntime.reissuer.lastSentTo(deviceId)!.version;
+      const firmware = async () => (await t.database.db.select().from(lockDevices).where(eq(lockDevices.id, deviceId)))[0]!.firmware;
+      const clock = vi.spyOn(limiter, 'clock').mockReturnValue(Date.now());
+      try {
+        while (limiter.take(deviceId));
+        for (const [i, configVersion] of [undefined, sent, sent + 1, sent + 2].entries()) {
+          const state = { locked: true, firmware: `past the rate ${i}`, at: new Date().toISOString(), ...(configVersion === undefined ? {} : { configVersion }) };
+          await app.deviceBus.publish(deviceTopic(deviceId, 'state'), JSON.stringify(state));
+        }
+        await app.deviceRuntime.settled();
+        expect(await firmware()).toMatch(/^latchkey-device /);
+      } finally {
+        clock.mockRestore();
+      }
+      expect(await eventually(async () => (await firmware()) === 'past the rate 3', 10_000)).toBe(true);
     });
 
     it('a power cut with nothing typed, then a restart: an offline code made meanwhile opens it, and its event chain goes on with no gap', async () => {
