@@ -65,7 +65,9 @@ export function initialLanguage(): Language {
 
 /** Loads the table if needed, switches, sets `<html lang>` and (when the user chose) remembers it. */
 export async function setLanguage(language: Language, { remember = false } = {}): Promise<void> {
-  if (language !== 'en' && !i18n.hasResourceBundle(language, 'translation')) {
+  // A table is loaded once its contract texts are there: a page's own strings (features/auth/recovery-texts.ts)
+  // may have started the language's bundle before.
+  if (language !== 'en' && !i18n.getResource(language, 'translation', 'contract')) {
     const loaded = await loaders[language]();
     i18n.addResourceBundle('en', 'translation', { contract: loaded.contractEn }, true, false);
     i18n.addResourceBundle(language, 'translation', { ...loaded.table, contract: loaded.contract });

@@ -48,11 +48,10 @@ export const recoveryTextsDe: Catalogue<typeof recoveryTextsEn> = {
   },
 };
 
-let added = false;
+/** Adds the texts to both languages' tables, once (the i18n instance knows whether it has them). */
 export function addRecoveryTexts(): void {
-  if (added) return;
-  added = true;
   const i18n = getI18n();
+  if (i18n.getResource('en', 'translation', 'recovery')) return;
   i18n.addResourceBundle('en', 'translation', recoveryTextsEn, true, false);
   i18n.addResourceBundle('de', 'translation', recoveryTextsDe, true, false);
 }
