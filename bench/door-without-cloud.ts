@@ -29,6 +29,7 @@ import { percentile } from './lib.mjs';
 const EVENTS = Number(process.env.DOOR_EVENTS_COUNT ?? 10_000);
 const ONLINE = Number(process.env.DOOR_ONLINE_DEVICES ?? 1_000);
 const REVOCATIONS = Number(process.env.DOOR_REVOCATIONS ?? 50);
+const DELIVERY_TIMEOUT_S = Number(process.env.DOOR_DELIVERY_TIMEOUT_S ?? 900);
 const PARTS = new Set((process.env.DOOR_PARTS ?? 'events,revocation').split(','));
 const EVENTS_BUDGET_PER_S = 2_000;
 const REVOCATION_P99_BUDGET_MS = 1000;
@@ -111,35 +112,35 @@ try {
     await until(async () => (await log.idle(), log.pending.length === EVENTS), 'the events on disk');
     const recordMs = performance.now() - recordStart;
     row(`record ${EVENTS.toLocaleString('en')} events offline on the device (sign, chain, on disk)`, `${((EVENTS / recordMs) * 1000).toFixed(0)} events/s (${(recordMs / 1000).toFixed(1)} s)`);
-    const logged = async () =>
-      rowsOf<{ n: number }>(await t.database.db.execute(sql`select count(*)::int as n from lock_activity where lock_id = ${lockId}::uuid and source = 'device'`))[0]!.n;
     let connectedAt = 0;
     agent.client.once('connect', () => (connectedAt = performance.now()));
     await link.open();
     // The last seq logged, read from the device's row (one index probe) every 100 ms: the figure is within 0.1 s.
     const lastLogged = async () =>
       rowsOf<{ seq: number }>(await t.database.db.execute(sql`select event_seq::int as seq from lock_devices where lock_id = ${lockId}::uuid`))[0]?.seq ?? 0;
-    await until(async () => (await lastLogged()) >= EVENTS, 'the platform to log every event', 300_000, 100);
+    // Bounded: past DOOR_DELIVERY_TIMEOUT_S the rate so far is the figure, and what was logged by then is checked.
+    const deadline = Date.now() + DELIVERY_TIMEOUT_S * 1000;
+    let last = 0;
+    while ((last = await lastLogged()) < EVENTS && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     const deliveredMs = performance.now() - connectedAt;
-    if ((await logged()) < EVENTS) throw new Error('the last event was logged before others');
-    await t.app.deviceRuntime.settled();
     const [check] = rowsOf<{ entries: number; seqs: number; min: number; max: number; gaps: number; offline: number }>(
       await t.database.db.execute(sql`
         select count(*)::int as entries, count(distinct device_seq)::int as seqs, min(device_seq)::int as min, max(device_seq)::int as max,
                count(*) filter (where type = 'AUDIT_GAP')::int as gaps, count(*) filter (where offline)::int as offline
-        from lock_activity where lock_id = ${lockId}::uuid and source = 'device'`),
+        from lock_activity where lock_id = ${lockId}::uuid and source = 'device' and device_seq <= ${last}`),
     );
-    const intact = check!.entries === EVENTS && check!.seqs === EVENTS && check!.min === 1 && check!.max === EVENTS && check!.gaps === 0;
-    const perS = (EVENTS / deliveredMs) * 1000;
+    const intact = check!.entries === last && check!.seqs === last && check!.min === 1 && check!.max === last && check!.gaps === 0;
+    const perS = (last / deliveredMs) * 1000;
+    const all = last >= EVENTS;
     row(
       `deliver ${EVENTS.toLocaleString('en')} offline events after reconnection → logged by the platform`,
-      `${perS.toFixed(0)} events/s (${(deliveredMs / 1000).toFixed(1)} s from the reconnection)`,
+      `${perS.toFixed(0)} events/s (${all ? 'all' : `${last.toLocaleString('en')} of them`} in ${(deliveredMs / 1000).toFixed(1)} s from the reconnection)`,
       `≥ ${EVENTS_BUDGET_PER_S.toLocaleString('en')}/s`,
       perS >= EVENTS_BUDGET_PER_S ? 'met' : 'NOT met',
     );
     row(
       'offline events lost or doubled (entries, distinct seq, first…last, gap entries, marked offline)',
-      `${intact ? 'none' : 'LOST OR DOUBLED'}: ${check!.entries} entries, ${check!.seqs} seqs, ${check!.min}…${check!.max}, ${check!.gaps} gaps, ${check!.offline} offline`,
+      `${intact ? 'none' : 'LOST OR DOUBLED'}: ${check!.entries} entries, ${check!.seqs} seqs, ${check!.min}…${check!.max}, ${check!.gaps} gaps, ${check!.offline} offline${all ? '' : ` (the ${last.toLocaleString('en')} logged by then)`}`,
       'none',
       intact ? 'met' : 'NOT met',
     );
