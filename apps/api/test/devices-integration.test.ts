@@ -14,7 +14,7 @@ import { and, eq } from 'drizzle-orm';
 import { deviceErrors, deviceLogReasons, deviceRefusals, operationErrors, type DeviceCreated, type DeviceResult, type DeviceStatus, type Lock } from '@latchkey/contract';
 import { buildApp } from '../src/app.js';
 import { lockActivity, lockDevices, webhookDeliveries, webhooks } from '../src/db/schema.js';
-import { deviceCrl } from '../src/modules/devices/devices.service.js';
+import { deviceCrl } from '../src/modules/devices/device-binding.service.js';
 import { createTestApp, eventually, type TestApp } from './helpers.js';
 import { MOSQUITTO, startMosquitto, type Mosquitto } from './fixtures/mosquitto.js';
 import { appUserToken, certify, createLock, createSandbox, share, signOperation, type KeyHolder, type Sandbox } from './fixtures/operations.js';

@@ -9,7 +9,7 @@ import { DeviceAgent, StateDir, VirtualActuator, saveProvisioning } from '@latch
 import { MAX_DEVICE_MESSAGE_BYTES, deviceTopic } from '@latchkey/contract';
 import { buildApp } from '../src/app.js';
 import { lockActivity } from '../src/db/schema.js';
-import { deviceCrl } from '../src/modules/devices/devices.service.js';
+import { deviceCrl } from '../src/modules/devices/device-binding.service.js';
 import { createTestApp, eventually, type TestApp } from './helpers.js';
 import { deviceTls, provisionDevice, type ProvisionedDevice } from './fixtures/devices.js';
 import { MOSQUITTO, startMosquitto, type Mosquitto } from './fixtures/mosquitto.js';

@@ -14,7 +14,7 @@ import {
   updateApplicationSchema,
 } from '@latchkey/contract';
 import { pickLanguage } from '@latchkey/email';
-import { forgetDevice } from '../devices/devices.service.js';
+import { forgetDevice } from '../devices/device-binding.service.js';
 import { authItemsRoutes } from './auth-items.routes.js';
 import { createApplication, deleteApplication, getApplicationJson, listApplicationsJson, updateApplication } from './applications.service.js';
 import { addOwner, listOwners, queryDirectory, removeOwner } from './owners.service.js';

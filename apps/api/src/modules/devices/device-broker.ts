@@ -6,7 +6,7 @@ import { lockDevices, revokedDeviceCertificates } from '../../db/schema.js';
 import { SecretBox } from '../../lib/secret-box.js';
 import { registerMqtt } from '../../plugins/mqtt/index.js';
 import { DeviceCa } from './device-ca.js';
-import { deviceAuthority } from './devices.service.js';
+import { deviceAuthority } from './device-binding.service.js';
 import { renewedPublicKeys } from './runtime/device-events.js';
 
 declare module 'fastify' {

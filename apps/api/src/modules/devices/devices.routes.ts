@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { deviceCreatedSchema, deviceParamsSchema, deviceStatusSchema, errorBodySchema, provisioningRequestSchema, provisioningResponseSchema } from '@latchkey/contract';
 import { SecretBox } from '../../lib/secret-box.js';
-import { createDevice, deleteDevice, deviceCrl, forgetDevice, getDeviceStatus, provisionDevice } from './devices.service.js';
+import { createDevice, deleteDevice, deviceCrl, forgetDevice, getDeviceStatus, provisionDevice } from './device-binding.service.js';
 
 const tags = ['devices'];
 const security = [{ bearer: [] }];

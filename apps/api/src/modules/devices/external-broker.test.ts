@@ -12,7 +12,7 @@ import { closed, createCsr, deviceTls, generateDeviceKey, provisionDevice, subsc
 import { MOSQUITTO, startMosquitto, type Mosquitto } from '../../../test/fixtures/mosquitto.js';
 import { createLock } from '../../../test/fixtures/operations.js';
 import { bearer, createApplication, createOwner } from '../../../test/fixtures/platform-users.js';
-import { deviceCrl } from './devices.service.js';
+import { deviceCrl } from './device-binding.service.js';
 
 let t: TestApp;
 let broker: Mosquitto;

@@ -4,7 +4,7 @@ import { lockDevices, locks, revokedDeviceCertificates } from '../../db/schema.j
 
 /**
  * Unbinding, shared by everything that removes a device: the owner's "Unbind", a replacement, and the
- * deletion of what owns a device (its lock, its application). Apart from devices.service.ts, which reads
+ * deletion of what owns a device (its lock, its application). Apart from device-binding.service.ts, which reads
  * locks through the locks service, so the locks and applications services use it without an import cycle.
  */
 

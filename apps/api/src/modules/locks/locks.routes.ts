@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { applicationIdParamsSchema, createLockSchema, errorBodySchema, lockIdParamsSchema, lockSchema, updateLockSchema } from '@latchkey/contract';
-import { forgetDevice } from '../devices/devices.service.js';
+import { forgetDevice } from '../devices/device-binding.service.js';
 import { createLock, deleteLock, getLock, listLocks, updateLock } from './locks.service.js';
 
 const tags = ['locks'];

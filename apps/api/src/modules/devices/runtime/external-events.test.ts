@@ -12,7 +12,7 @@ import { deviceTls, provisionDevice } from '../../../../test/fixtures/devices.js
 import { MOSQUITTO, startMosquitto, type Mosquitto } from '../../../../test/fixtures/mosquitto.js';
 import { activityCount, createLock } from '../../../../test/fixtures/operations.js';
 import { createApplication, createOwner } from '../../../../test/fixtures/platform-users.js';
-import { deviceCrl } from '../devices.service.js';
+import { deviceCrl } from '../device-binding.service.js';
 
 /**
  * A door's events through an external broker (Mosquitto 2, MQTT_URL) with two instances of the service:

@@ -1,3 +1,4 @@
+/** A lock's device, bound and unbound: its provisioning code, its certificate and the broker's admission, the CRL. */
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { and, eq, gt, lte, or, sql } from 'drizzle-orm';
