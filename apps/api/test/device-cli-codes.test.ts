@@ -9,7 +9,7 @@ import { asc, eq } from 'drizzle-orm';
 import { deviceTopic, type AccessCode, type DeviceCreated, type Lock, type LockLogEntry } from '@latchkey/contract';
 import { buildApp } from '../src/app.js';
 import { lockActivity, lockDevices } from '../src/db/schema.js';
-import { deviceCrl } from '../src/modules/devices/devices.service.js';
+import { deviceCrl } from '../src/modules/devices/device-binding.service.js';
 import { createTestApp, eventually, type TestApp } from './helpers.js';
 import { MOSQUITTO, startMosquitto, type Mosquitto } from './fixtures/mosquitto.js';
 import { createLock, createSandbox, type Sandbox } from './fixtures/operations.js';
