@@ -77,7 +77,10 @@ export async function startLocalHttp({ controller, port, host = '0.0.0.0', onOut
 async function serve(request: IncomingMessage, response: ServerResponse, controller: LockController, limiter: RefusalLimiter, onOutcome?: (result: HandleResult, jws: string) => void) {
   response.setHeader('access-control-allow-origin', '*');
   if (request.method === 'OPTIONS') {
-    response.writeHead(204, { 'access-control-allow-methods': 'POST', 'access-control-allow-headers': 'content-type', 'access-control-max-age': '600' });
+    // A browser's preflight: the SDK posts `application/jwt` (some clients add their bearer token, which the
+    // endpoint ignores). A page on a public origin asks Chromium's private-network question too: yes.
+    const privateNetwork = request.headers['access-control-request-private-network'] === 'true' ? { 'access-control-allow-private-network': 'true' } : {};
+    response.writeHead(204, { 'access-control-allow-methods': 'POST', 'access-control-allow-headers': 'content-type, authorization', 'access-control-max-age': '600', ...privateNetwork });
     return response.end();
   }
   const url = new URL(request.url ?? '/', 'http://device');
