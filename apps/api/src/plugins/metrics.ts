@@ -1,18 +1,19 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import { OPERATION_TYPES, operationErrors } from '@latchkey/contract';
 import type { Database } from '../db/client.js';
-import { AppError } from '../errors.js';
+import type { OperationRecorder } from '../lib/operation-outcome.js';
 import { RequestDurations, type Series } from '../lib/request-durations.js';
 import { bearerMatches } from '../lib/bearer-token.js';
 
 /**
  * Prometheus metrics: one registry per app (tests build several apps in one process), the
- * figures fed by hooks here and by small call sites (`app.metrics.webhookDeliveries.inc(…)`).
+ * figures fed by hooks here and by small call sites (`app.metrics.webhookDeliveries.inc(…)`); signed
+ * operations are counted where they are decided (`app.metrics.recordOperation`, modules/operations).
  *
  * Labels never carry user input: the route is the pattern Fastify matched (`/api/device/:lockId/execute`,
  * never the path), `unmatched` for anything no route took; the method is one of the known ones or
- * `OTHER`; a refusal's reason is the key of its message in the contract's catalogue, or `other`.
+ * `OTHER`; a refusal's reason is its kind (lib/operation-outcome.ts): its message's key in the contract's
+ * catalogue, or `other`.
  *
  * Served (`GET /metrics`, text format 0.0.4) on its own port (METRICS_PORT on METRICS_HOST — 127.0.0.1 by
  * default — with the admin routes) and/or on the public port behind `Authorization: Bearer $METRICS_TOKEN`.
@@ -26,6 +27,8 @@ export interface Metrics {
   signIns: Counter<'outcome'>;
   rateLimited: Counter<'route'>;
   webhookDeliveries: Counter<'outcome'>;
+  /** Counts a signed operation's outcome in `operations` (type, outcome, reason; `none` when it has no reason). */
+  recordOperation: OperationRecorder;
   /** A request no route took (the not-found handler calls it): its duration is recorded as `unmatched`. */
   unmatched(request: FastifyRequest, reply: FastifyReply): void;
   /** The metrics port's server (with the admin routes); null until listen(). */
@@ -44,28 +47,6 @@ declare module 'fastify' {
 }
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
-const OPERATION_TYPE_SET = new Set<string>(OPERATION_TYPES);
-const REASON_BY_MESSAGE = Object.entries(operationErrors).map(([key, message]) => [message, key] as const);
-
-/** The catalogue key of a refusal's message (some carry figures after the catalogue's text). */
-export function refusalReason(message: string): string {
-  for (const [text, key] of REASON_BY_MESSAGE) if (message === text || message.startsWith(`${text} (`)) return key;
-  return 'other';
-}
-
-/** The operation type of a compact JWS body, read (not trusted) only to label the count. */
-function operationTypeOf(body: unknown): string {
-  try {
-    const text = typeof body === 'string' ? body.trim().replace(/^"|"$/g, '') : '';
-    const payload = text.split('.')[1];
-    if (!payload) return 'unknown';
-    const claims = JSON.parse(Buffer.from(payload, 'base64').toString('utf8')) as { operation?: { type?: unknown } };
-    const type = claims.operation?.type;
-    return typeof type === 'string' && OPERATION_TYPE_SET.has(type) ? type : 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
 
 export interface MetricsOptions {
   apiPrefix: string;
@@ -81,10 +62,53 @@ export interface MetricsOptions {
 }
 
 export function registerMetrics(app: FastifyInstance, options: MetricsOptions): Metrics {
-  const { apiPrefix, database } = options;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const counters = createCounters(registry);
+  const deviceRequests = registerGauges(app, registry, options);
+  countRoutes(app, options.apiPrefix, counters, deviceRequests);
+  const record = timeRequests(app, counters);
+  const serve = async (_request: FastifyRequest, reply: FastifyReply) => {
+    const body = await registry.metrics();
+    return reply.type(registry.contentType).header('cache-control', 'no-store').send(body);
+  };
+  if (options.token) {
+    const token = options.token;
+    app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+      if (!bearerMatches(request.headers.authorization, token))
+        return reply.code(401).header('www-authenticate', 'Bearer realm="metrics"').send({ code: 401, message: 'A bearer token (METRICS_TOKEN) is needed for /metrics' });
+      return serve(request, reply);
+    });
+  }
 
+  const { operations } = counters;
+  const metrics: Metrics = {
+    registry,
+    ...counters,
+    recordOperation: (outcome) => operations.inc({ type: outcome.type, outcome: outcome.outcome, reason: 'reason' in outcome ? outcome.reason : 'none' }),
+    unmatched: (request, reply) => void reply.raw.once('finish', () => record('unmatched', request, reply)),
+    server: null,
+    async listen(host = options.host ?? '127.0.0.1', port = options.port) {
+      if (port === undefined) return null;
+      const server = Fastify({ logger: false });
+      server.get('/metrics', serve);
+      await options.adminRoutes?.(server, app);
+      const address = await server.listen({ host, port });
+      metrics.server = server;
+      return address;
+    },
+  };
+  app.decorate('metrics', metrics);
+  app.addHook('onClose', async () => {
+    await metrics.server?.close();
+    registry.clear();
+  });
+  return metrics;
+}
+
+type Counters = Pick<Metrics, 'httpDuration' | 'operations' | 'certificates' | 'signIns' | 'rateLimited' | 'webhookDeliveries'>;
+
+function createCounters(registry: Registry): Counters {
   const httpDuration = new RequestDurations(
     'latchkey_http_request_duration_seconds',
     'HTTP requests by route pattern, method and status class',
@@ -121,6 +145,12 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
+  return { httpDuration, operations, certificates, signIns, rateLimited, webhookDeliveries };
+}
+
+/** The gauges, read when scraped; answers the one fed by hooks (device requests in flight). */
+function registerGauges(app: FastifyInstance, registry: Registry, options: MetricsOptions): Gauge {
+  const { database } = options;
   let queueSchema: string | null | undefined;
   new Gauge({
     name: 'latchkey_webhook_queue_depth',
@@ -182,31 +212,29 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
       for (const state of ['max', 'total', 'idle', 'waiting'] as const) this.set({ state }, stats[state]);
     },
   });
+  return deviceRequests;
+}
 
+function countRoutes(app: FastifyInstance, apiPrefix: string, { signIns, certificates }: Counters, deviceRequests: Gauge): void {
   // Route-level hooks on the few routes counted by kind: nothing is added to any other route.
   // Sign-in: POST …/auth/token (…/auth/login before it was renamed).
   const logins = new Set([`${apiPrefix}/auth/token`, `${apiPrefix}/auth/login`]);
   const certificate = `${apiPrefix}/auth/certificate`;
-  const execute = `${apiPrefix}/device/:lockId/execute`;
   const devicePrefix = `${apiPrefix}/device/`;
-  const refusals = new WeakMap<FastifyRequest, AppError>();
   app.addHook('onRoute', (route: RouteOptions) => {
     const methods = [route.method].flat();
     if (logins.has(route.url) && methods.includes('POST')) addHook(route, 'onResponse', (_req, reply) => signIns.inc({ outcome: signInOutcome(reply.statusCode) }));
     else if (route.url === certificate && methods.includes('POST'))
       addHook(route, 'onResponse', (_req, reply) => certificates.inc({ outcome: reply.statusCode < 300 ? 'issued' : reply.statusCode < 500 ? 'refused' : 'error' }));
-    if (route.url === execute && methods.includes('POST')) {
-      addHook(route, 'onError', (request, _reply, error) => {
-        if (error instanceof AppError) refusals.set(request, error);
-      });
-      addHook(route, 'onResponse', (request, reply) => operations.inc(operationLabels(request, reply.statusCode, refusals.get(request))));
-    }
     if (route.url.startsWith(devicePrefix)) {
       addHook(route, 'onRequest', () => deviceRequests.inc());
       addHook(route, 'onResponse', () => deviceRequests.dec());
     }
   });
+}
 
+/** Times every request and counts 429s by route; answers the recorder the not-found handler uses. */
+function timeRequests(app: FastifyInstance, { httpDuration, rateLimited }: Counters) {
   // Every request's duration (Fastify measured it) and a 429's route, taken when the answer is sent: in the
   // onSend step every request already goes through, not onResponse, whose 'finish' listener on each
   // response cost the authenticated read 12–15 % of its throughput (bench/run.mjs, 0.52× → 0.40× of bare
@@ -236,46 +264,7 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
   });
   // What no route took is timed by the not-found handler (plugins/errors.ts calls `unmatched`), not by a
   // hook on every request: that global hook alone cost the get 0.02–0.03× of bare Fastify.
-
-  const serve = async (_request: FastifyRequest, reply: FastifyReply) => {
-    const body = await registry.metrics();
-    return reply.type(registry.contentType).header('cache-control', 'no-store').send(body);
-  };
-  if (options.token) {
-    const token = options.token;
-    app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
-      if (!bearerMatches(request.headers.authorization, token))
-        return reply.code(401).header('www-authenticate', 'Bearer realm="metrics"').send({ code: 401, message: 'A bearer token (METRICS_TOKEN) is needed for /metrics' });
-      return serve(request, reply);
-    });
-  }
-
-  const metrics: Metrics = {
-    registry,
-    httpDuration,
-    operations,
-    certificates,
-    signIns,
-    rateLimited,
-    webhookDeliveries,
-    unmatched: (request, reply) => void reply.raw.once('finish', () => record('unmatched', request, reply)),
-    server: null,
-    async listen(host = options.host ?? '127.0.0.1', port = options.port) {
-      if (port === undefined) return null;
-      const server = Fastify({ logger: false });
-      server.get('/metrics', serve);
-      await options.adminRoutes?.(server, app);
-      const address = await server.listen({ host, port });
-      metrics.server = server;
-      return address;
-    },
-  };
-  app.decorate('metrics', metrics);
-  app.addHook('onClose', async () => {
-    await metrics.server?.close();
-    registry.clear();
-  });
-  return metrics;
+  return record;
 }
 
 type Hook = (request: FastifyRequest, reply: FastifyReply, error?: unknown) => void;
@@ -299,17 +288,6 @@ function signInOutcome(status: number): string {
   if (status === 429) return 'rate_limited';
   if (status < 500) return 'failed';
   return 'error';
-}
-
-function operationLabels(request: FastifyRequest, status: number, error: AppError | undefined): { type: string; outcome: string; reason: string } {
-  const type = operationTypeOf(request.body);
-  if (status < 300) return { type, outcome: 'accepted', reason: 'none' };
-  if (status === 503 || status === 504) return { type, outcome: 'unavailable', reason: status === 504 ? 'timeout' : 'offline' };
-  if (status >= 500) return { type, outcome: 'error', reason: 'none' };
-  if (status === 429) return { type, outcome: 'refused', reason: 'rate_limited' };
-  if (status === 401) return { type, outcome: 'refused', reason: 'unauthenticated' };
-  if (status === 400 && !error) return { type, outcome: 'refused', reason: 'invalid_request' };
-  return { type, outcome: 'refused', reason: error ? refusalReason(error.message) : 'other' };
 }
 
 async function countOf(database: Database, text: string): Promise<number | null> {

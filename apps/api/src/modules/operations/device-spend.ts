@@ -3,7 +3,7 @@ import type { Db } from '../../db/client.js';
 import { GroupCommit } from '../../lib/group-commit.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
 import type { LockAccess } from './devices.service.js';
-import type { VerifiedOperation } from './operation-token.js';
+import type { VerifiedOperation } from '../../lib/operation-outcome.js';
 import { STANDING_COLUMNS, standingHolds, standingOf, type Standing } from './standing.js';
 
 /**

@@ -4,7 +4,7 @@ import type { Db } from '../../db/client.js';
 import type { ActivityActor } from '../activity/activity.service.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
 import type { LockAccess } from './devices.service.js';
-import type { VerifiedOperation } from './operation-token.js';
+import type { VerifiedOperation } from '../../lib/operation-outcome.js';
 import { publishEventsSql } from '../../lib/webhook-outbox.js';
 import { GroupCommit } from '../../lib/group-commit.js';
 import { STANDING_COLUMNS, standingHolds, standingOf, type Standing } from './standing.js';

@@ -11,11 +11,8 @@ import {
   operationLocationSchema,
   isOperationTime,
   operationSchema,
-  type LockLogEntry,
-  type Operation,
-  type OperationLocation,
 } from '@latchkey/contract';
-import { AppError } from '../../errors.js';
+import { OperationRefusal, logTypeOf, type VerifiedOperation } from '../../lib/operation-outcome.js';
 import { ed25519X, type IssuedLeaf, type PlatformCa } from '../../plugins/platform-ca.js';
 
 /**
@@ -25,36 +22,6 @@ import { ed25519X, type IssuedLeaf, type PlatformCa } from '../../plugins/platfo
  * platform's SDKs send are accepted: base64url segments (current clients) and standard base64 with
  * padding (older ones); the signature covers the segments exactly as they arrived.
  */
-
-export type LogType = LockLogEntry['type'];
-
-/** A refused operation: its status, the reason (logged as is) and what kind of entry it is in the log. */
-export class OperationRefusal extends AppError {
-  constructor(
-    statusCode: number,
-    reason: string,
-    readonly logType: LogType,
-    readonly options: {
-      /** What the log says, when it says more than the answer (e.g. that the lock's device decided). */
-      logReason?: string;
-      /** false: not the caller's doing (the lock is offline or did not answer), so not charged to its budget. */
-      charged?: boolean;
-    } = {},
-  ) {
-    super(statusCode, reason);
-  }
-}
-
-export interface VerifiedOperation {
-  operation: Operation;
-  location: OperationLocation | undefined;
-  /** What may be used once: the user's jti, or the signature itself for clients that send none. */
-  useKey: string;
-  /** Until when the use key must be remembered (epoch ms): past it, the operation is refused as expired anyway. */
-  rememberUntil: number;
-  /** The signing certificate's notBefore (epoch ms): refused when earlier than the signer's certifiedAfter. */
-  certifiedFrom: number;
-}
 
 const SEGMENT = /^(?:[A-Za-z0-9_-]+|[A-Za-z0-9+/]+={0,2})$/;
 const STANDARD_BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
@@ -68,15 +35,6 @@ function jsonObject(segment: string): Json | null {
   } catch {
     return null;
   }
-}
-
-/** The log entry's type, read from the operation before it is verified: it only labels a refusal. */
-export function logTypeOf(operation: unknown): LogType {
-  const op = operation && typeof operation === 'object' ? (operation as Json) : {};
-  if (op.type === 'ADD_USER' || op.type === 'BATCH_ADD_USER') return 'SHARE';
-  if (op.type === 'REMOVE_USER') return 'REVOKE';
-  if (op.type === 'MUTATE_SETTING') return 'SETTINGS';
-  return op.type === 'MUTATE_LOCK' && op.locked === true ? 'LOCK' : 'UNLOCK';
 }
 
 /** exp, nbf, iat: epoch seconds within the contract's bounds (1970 … 9999); anything else is timesMissing. */

@@ -14,7 +14,9 @@ import {
   sdkAuditEntrySchema,
   sdkLockSchema,
 } from '@latchkey/contract';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, notFound } from '../../errors.js';
+import { failedOutcome, operationTypeLabel, type OperationRecorder } from '../../lib/operation-outcome.js';
 import { listActivity } from '../activity/activity.service.js';
 import { acceptedVersion } from '../../lib/accepted-version.js';
 import { getSdkLock, lockAudit } from '../devices-sdk/lock-properties.service.js';
@@ -40,7 +42,9 @@ export async function operationsRoutes(instance: FastifyInstance) {
     new OperationVerifier(app.platformCa),
     app.hasDecorator('deviceRelay') ? app.deviceRelay : null,
     app.hasDecorator('virtualDevices') ? app.virtualDevices : null,
+    app.hasDecorator('metrics') ? app.metrics.recordOperation : null,
   );
+  const undecided = countUndecided(operations.recorder);
   const lockUser = { onRequest: app.authenticateLockUser };
 
   // This plugin's own parsers (Fastify scopes them to it): the body reaches the handler as text.
@@ -78,6 +82,7 @@ export async function operationsRoutes(instance: FastifyInstance) {
     '/device/:lockId/execute',
     {
       ...lockUser,
+      ...undecided.hooks,
       // It changes locks, never sessions, applications or owners: no wait for the access cache.
       config: { accessUnchanged: true },
       schema: {
@@ -89,10 +94,33 @@ export async function operationsRoutes(instance: FastifyInstance) {
       },
     },
     async (request, reply) => {
+      undecided.reached(request);
       await executeOperation(operations, request.lockUser, request.params.lockId, unwrap(request.body), () => app.chargeRefusedOperation(request), request.ip);
       return reply.code(204).send(null);
     },
   );
+}
+
+/**
+ * An operation is counted where it is decided (executeOperation); a request refused before it got there
+ * (not signed in, an invalid body, the rate limit, an error) is counted here when it is answered, by its status.
+ */
+function countUndecided(recorder: OperationRecorder | null) {
+  const decided = new WeakSet<FastifyRequest>();
+  const errors = new WeakMap<FastifyRequest, unknown>();
+  return {
+    reached: (request: FastifyRequest) => void decided.add(request),
+    hooks: {
+      onError: (request: FastifyRequest, _reply: FastifyReply, error: unknown, done: () => void) => {
+        if (!decided.has(request)) errors.set(request, error);
+        done();
+      },
+      onResponse: (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+        if (recorder && !decided.has(request)) recorder(failedOutcome(operationTypeLabel(request.body), errors.get(request), reply.statusCode));
+        done();
+      },
+    },
+  };
 }
 
 /** An old client may send the JWS as a JSON string; the JS SDK sends it bare under application/json. */

@@ -1,17 +1,29 @@
 import { BlockList, isIP } from 'node:net';
 import { LRUCache } from 'lru-cache';
-import { apiErrors, checkUsageRequirements, deviceErrors, lockErrors, operationErrors, sdkErrors, type AccessMethod, type UsageRequirements } from '@latchkey/contract';
+import { apiErrors, checkUsageRequirements, deviceErrors, deviceLogReasons, lockErrors, sdkErrors, type AccessMethod, type UsageRequirements } from '@latchkey/contract';
 import type { Db } from '../../db/client.js';
 import { AppError, notFound } from '../../errors.js';
 import type { LockUser } from '../../plugins/lock-user-auth.js';
 import { countRepeatedRefusal, recordActivity, type ActivityActor } from '../activity/activity.service.js';
 import { publishEvent } from '../../lib/webhook-outbox.js';
+import {
+  OperationRefusal,
+  failedOutcome,
+  logTypeOf,
+  operationTypeLabel,
+  refusal,
+  refusalKindOf,
+  refusedOutcome,
+  type OperationRecorder,
+  type RefusalKind,
+  type VerifiedOperation,
+} from '../../lib/operation-outcome.js';
 import { getLockAccess, type LockAccess } from './devices.service.js';
-import { DeviceSpendBatcher, type DeviceSpendOutcome } from './device-spend.js';
+import { DeviceSpendBatcher } from './device-spend.js';
 import { MutateLockBatcher, accessMethodOf } from './mutate-lock.js';
 import { isVirtuallyOffline } from '../locks/locks.service.js';
 import { applyOperation, purgeUsedOperationIds } from './operation-writes.js';
-import { OperationRefusal, logTypeOf, type OperationVerifier, type VerifiedOperation } from './operation-token.js';
+import type { OperationVerifier } from './operation-token.js';
 import { checkShareTerms } from './rules.js';
 
 /**
@@ -41,9 +53,9 @@ export type ChargeRefusal = () => Promise<void>;
 
 /**
  * A lock with a provisioned device decides for itself: an operation admitted here is handed to the device
- * and its answer carried out (modules/devices/runtime/relay.ts). Resolves once the outcome is applied and
- * logged; throws an OperationRefusal (logged and answered by `refuse`) when the device refused, is
- * offline or did not answer.
+ * (modules/devices/runtime/relay.ts). Resolves once the device did it, a lock or unlock written with the
+ * device's outcome (any other operation is then applied here); throws an OperationRefusal (logged and
+ * answered by `refuse`) when the device refused, is offline or did not answer.
  */
 export interface DeviceRelay {
   relay(access: DeviceLockAccess, verified: VerifiedOperation, jws: string, actor: ActivityActor, method?: AccessMethod): Promise<void>;
@@ -59,9 +71,6 @@ export type DeviceLockAccess = LockAccess & { device: NonNullable<LockAccess['de
 export interface VirtualDeviceCheck {
   admit(access: LockAccess, userId: string, verified: VerifiedOperation, jws: string): Promise<void>;
 }
-/** What a relay needs to spend an operation, refuse it, or carry out what the device did. */
-export { OperationRefusal, logTypeOf, type VerifiedOperation } from './operation-token.js';
-export { applyOperation } from './operation-writes.js';
 
 export interface OperationContext {
   db: Db;
@@ -74,6 +83,8 @@ export interface OperationContext {
   standings: LRUCache<string, LockAccess>;
   unlocks: MutateLockBatcher;
   deviceSpends: DeviceSpendBatcher;
+  /** Where each operation's outcome is counted (the metrics); null: not counted. */
+  recorder: OperationRecorder | null;
 }
 
 export function createOperationContext(
@@ -81,6 +92,7 @@ export function createOperationContext(
   verifier: OperationVerifier,
   relay: DeviceRelay | null = null,
   virtual: VirtualDeviceCheck | null = null,
+  recorder: OperationRecorder | null = null,
 ): OperationContext {
   return {
     db,
@@ -90,11 +102,36 @@ export function createOperationContext(
     standings: new LRUCache<string, LockAccess>({ max: 20_000, ttl: 60_000 }),
     unlocks: new MutateLockBatcher(db),
     deviceSpends: new DeviceSpendBatcher(db),
+    recorder,
   };
 }
 
+/** One request to carry out a signed operation: who sent it, for which lock, from where. */
+export interface OperationCall {
+  user: LockUser;
+  lockId: string;
+  jws: string;
+  /** The caller's address (request.ip): checked against the lock's permitted addresses, when it has any. */
+  from: string | null;
+  actor: { userId: string; email: string | null; displayName: string | null };
+  method: AccessMethod;
+  /** The caller's standing on the lock in the cache of standings. */
+  key: string;
+}
+
+/** What the platform decided of an operation on one reading of the caller's standing. */
+export type Decision =
+  | { outcome: 'accepted'; verified: VerifiedOperation }
+  | { outcome: 'refused'; kind: RefusalKind; message: string; refusal: OperationRefusal };
+
+/** How an operation ended: carried out, refused on a standing (logged against its lock), or its lock is not the caller's to know of. */
+type Settled =
+  | { outcome: 'accepted'; verified: VerifiedOperation }
+  | { outcome: 'refused'; access: LockAccess; refusal: OperationRefusal }
+  | { outcome: 'lock-not-found' };
+
 export async function executeOperation(
-  { db, verifier, relay, virtual, standings, unlocks, deviceSpends }: OperationContext,
+  context: OperationContext,
   user: LockUser,
   lockId: string,
   jws: string,
@@ -103,93 +140,185 @@ export async function executeOperation(
   from: string | null = null,
 ): Promise<void> {
   const actor = { userId: user.id, email: user.email, displayName: user.displayName };
-  const method = accessMethodOf(user);
-  const key = `${user.id}|${lockId}`;
-  const cached = standings.get(key);
-  let verified: VerifiedOperation | null = null;
-  // A sandbox lock's virtual device sees the operation once, after the platform admitted it, and what it
-  // did stands. Its refusal on a cached standing waits for the platform's fresh read: the platform's own
-  // refusal comes first, and the device's is answered only if the platform admits the operation again.
-  let deviceAsked = false;
-  let deviceRefusal: OperationRefusal | null = null;
-  const askDevice = async (access: LockAccess, admitted: VerifiedOperation) => {
-    if (deviceRefusal) throw deviceRefusal;
-    if (deviceAsked || !virtual || access.device) return;
-    deviceAsked = true;
-    try {
-      await virtual.admit(access, user.id, admitted, jws);
-    } catch (error) {
-      if (error instanceof OperationRefusal) deviceRefusal = error;
-      throw error;
-    }
-  };
-  // A device-backed lock's operation after its spend: handed to the device when spent; else an OperationRefusal.
-  const relaySpent = async (access: DeviceLockAccess, admitted: VerifiedOperation, spent: Exclude<DeviceSpendOutcome, 'stale'>): Promise<void> => {
-    const type = logTypeOf(admitted.operation);
-    if (spent === 'offline') throw new OperationRefusal(503, deviceErrors.offline, type, { charged: false });
-    if (spent === 'replayed') throw new OperationRefusal(409, operationErrors.replayed, type);
-    await relay!.relay(access, admitted, jws, actor, method);
-  };
-  if (cached) {
-    try {
-      verified = verifier.verify(jws, lockId, user.id);
-      checkAccess(cached, verified, Date.now(), from);
-    } catch {
-      verified = null;
-    }
-    if (verified?.operation.type === 'MUTATE_LOCK' && cached.device && relay) {
-      // A device-backed lock: its id is spent only if the standing and the device still hold.
-      const spent = await deviceSpends.submit(user, cached as DeviceLockAccess, verified);
-      if (spent !== 'stale') {
-        return relaySpent(cached as DeviceLockAccess, verified, spent).catch((error: unknown) => {
-          if (error instanceof OperationRefusal) return refuse(db, cached, actor, error, charge, method);
-          throw error;
-        });
-      }
-    } else if (verified?.operation.type === 'MUTATE_LOCK' && (await askDevice(cached, verified).then(() => true, refusedOnly))) {
-      const outcome = await unlocks.submit(user, cached, verified, actor);
-      if (outcome === 'done') return;
-      if (outcome === 'replayed') return refuse(db, cached, actor, new OperationRefusal(409, operationErrors.replayed, logTypeOf(verified.operation)), charge, method);
-    }
-    standings.delete(key);
+  const call: OperationCall = { user, lockId, jws, from, actor, method: accessMethodOf(user), key: `${user.id}|${lockId}` };
+  const count = context.recorder ?? (() => {});
+  let settled: Settled;
+  try {
+    settled = await settle(context, call);
+  } catch (error) {
+    count(failedOutcome(operationTypeLabel(jws), error));
+    throw error;
   }
+  await record(context, call, settled, charge, count);
+}
 
-  // A standing that changed between the read and the write is read again; twice in a row is not a race.
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const access = await getLockAccess(db, user, lockId);
-    if (!access) throw notFound(lockErrors.lockNotFound);
+/**
+ * The verified operation, if the caller's standing (`access`) admits it: its signature and claims
+ * (operation-token.ts, unless `verified` already was), then the share, certificate, address and lock rules.
+ */
+export function decide(verifier: OperationVerifier, call: OperationCall, access: LockAccess, verified: VerifiedOperation | null, nowMs: number): Decision {
+  try {
+    const admitted = verified ?? verifier.verify(call.jws, call.lockId, call.user.id, nowMs);
+    checkAccess(access, admitted, nowMs, call.from);
+    return { outcome: 'accepted', verified: admitted };
+  } catch (error) {
+    if (!(error instanceof OperationRefusal)) throw error;
+    return { outcome: 'refused', kind: error.kind, message: error.message, refusal: error };
+  }
+}
+
+/**
+ * Decides and delivers: first on the cached standing, if there is one, which may only accept; then on
+ * fresh reads. A standing that changed between the read and the write is read again; three times in a row
+ * is not a race (503).
+ */
+async function settle(context: OperationContext, call: OperationCall): Promise<Settled> {
+  const deliveries = { device: new DeviceDelivery(context, call), sandbox: new SandboxDelivery(context, call) };
+  const deliveryFor = (access: LockAccess): Delivery => (access.device && context.relay ? deliveries.device : deliveries.sandbox);
+  const cached = context.standings.get(call.key);
+  let verified: VerifiedOperation | null = null;
+  if (cached) {
+    let decision: Decision | null;
     try {
-      const now = Date.now();
-      verified ??= verifier.verify(jws, lockId, user.id, now);
-      checkAccess(access, verified, now, from);
-      purgeUsedOperationIds(db, now);
-      if (access.device && relay) {
-        if (!access.device.connected) return await relaySpent(access as DeviceLockAccess, verified, 'offline');
-        const spent = await deviceSpends.submit(user, access as DeviceLockAccess, verified);
-        if (spent === 'stale') continue;
-        await relaySpent(access as DeviceLockAccess, verified, spent);
-        if (verified.operation.type === 'MUTATE_LOCK') standings.set(key, access);
-        return;
-      }
-      // A sandbox lock made to look offline answers as a disconnected device does (nothing is sent to its virtual device).
-      if (!access.device && isVirtuallyOffline(access.lock)) throw new OperationRefusal(503, deviceErrors.offline, logTypeOf(verified.operation), { charged: false });
-      await askDevice(access, verified);
-      if (verified.operation.type !== 'MUTATE_LOCK') return await applyOperation(db, access, verified, actor);
-      const outcome = await unlocks.submit(user, access, verified, actor);
-      if (outcome === 'replayed') throw new OperationRefusal(409, operationErrors.replayed, logTypeOf(verified.operation));
-      if (outcome === 'done') return void standings.set(key, access);
-    } catch (error) {
-      if (error instanceof OperationRefusal) return refuse(db, access, actor, error, charge, method);
-      throw error;
+      decision = decide(context.verifier, call, cached, null, Date.now());
+    } catch {
+      decision = null;
     }
+    if (decision?.outcome === 'accepted') {
+      verified = decision.verified;
+      if (verified.operation.type === 'MUTATE_LOCK') {
+        const delivered = await deliver(deliveryFor(cached), cached, verified, true);
+        if (delivered !== 'stale') return delivered;
+      }
+    }
+    context.standings.delete(call.key);
+  }
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const access = await getLockAccess(context.db, call.user, call.lockId);
+    if (!access) return { outcome: 'lock-not-found' };
+    const now = Date.now();
+    const decision = decide(context.verifier, call, access, verified, now);
+    if (decision.outcome === 'refused') return { outcome: 'refused', access, refusal: decision.refusal };
+    verified = decision.verified;
+    purgeUsedOperationIds(context.db, now);
+    const delivered = await deliver(deliveryFor(access), access, verified, false);
+    if (delivered === 'stale') continue;
+    if (delivered.outcome === 'accepted' && verified.operation.type === 'MUTATE_LOCK') context.standings.set(call.key, access);
+    return delivered;
   }
   throw new AppError(503, apiErrors.serviceUnavailable);
 }
 
-/** false for an OperationRefusal (answered later, after a fresh read); anything else is rethrown. */
-function refusedOnly(error: unknown): false {
-  if (error instanceof OperationRefusal) return false;
-  throw error;
+async function deliver(delivery: Delivery, access: LockAccess, verified: VerifiedOperation, cached: boolean): Promise<Settled | 'stale'> {
+  try {
+    const delivered = await delivery.deliver(access, verified, cached);
+    return delivered === 'done' ? { outcome: 'accepted', verified } : 'stale';
+  } catch (error) {
+    if (error instanceof OperationRefusal) return { outcome: 'refused', access, refusal: error };
+    throw error;
+  }
+}
+
+/**
+ * Counts the outcome; a refusal is charged, logged and answered (`refuse`), a lock not the caller's to
+ * know of answered 404 with nothing logged.
+ */
+async function record(context: OperationContext, call: OperationCall, settled: Settled, charge: ChargeRefusal, count: OperationRecorder): Promise<void> {
+  if (settled.outcome === 'accepted') return count({ outcome: 'accepted', type: settled.verified.operation.type });
+  const type = operationTypeLabel(call.jws);
+  if (settled.outcome === 'lock-not-found') {
+    count({ outcome: 'refused', type, reason: 'lockNotFound' });
+    throw notFound(lockErrors.lockNotFound);
+  }
+  try {
+    await refuse(context.db, settled.access, call.actor, settled.refusal, charge, call.method);
+  } catch (error) {
+    count(error === settled.refusal ? refusedOutcome(type, settled.refusal) : failedOutcome(type, error));
+    throw error;
+  }
+}
+
+/**
+ * How an admitted operation reaches its lock, chosen by the lock: its own device (DeviceDelivery) or the
+ * sandbox (SandboxDelivery). Resolves 'done' once it was carried out and logged, 'stale' when the standing
+ * it was decided on changed before it was written (decide again on a fresh read); throws an
+ * OperationRefusal when the lock or the platform refused it. `cached`: decided on a cached standing.
+ */
+interface Delivery {
+  deliver(access: LockAccess, verified: VerifiedOperation, cached: boolean): Promise<'done' | 'stale'>;
+}
+
+const offline = (verified: VerifiedOperation) => new OperationRefusal(503, deviceErrors.offline, logTypeOf(verified.operation), { charged: false, kind: 'offline' });
+
+/** A device-backed lock: the operation's id is spent only if the standing and the device still hold, then the device decides. */
+class DeviceDelivery implements Delivery {
+  constructor(
+    private readonly context: OperationContext,
+    private readonly call: OperationCall,
+  ) {}
+
+  async deliver(access: LockAccess, verified: VerifiedOperation, cached: boolean): Promise<'done' | 'stale'> {
+    const { deviceSpends, relay, db } = this.context;
+    const { user, jws, actor, method } = this.call;
+    const lock = access as DeviceLockAccess;
+    if (!cached && !lock.device.connected) throw offline(verified);
+    const spent = await deviceSpends.submit(user, lock, verified);
+    if (spent === 'stale') return 'stale';
+    if (spent === 'offline') throw offline(verified);
+    if (spent === 'replayed') throw refusal('replayed', 409, logTypeOf(verified.operation));
+    await relay!.relay(lock, verified, jws, actor, method);
+    // The device did it: a lock or unlock is written with its outcome; anything else the platform applies now.
+    if (verified.operation.type !== 'MUTATE_LOCK') await applyOperation(db, access, verified, actor, { spent: true, reason: deviceLogReasons.done });
+    return 'done';
+  }
+}
+
+/**
+ * A sandbox lock: its virtual device (when there is one) sees the operation once, after the platform
+ * admitted it, and what it did stands; then the platform writes it. The device's refusal on a cached
+ * standing waits for the platform's fresh read: the platform's own refusal comes first, and the device's
+ * is answered only if the platform admits the operation again.
+ */
+class SandboxDelivery implements Delivery {
+  private asked = false;
+  private refused: OperationRefusal | null = null;
+
+  constructor(
+    private readonly context: OperationContext,
+    private readonly call: OperationCall,
+  ) {}
+
+  async deliver(access: LockAccess, verified: VerifiedOperation, cached: boolean): Promise<'done' | 'stale'> {
+    const { db, unlocks } = this.context;
+    const { user, actor } = this.call;
+    // A sandbox lock made to look offline answers as a disconnected device does (nothing is sent to its virtual device).
+    if (!cached && !access.device && isVirtuallyOffline(access.lock)) throw offline(verified);
+    if (!(await this.askDevice(access, verified, cached))) return 'stale';
+    if (verified.operation.type !== 'MUTATE_LOCK') {
+      await applyOperation(db, access, verified, actor);
+      return 'done';
+    }
+    const outcome = await unlocks.submit(user, access, verified, actor);
+    if (outcome === 'replayed') throw refusal('replayed', 409, logTypeOf(verified.operation));
+    return outcome;
+  }
+
+  /** Whether the virtual device did it (or there is none to ask); false: it refused on a cached standing. */
+  private async askDevice(access: LockAccess, verified: VerifiedOperation, cached: boolean): Promise<boolean> {
+    const { virtual } = this.context;
+    if (this.refused) throw this.refused;
+    if (this.asked || !virtual || access.device) return true;
+    this.asked = true;
+    try {
+      await virtual.admit(access, this.call.user.id, verified, this.call.jws);
+      return true;
+    } catch (error) {
+      if (!(error instanceof OperationRefusal)) throw error;
+      this.refused = error;
+      if (cached) return false;
+      throw error;
+    }
+  }
 }
 
 /**
@@ -234,18 +363,18 @@ async function refuse(
 function checkAccess(access: LockAccess, verified: VerifiedOperation, nowMs: number, from: string | null): void {
   const { operation } = verified;
   const type = logTypeOf(operation);
-  if (!access.role) throw new OperationRefusal(403, operationErrors.noAccess, type);
+  if (!access.role) throw refusal('noAccess', 403, type);
   // Signed under a certificate the user's password reset or change ended.
-  if (access.certifiedAfter != null && verified.certifiedFrom < access.certifiedAfter) throw new OperationRefusal(403, operationErrors.certificateRevoked, type);
+  if (access.certifiedAfter != null && verified.certifiedFrom < access.certifiedAfter) throw refusal('certificateRevoked', 403, type);
   const shareProblem = checkShareTerms(access.terms, nowMs);
-  if (shareProblem) throw new OperationRefusal(403, shareProblem, type);
-  if (!addressPermitted(access.lock.permittedAddresses, from)) throw new OperationRefusal(403, sdkErrors.addressNotPermitted, type);
+  if (shareProblem) throw new OperationRefusal(403, shareProblem, type, { kind: refusalKindOf(shareProblem) });
+  if (!addressPermitted(access.lock.permittedAddresses, from)) throw new OperationRefusal(403, sdkErrors.addressNotPermitted, type, { kind: 'other' });
   if (operation.type !== 'MUTATE_LOCK') {
-    if (access.role !== 'ADMIN') throw new OperationRefusal(403, operationErrors.adminOnly, type);
+    if (access.role !== 'ADMIN') throw refusal('adminOnly', 403, type);
     return;
   }
   const ruleProblem = checkUsageRequirements(access.lock.usageRequirements as UsageRequirements, verified.location, nowMs);
-  if (ruleProblem) throw new OperationRefusal(403, ruleProblem, type);
+  if (ruleProblem) throw new OperationRefusal(403, ruleProblem, type, { kind: refusalKindOf(ruleProblem) });
 }
 
 /**

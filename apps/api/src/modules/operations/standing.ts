@@ -1,6 +1,6 @@
 import type { LockUser } from '../../plugins/lock-user-auth.js';
 import type { LockAccess } from './devices.service.js';
-import type { VerifiedOperation } from './operation-token.js';
+import type { VerifiedOperation } from '../../lib/operation-outcome.js';
 
 /**
  * The standing an operation's rules were checked against, as a batched write re-checks it in the database

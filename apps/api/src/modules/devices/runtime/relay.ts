@@ -9,14 +9,8 @@ import { LOCKS_CHANNEL } from '../../../plugins/live-events.js';
 import type { DeviceBus } from '../../../plugins/mqtt/bus.js';
 import type { PlatformCa } from '../../../plugins/platform-ca.js';
 import type { ActivityActor } from '../../activity/activity.service.js';
-import {
-  OperationRefusal,
-  applyOperation,
-  logTypeOf,
-  type DeviceLockAccess,
-  type DeviceRelay,
-  type VerifiedOperation,
-} from '../../operations/operations.service.js';
+import { OperationRefusal, logTypeOf, type VerifiedOperation } from '../../../lib/operation-outcome.js';
+import type { DeviceLockAccess, DeviceRelay } from '../../operations/operations.service.js';
 import { OperationVerifier } from '../../operations/operation-token.js';
 
 /** A lock or unlock the device did, as its batch writes it. */
@@ -68,7 +62,8 @@ interface Waiting {
  * handed to the device exactly as the user signed them, `{requestId, jws}` on `…/op`, and the device's
  * answer carried out. Its id is spent before it is sent, so a replay is refused here and never reaches
  * the lock. Waiting for the answer holds no database connection. One log entry per outcome, saying the
- * device decided: DONE → what the platform applies for it (the lock's state follows the device);
+ * device decided: DONE → a lock or unlock written here (the lock's state follows the device), any other
+ * operation applied by the platform once this resolves (operations.service.ts);
  * REFUSED → 403 with the device's reason; offline → 503 without sending; no answer in time → 504.
  */
 export class DeviceOperationRelay implements DeviceRelay {
@@ -93,7 +88,7 @@ export class DeviceOperationRelay implements DeviceRelay {
   async relay(access: DeviceLockAccess, verified: VerifiedOperation, jws: string, actor: ActivityActor, method: AccessMethod = 'mobile_key'): Promise<void> {
     const type = logTypeOf(verified.operation);
     const deviceId = access.device.id;
-    const unavailable = (status: 503 | 504, message: string) => new OperationRefusal(status, message, type, { charged: false });
+    const unavailable = (status: 503 | 504, message: string) => new OperationRefusal(status, message, type, { charged: false, kind: status === 504 ? 'timeout' : 'offline' });
     const requestId = randomUUID();
     const answer = this.awaitResult(requestId, deviceId);
     const message: DeviceOperationMessage = { requestId, jws };
@@ -244,14 +239,14 @@ export class DeviceOperationRelay implements DeviceRelay {
   }
 
   /**
-   * The device did it: what the platform applies for the operation, logged as the device's doing. A lock
-   * or unlock is written with the others that arrive together (lib/group-commit.ts): their log entries,
-   * webhook deliveries and the devices' new states in one statement and one commit.
+   * The device did a lock or unlock: logged as the device's doing, written with the others that arrive
+   * together (lib/group-commit.ts): their log entries, webhook deliveries and the devices' new states in one
+   * statement and one commit. Any other operation is the platform's to apply (operations.service.ts).
    */
   private async carryOut(access: DeviceLockAccess, verified: VerifiedOperation, actor: ActivityActor, result: DeviceResult, method: AccessMethod): Promise<void> {
     const { operation } = verified;
     const { lock, device } = access;
-    if (operation.type !== 'MUTATE_LOCK') return applyOperation(this.db, access, verified, actor, { spent: true, reason: deviceLogReasons.done });
+    if (operation.type !== 'MUTATE_LOCK') return;
     await this.outcomes.submit({
       lock_id: lock.id,
       application_id: lock.applicationId,

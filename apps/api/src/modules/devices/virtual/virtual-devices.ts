@@ -8,7 +8,8 @@ import { SecretBox } from '../../../lib/secret-box.js';
 import { VirtualOfflineSecrets } from '../../access-codes/offline-secrets.service.js';
 import type { LockAccess } from '../../operations/devices.service.js';
 import { isVirtuallyOffline } from '../../locks/locks.service.js';
-import { OperationRefusal, logTypeOf, type VerifiedOperation, type VirtualDeviceCheck } from '../../operations/operations.service.js';
+import { OperationRefusal, logTypeOf, type VerifiedOperation } from '../../../lib/operation-outcome.js';
+import type { VirtualDeviceCheck } from '../../operations/operations.service.js';
 import { lockConfigContent, logLockEvent, type EventLock } from '../runtime/index.js';
 
 declare module 'fastify' {
