@@ -65,6 +65,7 @@ import { registerDeviceBroker } from './modules/devices/device-broker.js';
 import { registerDeviceRuntime } from './modules/devices/runtime/device-runtime.js';
 import { registerVirtualDevices } from './modules/devices/virtual/virtual-devices.js';
 import { devicesRoutes } from './modules/devices/devices.routes.js';
+import { brokerAuthRoutes } from './modules/broker-auth/broker-auth.routes.js';
 import { tilesRoutes } from './modules/tiles/tiles.routes.js';
 import { sitesRoutes } from './modules/sites/sites.routes.js';
 import { downloadsRoutes, platformSetupRoutes } from './modules/downloads/downloads.routes.js';
@@ -324,6 +325,7 @@ async function registerHttp(app: FastifyInstance, config: Config, options: Build
       await api.register(operationsRoutes);
       await api.register(devicesSdkRoutes);
       await api.register(devicesRoutes);
+      await api.register(brokerAuthRoutes);
       await api.register(accountRoutes);
       await api.register(accountTrustRoutes);
       await api.register(applicationsRoutes);

@@ -86,6 +86,8 @@ const envSchema = z.object({
   MQTT_URL: z.url().optional(),
   /** The broker URL devices are given at provisioning; defaults to MQTT_URL, else mqtts://<PUBLIC_URL host>:MQTT_PORT. */
   MQTT_PUBLIC_URL: z.url().optional(),
+  /** The password an external broker's HTTP auth backend sends (deploy/rabbitmq, deploy/emqx); without it API_PREFIX/broker-auth does not exist. */
+  BROKER_AUTH_SECRET: z.string().min(16).optional(),
   /** How long an operation on a device-backed lock waits for the device's result before answering 504. */
   DEVICE_TIMEOUT_SECONDS: z.coerce.number().positive().max(60).default(DEVICE_TIMEOUT_DEFAULT_S),
   METRICS_TOKEN: z.string().min(16).optional(),
@@ -194,6 +196,7 @@ export function loadConfig(env: Env = process.env) {
       url: e.MQTT_URL,
       publicUrl: e.MQTT_PUBLIC_URL ?? e.MQTT_URL ?? `mqtts://${new URL(publicUrl).hostname}:${e.MQTT_PORT}`,
       deviceTimeoutMs: e.DEVICE_TIMEOUT_SECONDS * 1000,
+      brokerAuthSecret: e.BROKER_AUTH_SECRET,
     },
     /** SIGTERM's drain (server.ts): readiness fails this long before the port closes. */
     shutdown: { drainMs: e.SHUTDOWN_DRAIN_SECONDS * 1000 },
