@@ -270,8 +270,10 @@ export class DeviceAgent {
     this.flushed = false;
     this.log.info(`Connected to ${this.files.identity.mqttUrl} as ${this.deviceId}`);
     try {
-      await this.client.publishAsync(this.topic('presence'), 'online', { qos: 1, retain: true });
+      // Subscribed before saying online: the platform answers `online` with the config, and a broker whose
+      // retained messages are kept per node (RabbitMQ) would not hand an earlier one to this connection.
       await this.client.subscribeAsync([this.topic('config'), this.topic('op'), this.topic('certificate')], { qos: 1 });
+      await this.client.publishAsync(this.topic('presence'), 'online', { qos: 1, retain: true });
       await this.publishState({ always: true });
       if (this.pending.length > 0) {
         while (this.pending.length > 0 && this.client.connected) {
