@@ -1,5 +1,5 @@
 import '@testing-library/jest-dom/vitest';
-import { cleanup } from '@testing-library/react';
+import { cleanup, configure } from '@testing-library/react';
 import { afterEach, beforeAll } from 'vitest';
 import { loadAppPageTexts, setLanguage } from '../app/i18n';
 import { hideSaved } from '../components/ui/saved-notice';
@@ -10,6 +10,10 @@ import { takeContractDrifts } from './contract-bodies';
 Object.defineProperty(navigator, 'languages', { configurable: true, get: () => ['en-GB', 'en'] });
 // …and so do its own date pickers (lib/dates pickerFormat).
 Object.defineProperty(navigator, 'language', { configurable: true, get: () => 'en-GB' });
+
+// What a test waits for (findBy…, waitFor) may take a loaded 2-core host more than the default second to
+// render; a hang is still caught by the test's own time-out.
+configure({ asyncUtilTimeout: 5_000 });
 
 // Pages render as their routes load them: the signed-in pages with their strings.
 beforeAll(() => loadAppPageTexts());
