@@ -90,6 +90,28 @@ describe('a device the platform refuses as not authorized', () => {
     }
   });
 
+  it('counts a refusal of its certificate’s name (bad user name or password, as RabbitMQ answers) the same way', async () => {
+    const device = await provisioned();
+    const warnings: string[] = [];
+    await device.state.write('identity', JSON.stringify({ ...JSON.parse((await device.state.read('identity'))!), mqttUrl: 'mqtt://127.0.0.1:1' }));
+    const agent = await DeviceAgent.start({
+      state: device.state,
+      actuator: new VirtualActuator(),
+      firmware: 'test',
+      log: { info: () => undefined, warn: (m) => warnings.push(m) },
+      reconnectMs: 20,
+      maxReconnectMs: 50,
+    });
+    try {
+      for (let i = 0; i < 5; i++) agent.client.emit('error', Object.assign(new Error('Connection refused: Bad username or password'), { code: 4 }));
+      await agent.refused;
+      expect(warnings.filter((w) => w.includes('refused this device as not authorized'))).toHaveLength(5);
+    } finally {
+      await agent.stop();
+      await rm(device.dir, { recursive: true, force: true });
+    }
+  });
+
   it('counts a certificate an external broker refuses as revoked the same way, and not a broker that is away', async () => {
     const device = await provisioned();
     const warnings: string[] = [];

@@ -63,8 +63,12 @@ function withinMs(promise: Promise<unknown>, ms: number): Promise<boolean> {
     );
   });
 }
-/** A CONNACK refusal as not authorized: MQTT 3.1.1 return code 5, MQTT 5 reason code 135. */
-const NOT_AUTHORIZED_CODES = new Set([5, 135]);
+/**
+ * A CONNACK refusal as not authorized: MQTT 3.1.1 return code 5, MQTT 5 reason code 135; and bad user name or
+ * password (4, 134), which a device sending neither hears only when its certificate's name is refused, as
+ * RabbitMQ answers an unbound device.
+ */
+const NOT_AUTHORIZED_CODES = new Set([4, 5, 134, 135]);
 const DEFAULT_MAX_NOT_AUTHORIZED = 5;
 
 /**
