@@ -1,9 +1,9 @@
 import { createHash, createPrivateKey, randomUUID, webcrypto } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { and, eq, sql } from 'drizzle-orm';
 import type { MqttClient } from 'mqtt';
 import { WEBHOOK_EVENTS, deviceTopic, type Lock, type LockLogEntry } from '@latchkey/contract';
-import { accessCodes, lockDevices, webhookDeliveries, webhooks } from '../../../db/schema.js';
+import { accessCodes, lockActivity, lockDevices, webhookDeliveries, webhooks } from '../../../db/schema.js';
 import { MAX_EVENTS_WAITING } from './device-events.js';
 import { createTestApp, type TestApp } from '../../../../test/helpers.js';
 import { signEvent as deviceSignEvent } from '@latchkey/device';
@@ -257,6 +257,49 @@ describe('the chain', () => {
       ['DOOR_OPENED', (start + 2000) / 1000, true],
     ]);
     expect((await ownerLock()).door).toBe('open');
+  });
+
+  it('a burst of events arriving together is logged in runs: completely, in seq order, once each, a gap inside it still shown', async () => {
+    const start = Date.now() - 3_600_000;
+    const sent = [];
+    for (let i = 0; i < 300; i++) sent.push(await chain.next({ type: i % 2 ? 'door_closed' : 'door_opened', at: start + i * 1000, offline: true }, { skip: i === 150 ? 2 : 0 }));
+    const recordRun = vi.spyOn(t.app.deviceRuntime.events, 'recordRun');
+    try {
+      // Published together, with a few sent twice (QoS 1 redeliveries) among them.
+      const burst = [...sent.slice(0, 100), ...sent.slice(90, 100), ...sent.slice(100)];
+      await Promise.all(burst.map((event) => client.publishAsync(deviceTopic(device.deviceId, 'event'), event.jws, { qos: 1 })));
+      await expect.poll(async () => (await deviceRow()).eventSeq, { timeout: 30_000 }).toBe(sent.at(-1)!.seq);
+      await t.app.deviceRuntime.settled();
+      // Fewer transactions than events: the ones waiting together were taken together.
+      expect(recordRun.mock.calls.flatMap(([, payloads]) => payloads)).toHaveLength(burst.length);
+      expect(recordRun.mock.calls.length).toBeLessThan(burst.length);
+    } finally {
+      recordRun.mockRestore();
+    }
+    const entries = await t.database.db
+      .select({ type: lockActivity.type, seq: lockActivity.deviceSeq, eventId: lockActivity.eventId, reason: lockActivity.reason })
+      .from(lockActivity)
+      .where(eq(lockActivity.lockId, lockId))
+      .orderBy(lockActivity.at, lockActivity.seq);
+    const expected = sent.flatMap((event, i) => [
+      ...(i === 150 ? [{ type: 'AUDIT_GAP', seq: event.seq, eventId: null, reason: `Events ${event.seq - 2}–${event.seq - 1} from the lock are missing` }] : []),
+      { type: i % 2 ? 'DOOR_CLOSED' : 'DOOR_OPENED', seq: event.seq, eventId: event.eventId, reason: null },
+    ]);
+    expect(entries).toEqual(expected);
+    expect((await deviceRow()).eventHash).toBe(chain.prev);
+    expect((await ownerLock()).door).toBe('closed');
+    // The webhooks owed, in the order owed.
+    const owed = await t.database.db
+      .select({ type: webhookDeliveries.eventType, payload: webhookDeliveries.payload })
+      .from(webhookDeliveries)
+      .where(and(eq(webhookDeliveries.applicationId, sandbox.applicationId), sql`${webhookDeliveries.payload}->'data'->>'lockId' = ${lockId}`))
+      .orderBy(webhookDeliveries.createdAt);
+    expect(owed.map(({ type, payload }) => [type, (payload as { data: { at?: string; seq?: number } }).data.at ?? (payload as { data: { seq?: number } }).data.seq])).toEqual(
+      sent.flatMap((event, i) => [
+        ...(i === 150 ? [['device.audit_gap', event.seq]] : []),
+        [i % 2 ? 'lock.door_closed' : 'lock.door_opened', new Date(start + i * 1000).toISOString()],
+      ]),
+    );
   });
 });
 

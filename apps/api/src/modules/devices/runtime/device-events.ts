@@ -13,9 +13,10 @@ import {
   type UnlockWebhookData,
   type LockAlarm,
   type WebhookEvent,
+  type WebhookPayload,
 } from '@latchkey/contract';
 import type { Db } from '../../../db/client.js';
-import { lockActivity, locks } from '../../../db/schema.js';
+import { lockActivity, locks, webhookDeliveries, webhooks } from '../../../db/schema.js';
 import { publishEvent } from '../../../lib/webhook-outbox.js';
 
 /**
@@ -32,7 +33,9 @@ import { publishEvent } from '../../../lib/webhook-outbox.js';
  *  - seq = last + 1 but prev is another hash: an AUDIT_GAP entry (broken chain), then the event;
  *  - seq <= last with an unknown eventId: refused (a replay or a forgery) — a warning and a count, no entry.
  * Its entry, the chain's new head and the lock's door, battery and alarms commit together, with the
- * webhooks it owes; a device's events are handled one at a time (its row is locked), on any instance.
+ * webhooks it owes. The events of a device waiting together are handled as one run in one transaction, its
+ * row locked once (so one instance at a time, on any instance): each checked against the chain as the
+ * events before it left it, the entries written together, the lock's state and the chain's head once.
  */
 
 export type EventOutcome = 'logged' | 'repeat' | 'refused';
@@ -166,12 +169,49 @@ const ACCESS_TYPES = new Set<DeviceEvent['type']>(['unlocked', 'locked', 'access
 
 const isoOf = (ms: number) => new Date(ms).toISOString();
 
+/** A webhook an event owes, in the order it is owed. */
+interface OwedWebhook {
+  type: WebhookEvent;
+  data: object;
+}
+
+/** What an event writes: its entry and the webhooks it owes; the lock's door / battery / alarms are moved on `lock` itself. */
+interface PreparedEvent {
+  entry: typeof lockActivity.$inferInsert;
+  owed: OwedWebhook[];
+}
+
+type LockState = Pick<EventLock, 'door_state' | 'battery' | 'alarms'>;
+const stateOf = (lock: EventLock): LockState => ({ door_state: lock.door_state, battery: lock.battery, alarms: lock.alarms ? [...lock.alarms] : lock.alarms });
+
 /**
  * Logs one event of a lock, in `tx`: its entry (source device, at the event's own time, offline as it says,
  * method, access code, value), the lock's door / battery / alarms, and the webhooks it owes. The caller has
  * checked the event (signature, chain) or made it itself (a virtual lock).
  */
 export async function logLockEvent(tx: Db, lock: EventLock, event: LockEventInput, deviceId: string | null): Promise<void> {
+  const before = stateOf(lock);
+  const prepared = await prepareLockEvent(tx, lock, event, deviceId);
+  await tx.insert(lockActivity).values(prepared.entry);
+  for (const webhook of prepared.owed) await publishEvent(tx, lock.application_id, webhook.type, webhook.data);
+  await writeLockState(tx, lock, before);
+}
+
+/**
+ * Writes the lock's door / battery / alarms when they differ from `before`. Only a change is written: the
+ * row's update is what tells the portal's live view (and nothing else moves).
+ */
+async function writeLockState(tx: Db, lock: EventLock, before: LockState): Promise<void> {
+  const was = before.alarms ?? [];
+  const now = lock.alarms ?? [];
+  const alarmsChanged = now.length !== was.length || now.some((alarm) => !was.includes(alarm));
+  if (lock.door_state !== before.door_state || lock.battery !== before.battery || alarmsChanged) {
+    await tx.update(locks).set({ doorState: lock.door_state, battery: lock.battery, alarms: now }).where(sql`${locks.id} = ${lock.lock_id}`);
+  }
+}
+
+/** An event's entry and the webhooks it owes; moves `lock`'s door / battery / alarms on (in memory). */
+async function prepareLockEvent(tx: Db, lock: EventLock, event: LockEventInput, deviceId: string | null): Promise<PreparedEvent> {
   const access = ACCESS_TYPES.has(event.type);
   const method: AccessMethod | null = access ? (event.method ?? (event.accessCodeId || event.codeWindow ? 'access_code' : null)) : null;
   const accessCodeId = access ? await accessCodeOf(tx, lock.lock_id, event) : null;
@@ -179,7 +219,7 @@ export async function logLockEvent(tx: Db, lock: EventLock, event: LockEventInpu
   const at = new Date(event.at);
   const rejected = event.type === 'access_denied';
   const reason = rejected ? event.reason?.trim() || deviceLogReasons.noReason : (event.reason ?? null);
-  await tx.insert(lockActivity).values({
+  const entry: typeof lockActivity.$inferInsert = {
     lockId: lock.lock_id,
     applicationId: lock.application_id,
     type: LOG_TYPES[event.type],
@@ -197,10 +237,11 @@ export async function logLockEvent(tx: Db, lock: EventLock, event: LockEventInpu
     eventId: event.eventId ?? null,
     deviceSeq: event.seq ?? null,
     value: event.type === 'battery' ? (event.value ?? null) : null,
-  });
+  };
 
+  const owed: OwedWebhook[] = [];
   const base: DoorEventData = { applicationId: lock.application_id, lockId: lock.lock_id, lockName: lock.lock_name, deviceId, source: 'device', offline: event.offline ?? false, at: isoOf(event.at) };
-  const announce = (type: WebhookEvent, data: object) => publishEvent(tx, lock.application_id, type, { ...base, ...data });
+  const announce = (type: WebhookEvent, data: object) => void owed.push({ type, data: { ...base, ...data } });
   const person = { userId: actor ? event.userId! : null, email: actor?.email ?? null };
   const alarms = new Set((lock.alarms ?? []) as string[]);
   let door = lock.door_state;
@@ -208,50 +249,69 @@ export async function logLockEvent(tx: Db, lock: EventLock, event: LockEventInpu
   switch (event.type) {
     case 'unlocked':
       alarms.delete('jammed' satisfies LockAlarm);
-      await announce('lock.unlocked', { ...person, duration: lock.unlock_time, method, accessCodeId } satisfies Omit<UnlockWebhookData, keyof DoorEventData>);
+      announce('lock.unlocked', { ...person, duration: lock.unlock_time, method, accessCodeId } satisfies Omit<UnlockWebhookData, keyof DoorEventData>);
       break;
     case 'locked':
       alarms.delete('jammed' satisfies LockAlarm);
       break;
     case 'access_denied':
-      await announce('lock.unlock_refused', { ...person, reason: reason ?? deviceLogReasons.noReason, method, accessCodeId } satisfies Omit<UnlockWebhookData, keyof DoorEventData>);
+      announce('lock.unlock_refused', { ...person, reason: reason ?? deviceLogReasons.noReason, method, accessCodeId } satisfies Omit<UnlockWebhookData, keyof DoorEventData>);
       break;
     case 'door_opened':
     case 'door_closed':
       door = event.type === 'door_opened' ? 'open' : 'closed';
-      await announce(event.type === 'door_opened' ? 'lock.door_opened' : 'lock.door_closed', {});
+      announce(event.type === 'door_opened' ? 'lock.door_opened' : 'lock.door_closed', {});
       break;
     case 'battery':
       if (event.value === undefined) break;
       battery = event.value;
       if (battery < LOW_BATTERY_LEVEL && !alarms.has('low_battery' satisfies LockAlarm)) {
         alarms.add('low_battery' satisfies LockAlarm);
-        await announce('device.low_battery', { battery });
+        announce('device.low_battery', { battery });
       } else if (battery >= LOW_BATTERY_LEVEL) {
         alarms.delete('low_battery' satisfies LockAlarm);
       }
       break;
     case 'jammed':
       alarms.add('jammed' satisfies LockAlarm);
-      await announce('device.jammed', {});
+      announce('device.jammed', {});
       break;
     case 'tampered':
       alarms.add('tampered' satisfies LockAlarm);
-      await announce('device.tampered', {});
+      announce('device.tampered', {});
       break;
     case 'keypad_locked_out':
       break;
   }
   const nextAlarms = [...alarms];
   const before = lock.alarms ?? [];
-  const alarmsChanged = nextAlarms.length !== before.length || nextAlarms.some((alarm) => !before.includes(alarm));
-  if (door !== lock.door_state || battery !== lock.battery || alarmsChanged) {
-    // Only a change is written: the row's update is what tells the portal's live view (and nothing else moves).
-    await tx.update(locks).set({ doorState: door, battery, alarms: nextAlarms }).where(sql`${locks.id} = ${lock.lock_id}`);
-    lock.door_state = door;
-    lock.battery = battery;
-    lock.alarms = nextAlarms;
-  }
+  if (nextAlarms.length !== before.length || nextAlarms.some((alarm) => !before.includes(alarm))) lock.alarms = nextAlarms;
+  lock.door_state = door;
+  lock.battery = battery;
+  return { entry, owed };
+}
+
+/** Entries written by one statement, at most (each takes 18 parameters; a statement takes at most 65,535). */
+const ENTRIES_PER_INSERT = 1_000;
+
+/**
+ * The webhooks a run of events owes, in one statement, in the order owed: each delivery's created_at (and
+ * relay_after) is the transaction's time plus its place in microseconds, so the run's deliveries keep their
+ * order among themselves. The next run's transaction starts later than that: its events' signatures alone
+ * take longer than a microsecond each.
+ */
+async function publishInOrder(tx: Db, applicationId: string, owed: OwedWebhook[]): Promise<void> {
+  if (owed.length === 0) return;
+  const timestamp = new Date().toISOString();
+  const values = owed.map(
+    (webhook, place) => sql`(${place}::int, ${webhook.type}::text, ${JSON.stringify({ type: webhook.type, timestamp, data: webhook.data } satisfies WebhookPayload<object>)}::jsonb)`,
+  );
+  await tx.execute(sql`
+    insert into ${webhookDeliveries} (webhook_id, application_id, event_type, payload, created_at, relay_after)
+    select w.id, w.application_id, o.type, o.payload, now() + o.place * interval '1 microsecond', now() + o.place * interval '1 microsecond'
+    from (values ${sql.join(values, sql`, `)}) as o(place, type, payload)
+    join ${webhooks} w on w.application_id = ${applicationId} and w.events ? o.type
+    order by o.place`);
 }
 
 /** The access code an event names: its id when it is one of the lock's codes, or the offline code its window names. */
@@ -312,68 +372,129 @@ export class DeviceEventRecorder {
   }
 
   async record(deviceId: string, payload: Buffer): Promise<EventOutcome> {
+    return (await this.recordRun(deviceId, [payload]))[0]!;
+  }
+
+  /**
+   * A run of one device's events, in the order received, in one transaction: its row locked once, each event
+   * checked as record() checks it, against the chain as the events before it in the run left it; the entries
+   * written together, the webhooks owed in order, the lock's door / battery / alarms and the chain's head
+   * written once with where the run leaves them. The outcome of each, in order.
+   */
+  async recordRun(deviceId: string, payloads: readonly Buffer[]): Promise<EventOutcome[]> {
+    const outcomes: EventOutcome[] = [];
     const refuse = (why: EventRefusal, details: object = {}): EventOutcome => {
       this.log.warn({ deviceId, refusal: why, ...details }, 'device event refused');
       this.count(`refused_${why}`);
       return 'refused';
     };
-    const read = readJws(payload);
-    if (!read) return refuse('malformed');
-    // A device signs as itself: an event naming another device is refused whatever its signature.
-    if (read.header.kid !== undefined && (typeof read.header.kid !== 'string' || read.header.kid.toLowerCase() !== deviceId)) return refuse('other_device', { kid: read.header.kid });
-    const parsed = deviceEventSchema.safeParse(read.payload);
-    const outcome = await this.db.transaction(async (tx): Promise<EventOutcome> => {
-      const [device] = rowsOf<DeviceChainRow>(
-        await tx.execute(sql`
-          select d.certificate_public_key, d.event_seq, d.event_hash, l.id as lock_id, l.application_id, l.name as lock_name, l.unlock_time,
-            l.door_state, l.battery, l.alarms
-          from lock_devices d join locks l on l.id = d.lock_id
-          where d.id = ${deviceId} and d.provisioned_at is not null
-          for update of d`),
-      );
-      if (!device?.certificate_public_key) return refuse('unknown_device');
-      if (!verifiesWith(device.certificate_public_key, read.header.alg, read.signingInput, read.signature)) return refuse('signature', { alg: read.header.alg });
-      // A time no date can hold is no event time (the schema bounds it only as an integer).
-      if (!parsed.success || Number.isNaN(new Date(parsed.data.at).getTime())) return refuse('schema');
-      const event = parsed.data;
-      const [seen] = rowsOf<{ id: string }>(await tx.execute(sql`select id from lock_activity where event_id = ${event.eventId}`));
-      if (seen) return 'repeat';
-      const last = Number(device.event_seq);
-      if (event.seq <= last) return refuse('replay', { seq: event.seq, last });
-      const gap =
-        event.seq > last + 1
-          ? { kind: 'missing' as const, from: last + 1, to: event.seq - 1, reason: deviceLogReasons.eventsMissing(last + 1, event.seq - 1) }
-          : (event.prev ?? null) !== (device.event_hash ?? null)
-            ? { kind: 'broken' as const, from: null, to: null, reason: deviceLogReasons.chainBroken(event.seq) }
-            : null;
-      if (gap) {
-        await tx.insert(lockActivity).values({
-          lockId: device.lock_id,
-          applicationId: device.application_id,
-          type: 'AUDIT_GAP',
-          at: new Date(event.at),
-          reason: gap.reason,
-          source: 'platform',
-          deviceSeq: event.seq,
-        });
-        await publishEvent(tx, device.application_id, 'device.audit_gap', {
-          applicationId: device.application_id,
-          lockId: device.lock_id,
-          lockName: device.lock_name,
-          deviceId,
-          kind: gap.kind,
-          missingFrom: gap.from,
-          missingTo: gap.to,
-          seq: event.seq,
-          reason: gap.reason,
-        } satisfies AuditGapWebhookData);
-        this.log.warn({ deviceId, ...gap, seq: event.seq }, 'device event chain: a gap logged');
+    type Candidate = { place: number; read: ReadJws; parsed: ReturnType<typeof deviceEventSchema.safeParse> };
+    const candidates: Candidate[] = [];
+    payloads.forEach((payload, place) => {
+      const read = readJws(payload);
+      if (!read) return void (outcomes[place] = refuse('malformed'));
+      // A device signs as itself: an event naming another device is refused whatever its signature.
+      if (read.header.kid !== undefined && (typeof read.header.kid !== 'string' || read.header.kid.toLowerCase() !== deviceId)) {
+        return void (outcomes[place] = refuse('other_device', { kid: read.header.kid }));
       }
-      await logLockEvent(tx, device, event, deviceId);
-      await tx.execute(sql`update lock_devices set event_seq = ${event.seq}, event_hash = ${eventHashOf(read.jws)} where id = ${deviceId}`);
-      return 'logged';
+      candidates.push({ place, read, parsed: deviceEventSchema.safeParse(read.payload) });
     });
-    if (outcome !== 'refused') this.count(outcome);
-    return outcome;
+    if (candidates.length > 0) {
+      await this.db.transaction(async (tx) => {
+        const [device] = rowsOf<DeviceChainRow>(
+          await tx.execute(sql`
+            select d.certificate_public_key, d.event_seq, d.event_hash, l.id as lock_id, l.application_id, l.name as lock_name, l.unlock_time,
+              l.door_state, l.battery, l.alarms
+            from lock_devices d join locks l on l.id = d.lock_id
+            where d.id = ${deviceId} and d.provisioned_at is not null
+            for update of d`),
+        );
+        if (!device?.certificate_public_key) {
+          for (const { place } of candidates) outcomes[place] = refuse('unknown_device');
+          return;
+        }
+        const keys = device.certificate_public_key;
+        const ids = candidates.flatMap(({ parsed }) => (parsed.success ? [parsed.data.eventId] : []));
+        // Event ids already logged (a QoS 1 redelivery, or another instance heard it first), then those logged in this run.
+        const seen = new Set(
+          ids.length === 0
+            ? []
+            : rowsOf<{ event_id: string }>(
+                await tx.execute(sql`select event_id::text as event_id from lock_activity where event_id in (${sql.join(ids.map((id) => sql`${id}`), sql`, `)})`),
+              ).map((row) => row.event_id.toLowerCase()),
+        );
+        const before = stateOf(device);
+        let last = Number(device.event_seq);
+        let hash = device.event_hash ?? null;
+        const entries: (typeof lockActivity.$inferInsert)[] = [];
+        const owed: OwedWebhook[] = [];
+        for (const { place, read, parsed } of candidates) {
+          if (!verifiesWith(keys, read.header.alg, read.signingInput, read.signature)) {
+            outcomes[place] = refuse('signature', { alg: read.header.alg });
+            continue;
+          }
+          // A time no date can hold is no event time (the schema bounds it only as an integer).
+          if (!parsed.success || Number.isNaN(new Date(parsed.data.at).getTime())) {
+            outcomes[place] = refuse('schema');
+            continue;
+          }
+          const event = parsed.data;
+          if (seen.has(event.eventId.toLowerCase())) {
+            outcomes[place] = 'repeat';
+            continue;
+          }
+          if (event.seq <= last) {
+            outcomes[place] = refuse('replay', { seq: event.seq, last });
+            continue;
+          }
+          const gap =
+            event.seq > last + 1
+              ? { kind: 'missing' as const, from: last + 1, to: event.seq - 1, reason: deviceLogReasons.eventsMissing(last + 1, event.seq - 1) }
+              : (event.prev ?? null) !== hash
+                ? { kind: 'broken' as const, from: null, to: null, reason: deviceLogReasons.chainBroken(event.seq) }
+                : null;
+          if (gap) {
+            entries.push({
+              lockId: device.lock_id,
+              applicationId: device.application_id,
+              type: 'AUDIT_GAP',
+              at: new Date(event.at),
+              reason: gap.reason,
+              source: 'platform',
+              deviceSeq: event.seq,
+            });
+            owed.push({
+              type: 'device.audit_gap',
+              data: {
+                applicationId: device.application_id,
+                lockId: device.lock_id,
+                lockName: device.lock_name,
+                deviceId,
+                kind: gap.kind,
+                missingFrom: gap.from,
+                missingTo: gap.to,
+                seq: event.seq,
+                reason: gap.reason,
+              } satisfies AuditGapWebhookData,
+            });
+            this.log.warn({ deviceId, ...gap, seq: event.seq }, 'device event chain: a gap logged');
+          }
+          const prepared = await prepareLockEvent(tx, device, event, deviceId);
+          entries.push(prepared.entry);
+          owed.push(...prepared.owed);
+          seen.add(event.eventId.toLowerCase());
+          last = event.seq;
+          hash = eventHashOf(read.jws);
+          outcomes[place] = 'logged';
+        }
+        if (entries.length === 0) return;
+        for (let from = 0; from < entries.length; from += ENTRIES_PER_INSERT) await tx.insert(lockActivity).values(entries.slice(from, from + ENTRIES_PER_INSERT));
+        await publishInOrder(tx, device.application_id, owed);
+        await writeLockState(tx, device, before);
+        await tx.execute(sql`update lock_devices set event_seq = ${last}, event_hash = ${hash} where id = ${deviceId}`);
+      });
+    }
+    for (const outcome of outcomes) if (outcome !== 'refused') this.count(outcome);
+    return outcomes;
   }
 }

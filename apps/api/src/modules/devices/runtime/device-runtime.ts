@@ -31,6 +31,9 @@ import { markAllOffline, recordPresence, recordState } from './device-status.js'
 import { DeviceOperationRelay } from './relay.js';
 import { PresenceAnnouncer, ReportLimiter } from './report-pacing.js';
 
+/** Events of one device logged in one transaction, at most (a reconnected door's backlog goes in runs this long). */
+const EVENTS_PER_TRANSACTION = 500;
+
 declare module 'fastify' {
   interface FastifyInstance {
     /** Hands a device-backed lock's operations to its device (modules/devices/runtime). */
@@ -77,6 +80,11 @@ export class DeviceRuntime {
   readonly events: DeviceEventRecorder;
   /** Events of each device received and not yet handled. */
   private readonly eventsWaiting = new Map<string, number>();
+  /**
+   * Per device: the events received since its last other report, in a run not yet started (the last thing
+   * in its chain). Events that arrive while a run is logged wait in the next one, which takes them all.
+   */
+  private readonly eventRuns = new Map<string, Buffer[]>();
   /** Reports of one device are handled in the order they came; different devices' at once. */
   private readonly chains = new Map<string, Promise<void>>();
   /** How many presence and state reports of one device are recorded (a flood is held to the rate). */
@@ -185,11 +193,12 @@ export class DeviceRuntime {
     }
     // Every event is a record of its own (only the latest of a kind is kept over the rate): in order, none
     // held back — up to MAX_EVENTS_WAITING of one device; past that one is dropped (the chain then shows the gap).
+    // Those waiting together are logged together: a run per transaction (enqueueEvent).
     if (kind === 'event') {
       const waiting = this.eventsWaiting.get(deviceId) ?? 0;
       if (waiting >= MAX_EVENTS_WAITING) return this.events.overflow(deviceId);
       this.eventsWaiting.set(deviceId, waiting + 1);
-      return this.enqueue(deviceId, kind, payload);
+      return this.enqueueEvent(deviceId, payload);
     }
     if (!this.reportLimiter.take(deviceId) && !this.confirmsNewConfig(deviceId, kind, payload)) return this.hold(deviceId, kind, payload);
     this.enqueue(deviceId, kind, payload);
@@ -243,10 +252,46 @@ export class DeviceRuntime {
   }
 
   private enqueue(deviceId: string, kind: string, payload: Buffer): void {
+    // Events received after this report are logged after it.
+    this.eventRuns.delete(deviceId);
+    this.chain(deviceId, kind, () => this.handleReport(deviceId, kind, payload));
+  }
+
+  /** An event joins the device's run not yet started, or starts one at the end of its chain. */
+  private enqueueEvent(deviceId: string, payload: Buffer): void {
+    const waiting = this.eventRuns.get(deviceId);
+    if (waiting) return void waiting.push(payload);
+    const run = [payload];
+    this.eventRuns.set(deviceId, run);
+    this.chain(deviceId, 'event', async () => {
+      // Events read from the connection together join the run before it starts (an in-process database never yields to the connection).
+      await new Promise((resolve) => setImmediate(resolve));
+      if (this.eventRuns.get(deviceId) === run) this.eventRuns.delete(deviceId);
+      await this.recordEvents(deviceId, run);
+    });
+  }
+
+  /** A run of one device's events, in order, EVENTS_PER_TRANSACTION at a time: one transaction each. */
+  private async recordEvents(deviceId: string, run: Buffer[]): Promise<void> {
+    for (let from = 0; from < run.length; from += EVENTS_PER_TRANSACTION) {
+      const part = run.slice(from, from + EVENTS_PER_TRANSACTION);
+      try {
+        await this.events.recordRun(deviceId, part);
+      } catch (err) {
+        this.options.log.warn({ err, deviceId, events: part.length }, 'device events not recorded');
+      } finally {
+        const waiting = (this.eventsWaiting.get(deviceId) ?? part.length) - part.length;
+        if (waiting > 0) this.eventsWaiting.set(deviceId, waiting);
+        else this.eventsWaiting.delete(deviceId);
+      }
+    }
+  }
+
+  private chain(deviceId: string, kind: string, task: () => Promise<void>): void {
     const { log } = this.options;
     const previous = this.chains.get(deviceId) ?? Promise.resolve();
     const next = previous
-      .then(() => this.handleReport(deviceId, kind, payload))
+      .then(task)
       .catch((err: unknown) => log.warn({ err, deviceId, kind }, 'device report not recorded'))
       .finally(() => {
         if (this.chains.get(deviceId) === next) this.chains.delete(deviceId);
@@ -263,16 +308,6 @@ export class DeviceRuntime {
       if (!change) return void log.info({ deviceId }, 'presence of no provisioned device: ignored');
       if (change.unannounced) this.presence.schedule(deviceId);
       if (presence.value === 'online' && (change.changed || change.neverConfigured)) this.configs.deviceOnline(change.lockId, change.neverConfigured);
-      return;
-    }
-    if (kind === 'event') {
-      try {
-        await this.events.record(deviceId, payload);
-      } finally {
-        const waiting = (this.eventsWaiting.get(deviceId) ?? 1) - 1;
-        if (waiting > 0) this.eventsWaiting.set(deviceId, waiting);
-        else this.eventsWaiting.delete(deviceId);
-      }
       return;
     }
     if (kind === 'state') {
