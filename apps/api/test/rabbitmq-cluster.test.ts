@@ -84,12 +84,14 @@ const connected = async (deviceId: string) => (await t.database.db.select({ conn
 const unlock = (lockId: string) => execute({ ...t, app: platform }, lockId, alice.token, signOperation(alice, lockId, UNLOCK));
 
 /** A DeviceAgent provisioned for `device`, told the balancer's address. */
-async function runAgent(device: ProvisionedDevice): Promise<DeviceAgent> {
+async function runAgent(device: ProvisionedDevice): Promise<{ agent: DeviceAgent; configured: () => boolean }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-rabbitmq-device-'));
   dirs.push(dir);
   const state = new StateDir(dir);
   await saveProvisioning(state, { ...device, mqttUrl: balancerUrl }, device.key.privateKeyPem, 'http://127.0.0.1');
-  return DeviceAgent.start({ state, actuator: new VirtualActuator(), firmware: 'rabbitmq-test', log: { info: () => undefined, warn: () => undefined }, reconnectMs: 100, maxReconnectMs: 500 });
+  const agent = await DeviceAgent.start({ state, actuator: new VirtualActuator(), firmware: 'rabbitmq-test', log: { info: () => undefined, warn: () => undefined }, reconnectMs: 100, maxReconnectMs: 500 });
+  // The device holds the lock's signed config once the platform's answer to its `online` has reached it.
+  return { agent, configured: () => fs.existsSync(path.join(dir, 'config.jws')) };
 }
 
 beforeAll(async () => {
@@ -143,9 +145,9 @@ describe('a RabbitMQ cluster as the device broker', () => {
 
   it('a device on node 1 is unlocked by a service instance on node 2; after node 1 dies it reconnects to node 2 and the next unlock goes through', async () => {
     const device = await newDevice();
-    const agent = await runAgent(device);
+    const { agent, configured } = await runAgent(device);
     try {
-      expect(await eventually(() => connected(device.deviceId), 20_000)).toBe(true);
+      expect(await eventually(async () => (await connected(device.deviceId)) && configured(), 20_000)).toBe(true);
       const first = await unlock(device.lockId);
       expect(first.statusCode, first.body).toBe(204);
 
