@@ -413,7 +413,7 @@ export class DeviceEventRecorder {
           for (const { place } of candidates) outcomes[place] = refuse('unknown_device');
           return;
         }
-        const keys = device.certificate_public_key;
+        const publicKeys = device.certificate_public_key;
         const ids = candidates.flatMap(({ parsed }) => (parsed.success ? [parsed.data.eventId] : []));
         // Event ids already logged (a QoS 1 redelivery, or another instance heard it first), then those logged in this run.
         const seen = new Set(
@@ -429,7 +429,7 @@ export class DeviceEventRecorder {
         const entries: (typeof lockActivity.$inferInsert)[] = [];
         const owed: OwedWebhook[] = [];
         for (const { place, read, parsed } of candidates) {
-          if (!verifiesWith(keys, read.header.alg, read.signingInput, read.signature)) {
+          if (!verifiesWith(publicKeys, read.header.alg, read.signingInput, read.signature)) {
             outcomes[place] = refuse('signature', { alg: read.header.alg });
             continue;
           }
