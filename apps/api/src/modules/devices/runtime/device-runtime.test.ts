@@ -122,7 +122,8 @@ async function answerNext(result: (requestId: string) => unknown): Promise<{ req
 
 let port: number;
 beforeAll(async () => {
-  t = await createTestApp({ DEVICE_TIMEOUT_SECONDS: '0.5', MQTT_PORT: '0' });
+  // Long enough for a loaded host to carry six answers in turn; the no-answer case waits it out once.
+  t = await createTestApp({ DEVICE_TIMEOUT_SECONDS: '3', MQTT_PORT: '0' });
   port = (await t.app.mqtt.listen())!;
   sandbox = await createSandbox(t);
   alice = await certify(t, await appUserToken(sandbox, 'alice', 'alice@example.com'));
