@@ -184,6 +184,11 @@ const exempt: Record<string, string> = {
   'POST /api/platform/application/:applicationId/email/test': 'sends a test email to the owner (kept in the Outbox), changes nothing',
   'POST /api/platform/application/:applicationId/webhook/:webhookId/delivery/:deliveryId/resend': 'delivers an event again; changes no setting',
   'POST /api/platform/application/:applicationId/webhook/:webhookId/test': 'sends a test delivery; changes no setting',
+  'POST /api/platform/application/:applicationId/lock/:lockId/access-code': "a credential, not a setting: the lock's activity log records who made which code (ACCESS_CODE)",
+  'DELETE /api/platform/application/:applicationId/lock/:lockId/access-code/:accessCodeId':
+    "a credential, not a setting: the lock's activity log records who withdrew which code (ACCESS_CODE)",
+  'POST /api/platform/application/:applicationId/lock/:lockId/simulate/keypad': "what a door would do; the lock's activity log records it",
+  'POST /api/platform/application/:applicationId/lock/:lockId/simulate/:kind': "what a door would report; the lock's activity log records it",
 };
 
 describe('change history', () => {
