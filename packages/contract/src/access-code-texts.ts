@@ -24,8 +24,6 @@ export const MAX_ACCESS_CODE_NAME_LENGTH = 100;
  * travels in the device's config, which must stay within a device message (64 KiB).
  */
 export const MAX_ACCESS_CODES_PER_LOCK = 200;
-/** The longest input a simulated keypad takes: an offline code's. */
-export const MAX_KEYPAD_INPUT_DIGITS = OFFLINE_ACCESS_CODE_DIGITS;
 
 /** What a create body is refused for (400), in the order the checks run. */
 export const accessCodeMessages = {
@@ -39,7 +37,7 @@ export const accessCodeMessages = {
   offlineWholeHours: 'An offline code starts and ends on a whole hour',
   offlineWindowLength: 'An offline code holds for 1 hour to 30 days',
   endPassed: 'The end must be in the future',
-  keypadDigits: `Type digits only, at most ${MAX_KEYPAD_INPUT_DIGITS}`,
+  keypadDigits: `Type digits only, at most ${OFFLINE_ACCESS_CODE_DIGITS}`,
 } as const;
 
 /** What the access-code routes answer when something clashes, is not there or not allowed. */

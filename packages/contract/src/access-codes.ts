@@ -5,7 +5,7 @@ import {
   ACCESS_CODE_MIN_DIGITS,
   ACCESS_CODE_STATUSES,
   MAX_ACCESS_CODE_NAME_LENGTH,
-  MAX_KEYPAD_INPUT_DIGITS,
+  OFFLINE_ACCESS_CODE_DIGITS,
   OFFLINE_ACCESS_CODE_MAX_HOURS,
   OFFLINE_ACCESS_CODE_MIN_HOURS,
   accessCodeMessages,
@@ -79,11 +79,10 @@ export const accessCodeSchema = z.object({
 export type AccessCode = z.infer<typeof accessCodeSchema>;
 export const accessCodeListSchema = z.array(accessCodeSchema);
 
-/** POST …/lock/{lockId}/simulate/keypad: a code typed at a virtual lock's keypad. */
+/** POST …/lock/{lockId}/simulate/keypad: a code typed at a virtual lock's keypad, at most an offline code's digits. */
 export const keypadEntrySchema = z.object({
-  code: z.string({ error: accessCodeMessages.keypadDigits }).check(z.trim(), z.regex(new RegExp(`^\\d{1,${MAX_KEYPAD_INPUT_DIGITS}}$`), accessCodeMessages.keypadDigits)),
+  code: z.string({ error: accessCodeMessages.keypadDigits }).check(z.trim(), z.regex(new RegExp(`^\\d{1,${OFFLINE_ACCESS_CODE_DIGITS}}$`), accessCodeMessages.keypadDigits)),
 });
-export type KeypadEntry = z.infer<typeof keypadEntrySchema>;
 export const keypadResultSchema = z.object({ outcome: z.enum(['DONE', 'REFUSED']), reason: z.optional(z.string()) });
 export type KeypadResult = z.infer<typeof keypadResultSchema>;
 

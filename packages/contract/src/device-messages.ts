@@ -142,7 +142,6 @@ export const DEVICE_EVENT_TYPES = [
   'jammed',
   'tampered',
 ] as const;
-export type DeviceEventType = (typeof DEVICE_EVENT_TYPES)[number];
 
 /**
  * The payload of one event: a compact JWS signed with the device's own key (the key of its client

@@ -46,7 +46,6 @@ export const ACTIVITY_SOURCES = ['platform', 'device'] as const;
 export type ActivitySource = (typeof ACTIVITY_SOURCES)[number];
 /** What a door sensor reports. */
 export const DOOR_STATES = ['open', 'closed'] as const;
-export type DoorState = (typeof DOOR_STATES)[number];
 /**
  * A lock's alarms: `jammed` (until the bolt moves again: an unlocked or locked event), `tampered` (raised
  * for good: an owner decides what it means), `low_battery` (a battery level below LOW_BATTERY_LEVEL, until
@@ -295,7 +294,6 @@ export const simulateBodySchema = z.nullish(
     ),
   }),
 );
-export type SimulateBody = z.infer<typeof simulateBodySchema>;
 
 /**
  * What the Outbox lists: an application's emails (share invitations and notices, the branding test, a tile's

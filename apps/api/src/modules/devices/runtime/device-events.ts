@@ -10,6 +10,7 @@ import {
   type AuditGapWebhookData,
   type DeviceEvent,
   type DoorEventData,
+  type LowBatteryWebhookData,
   type UnlockWebhookData,
   type LockAlarm,
   type WebhookEvent,
@@ -267,7 +268,7 @@ async function prepareLockEvent(tx: Db, lock: EventLock, event: LockEventInput, 
       battery = event.value;
       if (battery < LOW_BATTERY_LEVEL && !alarms.has('low_battery' satisfies LockAlarm)) {
         alarms.add('low_battery' satisfies LockAlarm);
-        announce('device.low_battery', { battery });
+        announce('device.low_battery', { battery } satisfies Omit<LowBatteryWebhookData, keyof DoorEventData>);
       } else if (battery >= LOW_BATTERY_LEVEL) {
         alarms.delete('low_battery' satisfies LockAlarm);
       }
