@@ -1,3 +1,4 @@
+import { saveBlob } from '../../../lib/key-pair';
 import { request } from '../../../lib/http';
 import { lockPath, locksPath } from '../api';
 import type { LogRange } from '../log-api';
@@ -39,14 +40,6 @@ export async function downloadCsv(path: string, fallbackName: string): Promise<s
   const res = await request(path, { accept: 'text/csv' });
   const blob = await res.blob();
   const name = fileName(res, fallbackName);
-  const url = URL.createObjectURL(blob.type ? blob : new Blob([blob], { type: 'text/csv' }));
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = name;
-  link.rel = 'noopener';
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 0);
+  saveBlob(blob.type ? blob : new Blob([blob], { type: 'text/csv' }), name);
   return name;
 }
