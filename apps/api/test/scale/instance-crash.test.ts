@@ -4,10 +4,10 @@ import path from 'node:path';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { MqttClient } from 'mqtt';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deviceErrors, deviceTopic, type DeviceCreated, type DeviceStatus, type ProvisioningResponse } from '@latchkey/contract';
 import { eventually } from '../helpers.js';
+import { scratchPostgres } from '../fixtures/scratch-database.js';
 import { connectMqtt, createCsr, deviceTls, generateDeviceKey } from '../fixtures/devices.js';
 import { signOperation, type KeyHolder } from '../fixtures/operations.js';
 import { bearer, signUserToken, type SigningKey } from '../fixtures/platform-users.js';
@@ -20,7 +20,6 @@ import { startService, waitReady, type ServiceProcess } from './processes.js';
  * the device offline and sends device.offline (within 15 s of the kill: measured by the bench), and an
  * unlock through B answers 503 at once. Needs the built service (npm run build) and TEST_DATABASE_URL.
  */
-const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const AUDIENCE = 'https://latchkey.scale.test';
 const UNLOCK = { type: 'MUTATE_LOCK', locked: false };
 /**
@@ -30,7 +29,7 @@ const UNLOCK = { type: 'MUTATE_LOCK', locked: false };
  */
 const CRASH_WAIT_MS = 40_000;
 
-let dbName: string;
+let scratch: Awaited<ReturnType<typeof scratchPostgres>> | undefined;
 let a: ServiceProcess;
 let b: ServiceProcess;
 const tmpDirs: string[] = [];
@@ -51,13 +50,8 @@ async function call(base: string, method: string, p: string, options: { body?: u
 
 beforeAll(async () => {
   receiver = await startReceiver();
-  dbName = `latchkey_crash_${randomUUID().replace(/-/g, '')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${dbName}`;
+  scratch = await scratchPostgres('latchkey_crash');
+  const url = new URL(scratch.url);
   const env = () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-crash-'));
     tmpDirs.push(dir);
@@ -84,12 +78,7 @@ afterAll(async () => {
   for (const p of [a, b]) if (p && p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
   await Promise.all([a?.exited, b?.exited]);
   await receiver?.close();
-  if (dbName) {
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
-  }
+  await scratch?.drop();
   for (const dir of tmpDirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
