@@ -95,12 +95,7 @@ export function privateKeyFile(pair: GeneratedKeyPair, format: PrivateKeyFormat)
 
 /** Saves `text` as a download on this computer (nothing leaves the browser). */
 export function downloadFile({ name, text, type }: { name: string; text: string; type: string }): void {
-  saveBlob(new Blob([text], { type }), name);
-}
-
-/** Saves what the page holds in memory as a file named `name`, through a link clicked once. */
-export function saveBlob(blob: Blob, name: string): void {
-  const url = URL.createObjectURL(blob);
+  const url = URL.createObjectURL(new Blob([text], { type }));
   const link = document.createElement('a');
   link.href = url;
   link.download = name;

@@ -1,4 +1,3 @@
-import { saveBlob } from '../../../lib/key-pair';
 import { request } from '../../../lib/http';
 import { lockPath, locksPath } from '../api';
 import type { LogRange } from '../log-api';
@@ -40,6 +39,14 @@ export async function downloadCsv(path: string, fallbackName: string): Promise<s
   const res = await request(path, { accept: 'text/csv' });
   const blob = await res.blob();
   const name = fileName(res, fallbackName);
-  saveBlob(blob.type ? blob : new Blob([blob], { type: 'text/csv' }), name);
+  const url = URL.createObjectURL(blob.type ? blob : new Blob([blob], { type: 'text/csv' }));
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  link.rel = 'noopener';
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 0);
   return name;
 }
