@@ -5,7 +5,7 @@ import { bearer, createApplication, createOwner } from './fixtures/platform-user
 
 /**
  * Two apps in one process keep their own state: each has its own outbound guard (OUTBOUND_ALLOW), issuer
- * caches and application reads, so the second app built does not change what the first one does.
+ * caches, application reads and request ids, so the second app built does not change what the first one does.
  */
 let allowing: TestApp;
 let strict: TestApp;
@@ -44,5 +44,15 @@ describe('two apps in one process', () => {
     expect(allowing.app.outbound).not.toBe(strict.app.outbound);
     expect(allowing.app.issuers).not.toBe(strict.app.issuers);
     expect(allowing.app.applicationReads).not.toBe(strict.app.applicationReads);
+  });
+
+  it("each numbers its own request ids: the other app's requests neither advance its count nor share its prefix", async () => {
+    const requestId = async (t: TestApp) => (await t.app.inject({ method: 'GET', url: '/api/health' })).headers['x-request-id'];
+    const first = String(await requestId(allowing));
+    const other = String(await requestId(strict));
+    const second = String(await requestId(allowing));
+    const prefix = first.slice(0, 18);
+    expect(second).toBe(`${prefix}${(parseInt(first.slice(18), 36) + 1).toString(36)}`);
+    expect(other.slice(0, 18)).not.toBe(prefix);
   });
 });
