@@ -221,7 +221,7 @@ describe.each(BROKERS)('a latchkey-device process through $broker', ({ external 
       expect(csrKey.equals(publicKey)).toBe(true);
       const certificate = new X509Certificate(fs.readFileSync(path.join(dir, 'certificate.pem')));
       expect(certificate.publicKey.export({ type: 'spki', format: 'der' }).equals(publicKey)).toBe(true);
-      expect(certificate.subject).toBe(`CN=${deviceId}`);
+      expect(certificate.subject).toBe(`CN=${deviceId}\nserialNumber=${certificate.serialNumber.toLowerCase()}`);
       expect(certificate.verify(new X509Certificate(fs.readFileSync(path.join(dir, 'device-ca.pem'))).publicKey)).toBe(true);
       const [row] = await t.database.db.select().from(lockDevices).where(eq(lockDevices.id, deviceId));
       expect(row!.certificateSerial).toBe(certificate.serialNumber.toLowerCase());

@@ -5,15 +5,23 @@ import { DEVICE_TOPICS } from '@latchkey/contract';
 
 /**
  * The shipped EMQX configuration (deploy/emqx), read as EMQX reads its rules: acl.conf's first matching rule
- * decides (with ${username} the certificate's CN, `#` and `+` as MQTT wildcards), and emqx.conf requires a
- * client certificate, takes its CN as the user name, asks the platform at every connect and refuses what no
- * rule allows.
+ * decides (with ${username} the certificate's subject, ${clientid} the client id the platform admitted as
+ * the certificate's CN, `#` and `+` as MQTT wildcards), and emqx.conf requires a client certificate, takes
+ * its subject — which names the certificate's serial — as the user name, asks the platform at every connect
+ * and refuses what no rule allows.
  */
 
 const DIR = path.resolve(import.meta.dirname, '../../../deploy/emqx');
-const SERVICE = 'latchkey-service';
 const DEVICE = '0b9e3f2c-6a1d-4c55-9d0e-2f4b7a1c8e11';
 const OTHER = '7d2c1e0f-3b4a-4e6f-8a9b-0c1d2e3f4a5b';
+
+/** A client as EMQX knows it: the certificate's subject as the user name, and the client id. */
+interface Client {
+  username: string;
+  clientid: string;
+}
+const SERVICE: Client = { username: 'CN=latchkey-service', clientid: 'latchkey-service-1a2b' };
+const DEVICE_CLIENT: Client = { username: `SERIALNUMBER=5f3a9c,CN=${DEVICE}`, clientid: DEVICE };
 
 interface Rule {
   permission: 'allow' | 'deny';
@@ -53,12 +61,13 @@ function matches(filter: string, topic: string): boolean {
   return f.length === t.length;
 }
 
-/** EMQX's decision for `username` doing `action` on `topic` (a subscription's filter is compared as a topic). */
-function decide(rules: Rule[], username: string, action: 'publish' | 'subscribe', topic: string): 'allow' | 'deny' {
+/** EMQX's decision for `client` doing `action` on `topic` (a subscription's filter is compared as a topic). */
+function decide(rules: Rule[], client: Client, action: 'publish' | 'subscribe', topic: string): 'allow' | 'deny' {
+  const fill = (filter: string) => filter.replaceAll('${username}', client.username).replaceAll('${clientid}', client.clientid);
   for (const rule of rules) {
-    if (rule.who !== 'all' && rule.who.username !== username) continue;
+    if (rule.who !== 'all' && rule.who.username !== client.username) continue;
     if (rule.action !== 'all' && rule.action !== action) continue;
-    if (rule.topics !== 'all' && !rule.topics.some((filter) => matches(filter.replaceAll('${username}', username), topic))) continue;
+    if (rule.topics !== 'all' && !rule.topics.some((filter) => matches(fill(filter), topic))) continue;
     return rule.permission;
   }
   return 'deny';
@@ -75,34 +84,34 @@ describe('the shipped EMQX rules (deploy/emqx/acl.conf)', () => {
   const own = (name: string) => `latchkey/d/${DEVICE}/${name}`;
 
   it('a device writes only what a device sends, on its own topics', () => {
-    for (const name of ['presence', 'state', 'result', 'renew', 'event']) expect(decide(rules, DEVICE, 'publish', own(name)), name).toBe('allow');
-    for (const name of ['config', 'op', 'certificate', 'park/1']) expect(decide(rules, DEVICE, 'publish', own(name)), name).toBe('deny');
-    expect(decide(rules, DEVICE, 'publish', `latchkey/d/${OTHER}/state`)).toBe('deny');
-    expect(decide(rules, DEVICE, 'publish', 'elsewhere')).toBe('deny');
+    for (const name of ['presence', 'state', 'result', 'renew', 'event']) expect(decide(rules, DEVICE_CLIENT, 'publish', own(name)), name).toBe('allow');
+    for (const name of ['config', 'op', 'certificate', 'park/1']) expect(decide(rules, DEVICE_CLIENT, 'publish', own(name)), name).toBe('deny');
+    expect(decide(rules, DEVICE_CLIENT, 'publish', `latchkey/d/${OTHER}/state`)).toBe('deny');
+    expect(decide(rules, DEVICE_CLIENT, 'publish', 'elsewhere')).toBe('deny');
   });
 
   it('a device reads only what the platform sends it, on its own topics, and no wildcard over others', () => {
-    for (const name of ['config', 'op', 'certificate']) expect(decide(rules, DEVICE, 'subscribe', own(name)), name).toBe('allow');
-    expect(decide(rules, DEVICE, 'subscribe', own('state'))).toBe('deny');
-    expect(decide(rules, DEVICE, 'subscribe', `latchkey/d/${OTHER}/op`)).toBe('deny');
-    expect(decide(rules, DEVICE, 'subscribe', 'latchkey/d/+/op')).toBe('deny');
-    expect(decide(rules, DEVICE, 'subscribe', 'latchkey/d/#')).toBe('deny');
+    for (const name of ['config', 'op', 'certificate']) expect(decide(rules, DEVICE_CLIENT, 'subscribe', own(name)), name).toBe('allow');
+    expect(decide(rules, DEVICE_CLIENT, 'subscribe', own('state'))).toBe('deny');
+    expect(decide(rules, DEVICE_CLIENT, 'subscribe', `latchkey/d/${OTHER}/op`)).toBe('deny');
+    expect(decide(rules, DEVICE_CLIENT, 'subscribe', 'latchkey/d/+/op')).toBe('deny');
+    expect(decide(rules, DEVICE_CLIENT, 'subscribe', 'latchkey/d/#')).toBe('deny');
   });
 
   it('the service uses every device’s topics and nothing else; every topic a device uses is covered', () => {
     expect(decide(rules, SERVICE, 'subscribe', 'latchkey/d/+/presence')).toBe('allow');
     expect(decide(rules, SERVICE, 'publish', `latchkey/d/${OTHER}/op`)).toBe('allow');
     expect(decide(rules, SERVICE, 'publish', 'elsewhere')).toBe('deny');
-    const granted = DEVICE_TOPICS.filter((name) => decide(rules, DEVICE, 'publish', own(name)) === 'allow' || decide(rules, DEVICE, 'subscribe', own(name)) === 'allow');
+    const granted = DEVICE_TOPICS.filter((name) => decide(rules, DEVICE_CLIENT, 'publish', own(name)) === 'allow' || decide(rules, DEVICE_CLIENT, 'subscribe', own(name)) === 'allow');
     expect(granted).toEqual(DEVICE_TOPICS);
   });
 });
 
 describe('the shipped EMQX configuration (deploy/emqx/emqx.conf)', () => {
-  it('requires a client certificate from the device CA and takes its CN as the user name', () => {
+  it('requires a client certificate from the device CA and takes its subject, naming its serial, as the user name', () => {
     expect(conf).toMatch(/listeners\.ssl\.default \{[^}]*verify = verify_peer/);
     expect(conf).toMatch(/fail_if_no_peer_cert = true/);
-    expect(conf).toMatch(/peer_cert_as_username = cn/);
+    expect(conf).toMatch(/peer_cert_as_username = dn/);
     for (const listener of ['tcp', 'ws', 'wss']) expect(conf).toMatch(new RegExp(`listeners\\.${listener}\\.default \\{ enable = false \\}`));
   });
 

@@ -7,13 +7,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import mqtt, { type MqttClient } from 'mqtt';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { DeviceAgent, StateDir, VirtualActuator, saveProvisioning } from '@latchkey/device';
 import { deviceTopic } from '@latchkey/contract';
 import { buildApp } from '../src/app.js';
-import { lockDevices } from '../src/db/schema.js';
+import { lockDevices, revokedDeviceCertificates } from '../src/db/schema.js';
 import { createTestApp, eventually, type TestApp } from './helpers.js';
-import { deviceTls, provisionDevice, type ProvisionedDevice } from './fixtures/devices.js';
+import { createCsr, deviceTls, generateDeviceKey, provisionDevice, type ProvisionedDevice } from './fixtures/devices.js';
 import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type KeyHolder, type Sandbox } from './fixtures/operations.js';
 import { bearer } from './fixtures/platform-users.js';
 import { startRabbitCluster, type RabbitCluster } from './fixtures/rabbitmq.js';
@@ -21,7 +21,8 @@ import { startRabbitCluster, type RabbitCluster } from './fixtures/rabbitmq.js';
 /**
  * Two RabbitMQ nodes clustered, configured as deploy/rabbitmq ships them, and the platform answering their
  * HTTP auth backend: a device admitted by its certificate on one node is reached by a service instance on
- * the other, is confined to its own topics, is refused once unbound, and survives the loss of its node.
+ * the other, is confined to its own topics, is refused once unbound or with a certificate it renewed from,
+ * and survives the loss of its node.
  */
 
 const UNLOCK = { type: 'MUTATE_LOCK', locked: false };
@@ -141,6 +142,25 @@ describe('a RabbitMQ cluster as the device broker', () => {
     expect(unbind.statusCode).toBe(204);
     await expect(connect(cluster.nodes[0]!.url, device)).rejects.toThrow(/bad username or password/i);
     await expect(connect(cluster.nodes[1]!.url, device)).rejects.toThrow(/bad username or password/i);
+  }, 30_000);
+
+  it('a certificate the device renewed from is refused at connect once its grace is over; the new one connects', async () => {
+    const device = await newDevice();
+    // Renewal is for a certificate near its end: one issued within the last minute is not renewed again.
+    await t.database.db.update(lockDevices).set({ certificateNotAfter: new Date(Date.now() + 20 * 86_400_000) }).where(eq(lockDevices.id, device.deviceId));
+    const client = await connect(cluster.nodes[0]!.url, device);
+    const answer = new Promise<string>((resolve) => client.on('message', (_topic, payload) => resolve(payload.toString())));
+    await client.subscribeAsync(deviceTopic(device.deviceId, 'certificate'), { qos: 1 });
+    const key = await generateDeviceKey();
+    await client.publishAsync(deviceTopic(device.deviceId, 'renew'), await createCsr(key, `CN=${device.deviceId}`), { qos: 1 });
+    const renewed = { ...device, certificate: (JSON.parse(await answer) as { certificate: string }).certificate, key };
+    await client.endAsync();
+    // During the grace the old certificate still connects, as with the embedded broker.
+    await (await connect(cluster.nodes[0]!.url, device)).endAsync();
+    await t.database.db.update(revokedDeviceCertificates).set({ revokedAt: sql`now() - interval '1 second'` }).where(eq(revokedDeviceCertificates.deviceId, device.deviceId));
+    await expect(connect(cluster.nodes[0]!.url, device)).rejects.toThrow(/bad username or password/i);
+    await expect(connect(cluster.nodes[1]!.url, device)).rejects.toThrow(/bad username or password/i);
+    await (await connect(cluster.nodes[0]!.url, renewed)).endAsync();
   }, 30_000);
 
   it('a device on node 1 is unlocked by a service instance on node 2; after node 1 dies it reconnects to node 2 and the next unlock goes through', async () => {

@@ -663,6 +663,12 @@ export const lockDevices = pgTable(
     /** The serial (hex) of the certificate the device holds now; older ones are in revoked_device_certificates. */
     certificateSerial: text('certificate_serial'),
     certificateNotAfter: timestamp('certificate_not_after', { withTimezone: true }),
+    /**
+     * Whether that certificate names its serial in its subject (serialNumber, 2.5.4.5), as every one issued
+     * since migration 0024 does: a clustered broker, which passes the platform the subject and not the
+     * certificate, is then refused every other certificate of the device (modules/broker-auth).
+     */
+    certificateSubjectSerial: boolean('certificate_subject_serial').notNull().default(false),
     connected: boolean('connected').notNull().default(false),
     lastSeen: timestamp('last_seen', { withTimezone: true }),
     firmware: text('firmware'),

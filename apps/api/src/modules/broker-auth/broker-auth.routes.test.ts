@@ -1,11 +1,15 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq, sql } from 'drizzle-orm';
+import { x509 } from '../../lib/x509-ca.js';
+import { lockDevices, revokedDeviceCertificates } from '../../db/schema.js';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
-import { provisionDevice } from '../../../test/fixtures/devices.js';
+import { createCsr, provisionDevice, type ProvisionedDevice } from '../../../test/fixtures/devices.js';
 import { createLock } from '../../../test/fixtures/operations.js';
 import { bearer, createApplication, createOwner } from '../../../test/fixtures/platform-users.js';
+import { parseBrokerName } from './broker-auth.routes.js';
 
-/** What RabbitMQ's HTTP auth backend is told about devices and the service (deploy/rabbitmq). */
+/** What RabbitMQ's and EMQX's HTTP authentication is told about devices and the service (deploy/rabbitmq, deploy/emqx). */
 
 const SECRET = 'broker-auth-test-secret';
 let t: TestApp;
@@ -30,6 +34,19 @@ const newDevice = async () => {
   const lockId = await createLock(t, applicationId);
   return { ...(await provisionDevice(t, owner.token, applicationId, lockId)), lockId };
 };
+/** A certificate's subject as RabbitMQ and EMQX name it to the platform: last RDN first, `SERIALNUMBER=…,CN=…`. */
+const subjectOf = (certificate: string) => {
+  const name = new x509.X509Certificate(certificate).subjectName.toJSON();
+  return name
+    .map((rdn) => Object.entries(rdn).map(([type, [value]]) => `${type === '2.5.4.5' ? 'SERIALNUMBER' : type}=${value}`).join('+'))
+    .reverse()
+    .join(',');
+};
+const serialOf = (certificate: string) => new x509.X509Certificate(certificate).serialNumber.toLowerCase();
+/** The request a device sends to renew: for its own key, naming itself. */
+const csrFor = (device: ProvisionedDevice) => createCsr(device.key, `CN=${device.deviceId}`);
+const login = async (username: string) => (await ask('user', { username })).body;
+
 const topic = (username: string, routingKey: string, permission: 'read' | 'write') =>
   ask('topic', { username, vhost: '/', resource: 'topic', name: 'amq.topic', permission, routing_key: routingKey });
 
@@ -54,19 +71,80 @@ describe('the broker’s questions', () => {
     const device = await newDevice();
     const emqx = async (query: Record<string, string>) =>
       (await t.app.inject({ method: 'GET', url: `/api/broker-auth/user?${new URLSearchParams(query)}`, headers: { ...basic(SECRET), accept: 'application/json' } })).json();
-    expect(await emqx({ username: device.deviceId, client_id: device.deviceId })).toEqual({ result: 'allow' });
-    expect(await emqx({ username: device.deviceId, client_id: 'someone-else' })).toEqual({ result: 'deny' });
-    expect(await emqx({ username: 'latchkey-service', client_id: 'latchkey-service-9f' })).toEqual({ result: 'allow' });
+    expect(await emqx({ username: subjectOf(device.certificate), client_id: device.deviceId })).toEqual({ result: 'allow' });
+    expect(await emqx({ username: subjectOf(device.certificate), client_id: 'someone-else' })).toEqual({ result: 'deny' });
+    expect(await emqx({ username: 'CN=latchkey-service', client_id: 'latchkey-service-9f' })).toEqual({ result: 'allow' });
   });
 
-  it('a device logs in while it is bound; once unbound it is refused', async () => {
+  it('a device logs in with its certificate while it is bound; once unbound it is refused', async () => {
     const device = await newDevice();
-    expect((await ask('user', { username: device.deviceId })).body).toBe('allow');
-    expect((await ask('user', { username: '00000000-0000-4000-8000-000000000000' })).body).toBe('deny');
-    expect((await ask('user', { username: 'not-a-device' })).body).toBe('deny');
+    const subject = subjectOf(device.certificate);
+    expect(subject).toBe(`SERIALNUMBER=${serialOf(device.certificate)},CN=${device.deviceId}`);
+    expect(await login(subject)).toBe('allow');
+    expect(await login(`SERIALNUMBER=${serialOf(device.certificate)},CN=00000000-0000-4000-8000-000000000000`)).toBe('deny');
+    expect(await login('CN=not-a-device')).toBe('deny');
     const unbind = await t.app.inject({ method: 'DELETE', url: `/api/platform/application/${applicationId}/lock/${device.lockId}/device`, headers: bearer(owner.token) });
     expect(unbind.statusCode).toBe(204);
-    expect((await ask('user', { username: device.deviceId })).body).toBe('deny');
+    expect(await login(subject)).toBe('deny');
+  });
+
+  it('only the certificate a device holds now logs in: the one it renewed from only during its grace', async () => {
+    const device = await newDevice();
+    const before = subjectOf(device.certificate);
+    // A renewal, as the platform records one: the new serial on the row, the old one revoked at the grace's end.
+    const renewed = await t.app.deviceCa.issueDeviceCertificate(await csrFor(device), device.deviceId);
+    await t.database.db.update(lockDevices).set({ certificateSerial: renewed.serial, certificateSubjectSerial: true }).where(eq(lockDevices.id, device.deviceId));
+    await t.database.db.insert(revokedDeviceCertificates).values({ serial: serialOf(device.certificate), deviceId: device.deviceId, revokedAt: sql`now() + interval '1 day'` });
+    const after = subjectOf(renewed.certificate);
+    expect(await login(after)).toBe('allow');
+    expect(await login(before)).toBe('allow');
+    await t.database.db.update(revokedDeviceCertificates).set({ revokedAt: sql`now() - interval '1 second'` }).where(eq(revokedDeviceCertificates.serial, serialOf(device.certificate)));
+    expect(await login(before)).toBe('deny');
+    expect(await login(after)).toBe('allow');
+    // The CN alone, or a certificate with the right CN and another serial, is not the device's certificate.
+    expect(await login(`CN=${device.deviceId}`)).toBe('deny');
+    expect(await login(device.deviceId)).toBe('deny');
+    expect(await login(`SERIALNUMBER=1234abcd,CN=${device.deviceId}`)).toBe('deny');
+  });
+
+  it('a certificate issued without its serial in the subject logs in only while the device holds one such', async () => {
+    const device = await newDevice();
+    // A device provisioned before subjects named the serial: its row says its certificate names none.
+    await t.database.db.update(lockDevices).set({ certificateSubjectSerial: false }).where(eq(lockDevices.id, device.deviceId));
+    expect(await login(`CN=${device.deviceId}`)).toBe('allow');
+    // A broker still sending the CN alone asks the same question.
+    expect(await login(device.deviceId)).toBe('allow');
+    // Renewed: the new certificate names its serial, and the old one, naming none, is refused from then on.
+    const renewed = await t.app.deviceCa.issueDeviceCertificate(await csrFor(device), device.deviceId);
+    await t.database.db.update(lockDevices).set({ certificateSerial: renewed.serial, certificateSubjectSerial: true }).where(eq(lockDevices.id, device.deviceId));
+    expect(await login(`CN=${device.deviceId}`)).toBe('deny');
+    expect(await login(subjectOf(renewed.certificate))).toBe('allow');
+  });
+
+  it('reads the subject as RabbitMQ and EMQX write it, and nothing else', () => {
+    const id = '0b9e3f2c-6a1d-4c55-9d0e-2f4b7a1c8e11';
+    expect(parseBrokerName(`SERIALNUMBER=00AB12,CN=${id}`)).toEqual({ cn: id, serial: 'ab12' });
+    expect(parseBrokerName(`CN=${id},2.5.4.5=ab12`)).toEqual({ cn: id, serial: 'ab12' });
+    expect(parseBrokerName('CN=latchkey-service')).toEqual({ cn: 'latchkey-service', serial: null });
+    expect(parseBrokerName(id)).toEqual({ cn: id, serial: null });
+    for (const other of [`O=Evil,CN=${id}`, `CN=${id},CN=${id}`, `SERIALNUMBER=ab+CN=${id}`, `SERIALNUMBER=zz,CN=${id}`, `SERIALNUMBER=1,SERIALNUMBER=2,CN=${id}`, 'SERIALNUMBER=ab', '', `CN=${id}\\,O=x`]) {
+      expect(parseBrokerName(other), other).toBeNull();
+    }
+  });
+
+  it('the service logs in by its certificate’s name, which names no serial', async () => {
+    expect(await login('CN=latchkey-service')).toBe('allow');
+    expect(await login('SERIALNUMBER=ab12,CN=latchkey-service')).toBe('deny');
+  });
+
+  it('every question after the login decides by the certificate’s CN', async () => {
+    const device = await newDevice();
+    const subject = subjectOf(device.certificate);
+    expect((await ask('vhost', { username: subject, vhost: '/', client_id: device.deviceId })).body).toBe('allow');
+    expect((await topic(subject, `latchkey.d.${device.deviceId}.state`, 'write')).body).toBe('allow');
+    expect((await ask('resource', { username: subject, vhost: '/', resource: 'queue', name: `mqtt-subscription-${device.deviceId}qos1`, permission: 'configure' })).body).toBe('allow');
+    expect((await ask('vhost', { username: `O=Evil,${subject}`, vhost: '/', client_id: device.deviceId })).body).toBe('deny');
+    expect((await topic('CN=latchkey-service', 'latchkey.d.*.presence', 'read')).body).toBe('allow');
   });
 
   it('a device’s client id is its certificate’s name; the service’s instances use their own prefix', async () => {

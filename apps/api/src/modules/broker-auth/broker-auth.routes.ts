@@ -3,14 +3,18 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { and, eq, isNotNull } from 'drizzle-orm';
 import { lockDevices } from '../../db/schema.js';
 import type { Db } from '../../db/client.js';
+import { normaliseSerial } from '../../plugins/mqtt/authority.js';
+import { isCurrentCertificate } from '../devices/device-binding.service.js';
 
 /**
- * The questions RabbitMQ's HTTP auth backend (rabbitmq_auth_backend_http) asks about an MQTT client that
- * presented a device-CA certificate: the certificate's CN is the username (`ssl_cert_login_from =
- * common_name`), and the broker asks, per connection, whether that name may log in, use the virtual host,
- * the exchange and its own subscription queues, and each topic (an MQTT topic's `/` is the routing key's
- * `.`). Only the broker may ask: every request carries HTTP Basic credentials with BROKER_AUTH_SECRET, and
- * without that variable the routes do not exist.
+ * The questions RabbitMQ's HTTP auth backend (rabbitmq_auth_backend_http) and EMQX's HTTP authenticator ask
+ * about an MQTT client that presented a device-CA certificate. The user name is the certificate's subject
+ * (`ssl_cert_login_from = distinguished_name`, `peer_cert_as_username = dn`): its CN, and for certificates
+ * issued since migration 0024 its serial, so a device logs in only with the certificate it holds now. The
+ * broker asks, per connection, whether that name may log in, use the virtual host, the exchange and its own
+ * subscription queues, and each topic (an MQTT topic's `/` is the routing key's `.`). Only the broker may
+ * ask: every request carries HTTP Basic credentials with BROKER_AUTH_SECRET, and without that variable the
+ * routes do not exist.
  */
 
 /** The CN of the service's instances; their client ids start with it. */
@@ -19,24 +23,72 @@ export const SERVICE_NAME = 'latchkey-service';
 const DEVICE_WRITES = new Set(['presence', 'state', 'result', 'renew', 'event']);
 const DEVICE_READS = new Set(['config', 'op', 'certificate']);
 const DEVICE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
+/** A certificate serial as a subject names it: hex, at most 20 bytes (RFC 5280). */
+const SERIAL = /^[0-9a-f]{1,40}$/i;
 
 type Query = Record<string, string | undefined>;
 
-/** True when `deviceId` names a provisioned device that is bound to a lock now (unbinding deletes its row). */
-export async function isBoundDevice(db: Db, deviceId: string): Promise<boolean> {
+/** Who a broker's user name says a client is: its certificate's CN, and the serial when the subject names it. */
+export interface BrokerName {
+  cn: string;
+  serial: string | null;
+}
+
+/**
+ * Reads the user name a broker sends: the subject as RabbitMQ and EMQX write it (RFC 4514, last RDN first:
+ * `SERIALNUMBER=<hex>,CN=<deviceId>`, or `CN=<name>` for a certificate without the serial), or a bare CN
+ * (a broker still configured to send the CN alone). Null for anything else — another attribute, a
+ * multi-valued RDN, an attribute twice — which no certificate of the device CA carries.
+ */
+export function parseBrokerName(username: string): BrokerName | null {
+  if (!username.includes('=')) return username ? { cn: username, serial: null } : null;
+  let cn: string | null = null;
+  let serial: string | null = null;
+  for (const part of username.split(',')) {
+    const match = /^(CN|SERIALNUMBER|2\.5\.4\.5)=(.+)$/i.exec(part);
+    if (!match) return null;
+    const [, type, value] = match as unknown as [string, string, string];
+    if (type.toUpperCase() === 'CN') {
+      if (cn !== null) return null;
+      cn = value;
+    } else {
+      if (serial !== null || !SERIAL.test(value)) return null;
+      serial = normaliseSerial(value);
+    }
+  }
+  return cn === null ? null : { cn, serial };
+}
+
+/** The CN a broker's user name carries; '' (no one) when it cannot be read. */
+const nameOf = (username: string): string => parseBrokerName(username)?.cn ?? '';
+
+/**
+ * True when a certificate that names no serial may log in as `deviceId`: only while the certificate the
+ * device holds now names none either (issued before migration 0024: `certificate_subject_serial` false).
+ * The broker cannot tell such certificates apart: one the device renewed from before 0024 passes with its
+ * current one until the device's next renewal, which issues a certificate naming its serial.
+ */
+async function holdsCertificateWithoutSerial(db: Db, deviceId: string): Promise<boolean> {
   if (!DEVICE_ID.test(deviceId)) return false;
   const rows = await db
     .select({ id: lockDevices.id })
     .from(lockDevices)
-    .where(and(eq(lockDevices.id, deviceId), isNotNull(lockDevices.certificateSerial)))
+    .where(and(eq(lockDevices.id, deviceId), isNotNull(lockDevices.certificateSerial), eq(lockDevices.certificateSubjectSerial, false)))
     .limit(1);
   return rows.length > 0;
 }
 
-/** Whether `name` may log in: the service, or a device bound to a lock now. */
-export async function mayLogIn(db: Db, name: string): Promise<boolean> {
-  return name === SERVICE_NAME || isBoundDevice(db, name);
+/**
+ * Whether the certificate `username` names may log in: the service's (CN=latchkey-service), or a bound
+ * device's current certificate — the one its row holds, or the one it renewed from while that one's grace
+ * lasts, as the embedded broker decides (`isCurrentCertificate`). A certificate the device renewed from,
+ * once the grace is over, and any certificate of a device unbound or replaced are refused.
+ */
+export async function mayLogIn(db: Db, username: string): Promise<boolean> {
+  const name = parseBrokerName(username);
+  if (!name) return false;
+  if (name.cn === SERVICE_NAME) return name.serial === null;
+  return name.serial === null ? holdsCertificateWithoutSerial(db, name.cn) : isCurrentCertificate(db, name.cn, name.serial);
 }
 
 /**
@@ -99,8 +151,9 @@ export async function brokerAuthRoutes(app: FastifyInstance) {
       return answer(request, reply, allowed);
     });
   // RabbitMQ names the client id at the vhost question; EMQX names it here, the only one it asks.
-  route('user', async (q) => (q.client_id === undefined || mayUseVhost(q.username!, q.client_id)) && mayLogIn(app.db, q.username!));
-  route('vhost', (q) => q.vhost === vhost && mayUseVhost(q.username!, q.client_id));
-  route('resource', (q) => q.vhost === vhost && mayUseResource(q.username!, q.resource ?? '', q.name ?? '', q.permission ?? ''));
-  route('topic', (q) => q.vhost === vhost && q.resource === 'topic' && mayUseTopic(q.username!, q.name ?? '', q.routing_key ?? '', q.permission ?? ''));
+  // Every question names the client by its certificate's subject; all but the login decide by its CN.
+  route('user', async (q) => (q.client_id === undefined || mayUseVhost(nameOf(q.username!), q.client_id)) && mayLogIn(app.db, q.username!));
+  route('vhost', (q) => q.vhost === vhost && mayUseVhost(nameOf(q.username!), q.client_id));
+  route('resource', (q) => q.vhost === vhost && mayUseResource(nameOf(q.username!), q.resource ?? '', q.name ?? '', q.permission ?? ''));
+  route('topic', (q) => q.vhost === vhost && q.resource === 'topic' && mayUseTopic(nameOf(q.username!), q.name ?? '', q.routing_key ?? '', q.permission ?? ''));
 }

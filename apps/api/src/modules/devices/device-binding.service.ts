@@ -159,6 +159,7 @@ export async function provisionDevice(
       provisionedAt: sql`now()`,
       certificateSerial: issued.serial,
       certificateNotAfter: issued.notAfter,
+      certificateSubjectSerial: true,
       // Its events are signed with this key; their chain starts afresh with the new device.
       certificatePublicKey: certificatePublicKeyPem(issued.certificate),
       offlineCodeSecret: box.seal(offlineCodeSecret),

@@ -246,9 +246,10 @@ describe('the embedded broker', () => {
     await client.publishAsync(deviceTopic(device.deviceId, 'renew'), await createCsr(key, `CN=${device.deviceId}`), { qos: 1 });
     const { certificate } = JSON.parse((await answer.next).toString()) as { certificate: string };
     const renewed = new x509.X509Certificate(certificate);
-    expect(renewed.subject).toBe(`CN=${device.deviceId}`);
+    expect(renewed.subject).toBe(`CN=${device.deviceId}, 2.5.4.5=${renewed.serialNumber.toLowerCase()}`);
     const [row] = await t.database.db.select().from(lockDevices).where(eq(lockDevices.id, device.deviceId));
     expect(row!.certificateSerial).toBe(renewed.serialNumber.toLowerCase());
+    expect(row!.certificateSubjectSerial).toBe(true);
     // The new certificate connects; the old one still does during its grace.
     const fresh = await connectMqtt(port, deviceTls({ ...device, certificate, key }));
     await Promise.all([fresh.endAsync(), client.endAsync()]);

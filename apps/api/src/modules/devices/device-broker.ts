@@ -57,7 +57,7 @@ async function renewCertificate(app: FastifyInstance, deviceId: string, payload:
     await tx
       .update(lockDevices)
       // Its events are verified with the new key, and with the one before: events signed before the renewal may still be on their way.
-      .set({ certificateSerial: certificate.serial, certificateNotAfter: certificate.notAfter, certificatePublicKey: renewedPublicKeys(certificate.certificate, before.publicKey) })
+      .set({ certificateSerial: certificate.serial, certificateNotAfter: certificate.notAfter, certificateSubjectSerial: true, certificatePublicKey: renewedPublicKeys(certificate.certificate, before.publicKey) })
       .where(eq(lockDevices.id, deviceId));
     await tx
       .insert(revokedDeviceCertificates)

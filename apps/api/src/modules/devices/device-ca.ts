@@ -20,6 +20,19 @@ const OWN_CERTIFICATE_DAYS = 365;
 /** An external broker fetches the CRL again after this long. */
 const CRL_NEXT_UPDATE_MS = DAY_MS;
 
+/** X.520 serialNumber, the subject attribute a device certificate repeats its own serial in. */
+export const SUBJECT_SERIAL_OID = '2.5.4.5';
+
+/**
+ * A device certificate's subject: its CN is the device id, and its serialNumber attribute the certificate's
+ * serial (normalised hex). A broker that hands the platform the subject alone (RabbitMQ's and EMQX's HTTP
+ * authentication, which see no serial) then names the certificate, not only the device: RabbitMQ and EMQX
+ * write it `SERIALNUMBER=<serial>,CN=<deviceId>`.
+ */
+export function deviceSubject(deviceId: string, serial: string): string {
+  return `CN=${deviceId}, ${SUBJECT_SERIAL_OID}=${normaliseSerial(serial)}`;
+}
+
 /** A certificate issued to a device: its PEM, serial (normalised hex) and expiry. */
 export interface IssuedDeviceCertificate {
   certificate: string;
@@ -30,7 +43,7 @@ export interface IssuedDeviceCertificate {
 /**
  * The device CA: an ECDSA P-256 key and self-signed certificate, created by the first instance to start and
  * kept in the database (lib/server-secrets.ts) like the platform CA, so every instance issues and accepts
- * the same chain. It certifies the keys devices make themselves (CN=<deviceId>, client authentication), the
+ * the same chain. It certifies the keys devices make themselves (`deviceSubject`, client authentication), the
  * embedded broker's server certificate and the service's client certificate, and signs the CRL.
  */
 export class DeviceCa {
@@ -60,10 +73,9 @@ export class DeviceCa {
     const named = subject.length === 0 || (subject.length === 1 && Object.keys(subject[0]!).length === 1 && subject[0]!.CN?.length === 1 && subject[0]!.CN[0] === deviceId);
     if (!named) throw badRequest(deviceErrors.csrSubject);
     const notAfter = new Date(now + DEVICE_CERTIFICATE_DAYS * DAY_MS);
-    const certificate = await this.sign(`CN=${deviceId}`, csr.publicKey, now, notAfter, [
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]),
-    ]);
+    const serial = serialNumber();
+    const extensions = [new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true), new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth])];
+    const certificate = await this.sign(deviceSubject(deviceId, serial), csr.publicKey, now, notAfter, extensions, serial);
     return { certificate: certificate.toString('pem'), serial: normaliseSerial(certificate.serialNumber), notAfter };
   }
 
@@ -107,9 +119,9 @@ export class DeviceCa {
     return { key, cert: certificate.toString('pem'), ca: this.certificatePem };
   }
 
-  private sign(subject: string, publicKey: x509.PublicKey | CryptoKey, now: number, notAfter: Date, extensions: x509.Extension[]): Promise<x509.X509Certificate> {
+  private sign(subject: string, publicKey: x509.PublicKey | CryptoKey, now: number, notAfter: Date, extensions: x509.Extension[], serial = serialNumber()): Promise<x509.X509Certificate> {
     return x509.X509CertificateGenerator.create({
-      serialNumber: serialNumber(),
+      serialNumber: serial,
       subject,
       issuer: this.ca.subject,
       notBefore: new Date(now - BACKDATE_MS),
