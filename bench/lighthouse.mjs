@@ -5,6 +5,9 @@
 //                                                  owner with a set-up application, measures every page on
 //                                                  mobile and prints the table against the budget
 //   node bench/lighthouse.mjs <base> <email> <password> <appId> [lockId] [tileId]   the same against a running service
+//   LH_REFERENCE=<commit> node bench/lighthouse.mjs  (or --reference [commit], default f353f78) every page on
+//                                                  this build and on the commit's, interleaved, with the
+//                                                  ratios ours/ref: see bench/lighthouse-reference.mjs
 //
 // LH_RUNS (default 3) audits per page; the table shows the median run and the range of scores.
 // bench/run.mjs calls runLighthouse() for desktop and mobile. The budget: mobile, Lighthouse's
@@ -47,43 +50,85 @@ export const PAGES = [
 export const BUDGET = { performance: 95, accessibility: 100 };
 export const meetsBudget = (r) => r.performance >= BUDGET.performance && r.accessibility >= BUDGET.accessibility;
 
-export async function runLighthouse({ base, email, password, appId, lockId, tileId, formFactors = ['mobile'], pages = PAGES, runs = Number(process.env.LH_RUNS ?? 3) }) {
+/**
+ * A headless Chromium that Lighthouse drives over its debugging port. A persistent context is the browser's
+ * default context, so Lighthouse's tabs share its storage: a sign-in done in a tab holds for the audits of
+ * that origin (each origin, i.e. each service's port, keeps its own).
+ */
+export async function openBrowser() {
   const port = await freePort();
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-lh-'));
-  // A persistent context is the browser's default context, so Lighthouse's tabs share its storage.
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: '/usr/bin/chromium',
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', `--remote-debugging-port=${port}`],
   });
-  const results = [];
-  const auditOnce = async (route, formFactor) => {
-    const flags = { port, output: 'json', logLevel: 'error', onlyCategories: ['performance', 'accessibility'], disableStorageReset: true };
-    // A run Lighthouse could not finish has a null score (e.g. NO_FCP on a cold browser): that is no
-    // measurement, not a 0. Try once more, then report the error instead of a number.
-    let lhr;
-    for (let attempt = 0; attempt < 2; attempt++) {
-      lhr = (await lighthouse(`${base}${route}`, flags, formFactor === 'desktop' ? desktopConfig : undefined)).lhr;
-      if (lhr.categories.performance.score !== null) break;
-    }
-    const c = lhr.categories;
-    const score = (v) => (v === null ? `error ${lhr.runtimeError?.code ?? 'unknown'}` : Math.round(v * 100));
-    // The metrics that move the score, so a page under budget says where to look.
-    const ms = (id) => Math.round(lhr.audits[id]?.numericValue ?? NaN);
-    const failing = Object.values(c.accessibility.auditRefs ?? [])
-      .map((ref) => lhr.audits[ref.id])
-      .filter((a) => a && a.score !== null && a.score < 1)
-      .map((a) => a.id);
-    return {
-      performance: score(c.performance.score),
-      accessibility: score(c.accessibility.score),
-      fcp: ms('first-contentful-paint'),
-      lcp: ms('largest-contentful-paint'),
-      tbt: ms('total-blocking-time'),
-      cls: Math.round((lhr.audits['cumulative-layout-shift']?.numericValue ?? 0) * 1000) / 1000,
-      a11yFailures: failing.join(' '),
-    };
+  const tab = async () => context.pages()[0] ?? (await context.newPage());
+  return {
+    port,
+    tab,
+    /**
+     * One load of the sign-in page, unmeasured: the first audit of a fresh browser (or of an origin it has
+     * not loaded yet) otherwise also measures the browser starting up.
+     */
+    warm: async (base) => {
+      const t = await tab();
+      await t.goto(`${base}/login`);
+      await t.getByRole('button', { name: /login/i }).waitFor();
+    },
+    /** Signs in through the real login screen. */
+    signIn: async (base, email, password) => {
+      const t = await tab();
+      await t.goto(`${base}/login`);
+      await t.getByLabel(/email/i).fill(email);
+      await t.getByLabel(/password/i).fill(password);
+      await t.getByRole('button', { name: /login/i }).click();
+      await t.waitForURL(/\/start$/);
+    },
+    close: async () => {
+      await context.close();
+      fs.rmSync(profile, { recursive: true, force: true });
+    },
   };
+}
+
+/** One Lighthouse audit of `url` in the browser on `port` → the scores and the metrics that move them. */
+export async function auditOnce(port, url, formFactor = 'mobile') {
+  const flags = { port, output: 'json', logLevel: 'error', onlyCategories: ['performance', 'accessibility'], disableStorageReset: true };
+  // A run Lighthouse could not finish has a null score (e.g. NO_FCP on a cold browser): that is no
+  // measurement, not a 0. Try once more, then report the error instead of a number.
+  let lhr;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    lhr = (await lighthouse(url, flags, formFactor === 'desktop' ? desktopConfig : undefined)).lhr;
+    if (lhr.categories.performance.score !== null) break;
+  }
+  const c = lhr.categories;
+  const score = (v) => (v === null ? `error ${lhr.runtimeError?.code ?? 'unknown'}` : Math.round(v * 100));
+  // The metrics that move the score, so a page under budget says where to look.
+  const ms = (id) => Math.round(lhr.audits[id]?.numericValue ?? NaN);
+  const failing = Object.values(c.accessibility.auditRefs ?? [])
+    .map((ref) => lhr.audits[ref.id])
+    .filter((a) => a && a.score !== null && a.score < 1)
+    .map((a) => a.id);
+  const items = (id) => lhr.audits[id]?.details?.items ?? [];
+  return {
+    performance: score(c.performance.score),
+    accessibility: score(c.accessibility.score),
+    fcp: ms('first-contentful-paint'),
+    lcp: ms('largest-contentful-paint'),
+    tbt: ms('total-blocking-time'),
+    cls: Math.round((lhr.audits['cumulative-layout-shift']?.numericValue ?? 0) * 1000) / 1000,
+    a11yFailures: failing.join(' '),
+    // Where a shift or a blocking stretch comes from: the elements that moved (with their share of the
+    // CLS) and the main thread's long tasks (the script they ran, their length in ms).
+    layoutShifts: items('layout-shifts').map((i) => ({ score: i.score, node: i.node?.selector ?? i.node?.snippet ?? '' })),
+    longTasks: items('long-tasks').map((i) => ({ url: typeof i.url === 'string' ? i.url : String(i.url?.value ?? i.url ?? ''), start: Math.round(i.startTime ?? 0), duration: Math.round(i.duration) })),
+  };
+}
+
+export async function runLighthouse({ base, email, password, appId, lockId, tileId, formFactors = ['mobile'], pages = PAGES, runs = Number(process.env.LH_RUNS ?? 3) }) {
+  const browser = await openBrowser();
+  const results = [];
   /**
    * `runs` audits of the page, the one with the median performance score reported (its metrics with it)
    * and the range beside it: on a shared host one audit moves by 10+ points from one minute to the next.
@@ -91,7 +136,7 @@ export async function runLighthouse({ base, email, password, appId, lockId, tile
   const audit = async (page, formFactor) => {
     const route = page.path({ appId, lockId, tileId });
     const all = [];
-    for (let i = 0; i < runs; i++) all.push(await auditOnce(route, formFactor));
+    for (let i = 0; i < runs; i++) all.push(await auditOnce(browser.port, `${base}${route}`, formFactor));
     const numeric = all.filter((r) => typeof r.performance === 'number').sort((a, b) => a.performance - b.performance);
     const median = numeric[Math.floor((numeric.length - 1) / 2)] ?? all[0];
     const scores = numeric.map((r) => r.performance);
@@ -106,40 +151,45 @@ export async function runLighthouse({ base, email, password, appId, lockId, tile
     });
   };
   try {
-    // One load of the sign-in page first, unmeasured: the first audit of a fresh browser otherwise also
-    // measures the browser starting up (its first paint 1 s later than on any later load of the page).
-    const warm = context.pages()[0] ?? (await context.newPage());
-    await warm.goto(`${base}/login`);
-    await warm.getByRole('button', { name: /login/i }).waitFor();
+    await browser.warm(base);
     for (const page of pages.filter((p) => p.signedIn === false)) for (const ff of formFactors) await audit(page, ff);
-    const tab = context.pages()[0] ?? (await context.newPage());
-    await tab.goto(`${base}/login`);
-    await tab.getByLabel(/email/i).fill(email);
-    await tab.getByLabel(/password/i).fill(password);
-    await tab.getByRole('button', { name: /login/i }).click();
-    await tab.waitForURL(/\/start$/);
+    await browser.signIn(base, email, password);
     for (const page of pages.filter((p) => p.signedIn !== false)) for (const ff of formFactors) await audit(page, ff);
   } finally {
-    await context.close();
-    fs.rmSync(profile, { recursive: true, force: true });
+    await browser.close();
   }
   return results;
 }
 
-/** The owner's application with every wizard step done, a lock and a tile of it, so its pages show what a real one shows. */
-export async function seedFinishedOwner(base) {
+/**
+ * The owner's application with every wizard step done, a lock and a tile of it, so its pages show what a real
+ * one shows. `onMissing(step, error)`: for a build that may lack a route (an older release), a step after the
+ * owner's application that fails is reported to it and left out (its ids stay undefined) instead of throwing.
+ */
+export async function seedFinishedOwner(base, { onMissing } = {}) {
   const owner = await seedOwner(base, 'lighthouse');
-  await api(base, 'POST', `/platform/application/${owner.appId}`, {
-    token: owner.token,
-    body: {
-      privacyPolicy: 'https://bench.example.com/privacy',
-      supportContact: 'mailto:help@bench.example.com',
-      emailPreferences: { senderEmail: 'keys@bench.example.com', senderName: 'Bench Team', onlySendEssentialEmails: true, callToAction: null },
-    },
-  });
-  const { body: lock } = await api(base, 'POST', `/platform/application/${owner.appId}/lock`, { token: owner.token, body: { name: 'Front door' } });
-  const { body: tile } = await api(base, 'POST', `/platform/application/${owner.appId}/lock/${lock.id}/tile`, { token: owner.token });
-  return { ...owner, lockId: lock.id, tileId: tile.tileId };
+  const step = async (name, fn) => {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!onMissing) throw err;
+      onMissing(name, err);
+      return undefined;
+    }
+  };
+  await step('application details', () =>
+    api(base, 'POST', `/platform/application/${owner.appId}`, {
+      token: owner.token,
+      body: {
+        privacyPolicy: 'https://bench.example.com/privacy',
+        supportContact: 'mailto:help@bench.example.com',
+        emailPreferences: { senderEmail: 'keys@bench.example.com', senderName: 'Bench Team', onlySendEssentialEmails: true, callToAction: null },
+      },
+    }),
+  );
+  const lock = await step('lock', async () => (await api(base, 'POST', `/platform/application/${owner.appId}/lock`, { token: owner.token, body: { name: 'Front door' } })).body);
+  const tile = lock && (await step('tile', async () => (await api(base, 'POST', `/platform/application/${owner.appId}/lock/${lock.id}/tile`, { token: owner.token })).body));
+  return { ...owner, lockId: lock?.id, tileId: tile?.tileId };
 }
 
 function printTable(results) {
@@ -155,8 +205,16 @@ function printTable(results) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const [base, email, password, appId, lockId, tileId] = process.argv.slice(2);
-  if (base) {
+  const args = process.argv.slice(2);
+  const flag = args.indexOf('--reference');
+  const reference = flag >= 0 ? (args[flag + 1] ?? 'default') : process.env.LH_REFERENCE;
+  if (reference) {
+    const { DEFAULT_REFERENCE, runReferenceMode } = await import('./lighthouse-reference.mjs');
+    // LH_PAGES: a regular expression on the pages' names, to audit some of them.
+    const pages = process.env.LH_PAGES ? PAGES.filter((p) => new RegExp(process.env.LH_PAGES).test(p.name)) : PAGES;
+    await runReferenceMode({ commit: reference === 'default' ? DEFAULT_REFERENCE : reference, pages, seed: seedFinishedOwner, openBrowser, auditOnce });
+  } else if (args[0]) {
+    const [base, email, password, appId, lockId, tileId] = args;
     printTable(await runLighthouse({ base, email, password, appId, lockId, tileId, pages: PAGES.filter((p) => !p.path({ appId, lockId, tileId }).includes('undefined')) }));
   } else {
     const svc = await startService();
