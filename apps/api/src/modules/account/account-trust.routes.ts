@@ -27,19 +27,27 @@ export const PASSWORD_RESET_LIMITS = { perAddress: 20, perEmail: 3, windowMs: HO
  * (Paths.kt: /account/password/reset/initialize, /account/password/reset/verify, /account/email/verify,
  * /account/email/reverify). The public ones answer an outsider the same whether or not an account exists.
  */
-export async function accountTrustRoutes(instance: FastifyInstance) {
-  const app = instance.withTypeProvider<ZodTypeProvider>();
+export async function accountTrustRoutes(app: FastifyInstance) {
   await app.register(accountManagementRoutes);
   await app.register(passkeyRoutes);
+  // Using a link: per address (secrets are 256 bits; this only keeps a flood off the password hasher).
+  // One limit for both kinds of link.
+  const linkUses = app.createRateLimit({ keyGenerator: (req) => `account-link-ip:${req.ip}`, max: 30, timeWindow: HOUR / 4 });
+  passwordResetRoutes(app, linkUses);
+  emailVerificationRoutes(app, linkUses);
+}
+
+type RateLimit = ReturnType<FastifyInstance['createRateLimit']>;
+
+/** Forgot password: the emailed link asked for, then spent on a new password. */
+function passwordResetRoutes(instance: FastifyInstance, linkUses: RateLimit) {
+  const app = instance.withTypeProvider<ZodTypeProvider>();
   const perAddress = app.createRateLimit({ keyGenerator: (req) => `reset-ip:${req.ip}`, max: PASSWORD_RESET_LIMITS.perAddress, timeWindow: PASSWORD_RESET_LIMITS.windowMs });
   const perEmail = app.createRateLimit({
     keyGenerator: (req) => `reset-email:${String((req.body as { email?: unknown } | undefined)?.email ?? '').toLowerCase()}`,
     max: PASSWORD_RESET_LIMITS.perEmail,
     timeWindow: PASSWORD_RESET_LIMITS.windowMs,
   });
-  // Using a link: per address (secrets are 256 bits; this only keeps a flood off the password hasher).
-  const linkUses = app.createRateLimit({ keyGenerator: (req) => `account-link-ip:${req.ip}`, max: 30, timeWindow: HOUR / 4 });
-  const reverifies = app.createRateLimit({ keyGenerator: (req) => `reverify:${req.user.id}`, max: 5, timeWindow: HOUR });
 
   app.post(
     '/account/password/reset/initialize',
@@ -78,6 +86,12 @@ export async function accountTrustRoutes(instance: FastifyInstance) {
     },
     async (request) => verifyPasswordReset(app, request.body, request.headers['user-agent'] ?? null),
   );
+}
+
+/** The account's email address proved with the emailed code, and a new code asked for. */
+function emailVerificationRoutes(instance: FastifyInstance, linkUses: RateLimit) {
+  const app = instance.withTypeProvider<ZodTypeProvider>();
+  const reverifies = app.createRateLimit({ keyGenerator: (req) => `reverify:${req.user.id}`, max: 5, timeWindow: HOUR });
 
   app.put(
     '/account/email/verify',

@@ -24,7 +24,13 @@ const bearer = [{ bearer: [] }];
 const USERS = '/platform/application/:applicationId/user';
 
 /** Application-signed user tokens (GET /platform/auth), the owner's token tester and the user list. */
-export async function platformUsersRoutes(instance: FastifyInstance) {
+export async function platformUsersRoutes(app: FastifyInstance) {
+  tokenRoutes(app);
+  userListRoutes(app);
+}
+
+/** GET /platform/auth, where an application-signed token is checked, and the owner's token tester. */
+function tokenRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<ZodTypeProvider>();
   const owner = { onRequest: [app.authenticate, app.requireOwner] };
 
@@ -68,7 +74,12 @@ export async function platformUsersRoutes(instance: FastifyInstance) {
         })
       ).report,
   );
+}
 
+/** The owner's list of an application's users: read, add, remove. */
+function userListRoutes(instance: FastifyInstance) {
+  const app = instance.withTypeProvider<ZodTypeProvider>();
+  const owner = { onRequest: [app.authenticate, app.requireOwner] };
   app.get(
     USERS,
     {

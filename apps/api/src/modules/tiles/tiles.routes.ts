@@ -55,13 +55,18 @@ export const TILE_SIGN_IN_LIMITS = { perAddress: 20, perEmail: 3, windowMs: 3_60
  * a new one, removal, and its printable QR code (SVG). Anyone at the tile: a sign-in link by email for a
  * person one of its locks is shared with, and the link's exchange for a lock-user token.
  */
-export async function tilesRoutes(instance: FastifyInstance) {
-  const app = instance.withTypeProvider<ZodTypeProvider>();
-  const lockUser = { onRequest: app.authenticateLockUser };
-  const owner = { onRequest: [app.authenticate, app.requireOwner] };
-  const tags = ['tiles'];
-  const publicUrl = app.config.publicUrl;
+export async function tilesRoutes(app: FastifyInstance) {
+  signInRoutes(app);
+  lockUserRoutes(app);
+  await sdkLinkRoutes(app);
+  ownerRoutes(app);
+}
 
+const tags = ['tiles'];
+
+/** Anyone at a tile: a sign-in link by email, and the link's exchange for a lock-user token. */
+function signInRoutes(instance: FastifyInstance) {
+  const app = instance.withTypeProvider<ZodTypeProvider>();
   const perAddress = app.createRateLimit({ keyGenerator: (req) => `tile-sign-in-ip:${req.ip}`, max: TILE_SIGN_IN_LIMITS.perAddress, timeWindow: TILE_SIGN_IN_LIMITS.windowMs });
   const perEmail = app.createRateLimit({
     keyGenerator: (req) => `tile-sign-in-email:${String((req.body as { email?: unknown } | undefined)?.email ?? '').trim().toLowerCase()}`,
@@ -109,7 +114,12 @@ export async function tilesRoutes(instance: FastifyInstance) {
     },
     async (request) => verifyTileSignIn(app, request.body.token),
   );
+}
 
+/** Lock users: the tile's locks, associating a tile, its branding (public) and its locks' details. */
+function lockUserRoutes(instance: FastifyInstance) {
+  const app = instance.withTypeProvider<ZodTypeProvider>();
+  const lockUser = { onRequest: app.authenticateLockUser };
   app.get(
     '/tile/:tileId',
     { ...lockUser, schema: { tags, security, params: tileParamsSchema, response: { 200: tileLocksSchema, 400: E, 401: E, 404: E } } },
@@ -142,8 +152,14 @@ export async function tilesRoutes(instance: FastifyInstance) {
     { ...lockUser, schema: { tags, security, params: tileParamsSchema, response: { 200: z.array(lockSchema), 400: E, 401: E, 404: E } } },
     async (request) => getTileLockDetails(app.db, request.lockUser, request.params.tileId),
   );
+}
 
-  // The JS SDK's link/delink send no body (axios `null`), some clients an empty JSON one: whatever comes is ignored.
+/**
+ * The archived JavaScript SDK's link and delink of a lock and a tile. They send no body (axios `null`), some
+ * clients an empty JSON one: whatever comes is ignored.
+ */
+async function sdkLinkRoutes(app: FastifyInstance) {
+  const lockUser = { onRequest: app.authenticateLockUser };
   await app.register(async (scope) => {
     const device = scope.withTypeProvider<ZodTypeProvider>();
     device.removeAllContentTypeParsers();
@@ -167,7 +183,13 @@ export async function tilesRoutes(instance: FastifyInstance) {
       },
     );
   });
+}
 
+/** Owners: a lock's tiles, a new one, its name, its removal and its printable QR code. */
+function ownerRoutes(instance: FastifyInstance) {
+  const app = instance.withTypeProvider<ZodTypeProvider>();
+  const owner = { onRequest: [app.authenticate, app.requireOwner] };
+  const publicUrl = app.config.publicUrl;
   const base = '/platform/application/:applicationId/lock/:lockId/tile';
   app.get(
     base,
