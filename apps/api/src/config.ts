@@ -105,6 +105,7 @@ const envSchema = z.object({
 
 export type Env = Record<string, string | undefined>;
 
+// eslint-disable-next-line max-lines-per-function -- one flat table from the environment to the configuration
 export function loadConfig(env: Env = process.env) {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
