@@ -27,6 +27,29 @@ function otherFeature(own, allowed = []) {
 }
 const featureBoundaries = WEB_FEATURES.map((own) => boundary([`apps/web/src/features/${own}/**`], [NO_API, otherFeature(own)]));
 
+// API modules use each other only through a service's exports (x.service.ts or an index.ts), never through
+// routes or internals; what two modules share otherwise lives in src/lib/. One block per folder under
+// modules/, read from disk, so a file in a nested folder (devices/runtime/) is held to it at any depth.
+const NO_WEB = { group: ['**/apps/web/**', '@latchkey/web'], message: 'The API does not import the portal.' };
+const API_MODULES = readdirSync(`${import.meta.dirname}/apps/api/src/modules`, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name);
+/** An import pattern reaching into another module than `own` (by `../`s or through modules/), not its service. */
+function otherModule(own, allowed = []) {
+  const others = API_MODULES.filter((name) => name !== own).join('|');
+  const except = allowed.map((path) => `(?!${path.replaceAll('.', '\\.')}$)`).join('');
+  return {
+    regex: `^${except}((\\.\\./)+|.*(^|/)modules/)(${others})/(?![a-z0-9-]+\\.service\\.js$|index\\.js$)`,
+    message: "API modules use each other only through a service's exports (x.service.ts, index.ts): move what they share to src/lib/.",
+  };
+}
+// The device relay checks an operation's token with the verifier the operations module keeps beside its
+// routes (not yet behind operations.service.ts): the one import across modules that is not a service's.
+const MODULE_EXCEPTIONS = { devices: ['../../operations/operation-token.js'] };
+const moduleBoundaries = API_MODULES.map((own) =>
+  boundary([`apps/api/src/modules/${own}/**`], [NO_WEB, otherModule(own, MODULE_EXCEPTIONS[own])]),
+);
+
 // Comments and test titles state the rule or the behaviour, never where it came from: no tracker issue
 // number, spec section or numbered review finding. An RFC's section stays (a reference, not provenance),
 // and so does a link to a third-party project's issue (`…/issues/123` has no space before the number).
@@ -72,16 +95,8 @@ export default tseslint.config(
   // narrower zones repeat the wider zone's groups.
   boundary(['packages/email/**'], [NO_APPS]),
   boundary(['packages/contract/**'], [NO_APPS, { group: ['**/packages/email/**', '@latchkey/email'], message: 'The contract imports nothing of ours.' }]),
-  boundary(['apps/api/**'], [{ group: ['**/apps/web/**', '@latchkey/web'], message: 'The API does not import the portal.' }]),
-  // API modules use each other only through a service's exports (x.service.ts or an index.ts), never
-  // through routes or internals; what two modules share otherwise lives in src/lib/.
-  boundary(['apps/api/src/modules/**'], [
-    { group: ['**/apps/web/**', '@latchkey/web'], message: 'The API does not import the portal.' },
-    {
-      regex: '^\\.\\./[a-z0-9-]+/(?![a-z0-9-]+\\.service\\.js$|index\\.js$)',
-      message: "API modules use each other only through a service's exports (x.service.ts, index.ts): move what they share to src/lib/.",
-    },
-  ]),
+  boundary(['apps/api/**'], [NO_WEB]),
+  ...moduleBoundaries,
   boundary(['apps/web/**'], [NO_API]),
   ...featureBoundaries,
   // The backend unlock guide offers the application's key generator in place; that button needs the
