@@ -1,5 +1,5 @@
 import { X509Certificate, randomUUID, verify } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { and, eq, sql } from 'drizzle-orm';
 import type { MqttClient } from 'mqtt';
 import {
@@ -277,6 +277,41 @@ describe('operations on a device-backed lock', () => {
     await publish('result', { requestId: randomUUID(), outcome: 'DONE', state: { locked: false } });
     expect(await activityCount(t, lockId)).toBe(count);
     expect((await deviceRow()).state).toEqual(row.state);
+  });
+
+  it('the device’s answer is carried out without waiting for the broker to confirm the operation (with peers, a commit of its own)', async () => {
+    const bus = t.app.deviceBus;
+    const publishHere = bus.publish.bind(bus);
+    let confirm = () => {};
+    // The broker sends the operation on to the device, and confirms only when the test says so.
+    const held = vi.spyOn(bus, 'publish').mockImplementation(async (...args) => {
+      await publishHere(...args);
+      await new Promise<void>((resolve) => (confirm = resolve));
+    });
+    try {
+      const answered = execute(t, lockId, alice.token, signOperation(alice, lockId, UNLOCK));
+      await answerNext((requestId) => ({ requestId, outcome: 'DONE', state: { locked: false } }));
+      const res = await answered;
+      expect(res.statusCode, res.body).toBe(204);
+      expect((await logOf(t, sandbox, lockId))[0]).toMatchObject({ type: 'UNLOCK', rejected: false, reason: deviceLogReasons.done });
+    } finally {
+      held.mockRestore();
+      confirm();
+    }
+  });
+
+  it('an operation the broker does not take → 503 as offline at once, logged once, with no answer waited for', async () => {
+    const refused = vi.spyOn(t.app.deviceBus, 'publish').mockRejectedValueOnce(new Error('broker closed'));
+    try {
+      const before = await activityCount(t, lockId);
+      const res = await execute(t, lockId, alice.token, signOperation(alice, lockId, UNLOCK));
+      expect(res.statusCode).toBe(503);
+      expect(res.json()).toEqual({ code: 503, message: deviceErrors.offline });
+      expect(await activityCount(t, lockId)).toBe(before + 1);
+      expect((await logOf(t, sandbox, lockId))[0]).toMatchObject({ rejected: true, reason: deviceErrors.offline });
+    } finally {
+      refused.mockRestore();
+    }
   });
 
   it('a bad operation is refused before it reaches the device, and a replay too', async () => {

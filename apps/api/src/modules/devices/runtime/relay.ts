@@ -92,15 +92,19 @@ export class DeviceOperationRelay implements DeviceRelay {
     const requestId = randomUUID();
     const answer = this.awaitResult(requestId, deviceId);
     const message: DeviceOperationMessage = { requestId, jws };
-    try {
-      await this.bus.publish(deviceTopic(deviceId, 'op'), JSON.stringify(message));
-    } catch (err) {
+    // The answer is awaited at once, not after the broker's confirmation: a broker sends the operation on
+    // to its device as it takes it, and the embedded one confirms only once it has told the other
+    // instances too (a commit of its own). A device that answered had the operation; a publish that fails
+    // before any answer ends the wait as offline.
+    const handOff = { failed: false };
+    this.bus.publish(deviceTopic(deviceId, 'op'), JSON.stringify(message)).catch((err: unknown) => {
+      if (!this.waiting.has(requestId)) return;
+      handOff.failed = true;
       this.settle(requestId, null);
       this.log.warn({ err, deviceId }, 'operation not handed to the broker');
-      throw unavailable(503, deviceErrors.offline);
-    }
+    });
     const result = await answer;
-    if (!result) throw unavailable(504, deviceErrors.noAnswer);
+    if (!result) throw handOff.failed ? unavailable(503, deviceErrors.offline) : unavailable(504, deviceErrors.noAnswer);
     if (result.outcome === 'REFUSED') {
       const reason = result.reason?.trim() || deviceLogReasons.noReason;
       throw new OperationRefusal(403, reason, type, { logReason: deviceLogReasons.refused(reason) });
