@@ -10,8 +10,8 @@
 //    service's memory per idle device (goal ≤ 64 KB), and with them connected, how long a device going
 //    offline or online takes to reach the portal's live view (the application's lock event stream):
 //    p99 over DEVICES_CHANGES changes (budget ≤ 1 s).
-// Run alone (`node bench/devices.mjs`; DEVICES_PARTS=unlock,swarm picks the parts) or from run.mjs
-// (BENCH_PARTS=devices).
+// Run alone (`node bench/devices.mjs`; DEVICES_PARTS=unlock,swarm picks the parts, and
+// DEVICES_UNLOCK=pglite,postgres,mosquitto the unlock's set-ups) or from run.mjs (BENCH_PARTS=devices).
 import 'reflect-metadata';
 import { execSync, fork, spawn, spawnSync } from 'node:child_process';
 import { webcrypto } from 'node:crypto';
@@ -24,6 +24,7 @@ import { clearInterval, setInterval } from 'node:timers';
 import { TextDecoder } from 'node:util';
 import * as x509 from '@peculiar/x509';
 import mqtt from 'mqtt';
+import pg from 'pg';
 import { api, freePort, median, paired, percentile, root, scratchDatabase, startService } from './lib.mjs';
 import { presign, setUp, unlockRound } from './signed-unlock.mjs';
 import { writeLocalMosquittoConfig } from '../deploy/mosquitto/local.mjs';
@@ -107,8 +108,44 @@ async function startDevice(base, code) {
   };
 }
 
-/** Rows of the device unlock against the virtual lock, on the service at `svc` (whichever broker it uses). */
-async function deviceUnlockRows(svc, broker) {
+/**
+ * The scratch database's counters (pg_stat_database: commits, rows inserted and updated) and the CPU ticks
+ * of its server processes, once the counters have settled: a backend reports them when it goes idle,
+ * at most once a second, so they are read until two readings agree.
+ */
+async function databaseCounters(url) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const read = async () => {
+      const { rows } = await client.query(
+        `select xact_commit::int as commits, tup_inserted::int as inserted, tup_updated::int as updated
+         from pg_stat_database where datname = current_database()`,
+      );
+      return rows[0];
+    };
+    let last = await read();
+    for (let i = 0; i < 20; i++) {
+      await sleep(400);
+      const now = await read();
+      // This client's own reads commit too: one per reading.
+      if (now.commits - last.commits <= 1 && now.inserted === last.inserted && now.updated === last.updated) break;
+      last = now;
+    }
+    const { rows } = await client.query(
+      'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+    );
+    return { ...last, ticks: new Map(rows.map((r) => [r.pid, cpuTicks(r.pid)])) };
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Rows of the device unlock against the virtual lock, on the service at `svc` (whichever broker it uses).
+ * `databaseUrl`: the service's PostgreSQL database, whose commits and rows per unlock are then counted.
+ */
+async function deviceUnlockRows(svc, broker, { databaseUrl } = {}) {
   const rows = [];
   const sandbox = await setUp(svc.url);
   const { owner } = sandbox;
@@ -148,14 +185,25 @@ async function deviceUnlockRows(svc, broker) {
       await paired(
         () => unlockRound(svc.url, sandbox, warmVirtual.rps, DURATION, { connections: CONNECTIONS }),
         async () => {
-          // Where the time goes: CPU of the device's process and of the service's during the round.
+          // Where the time goes: CPU of the device's process, the service's and the database's during the
+          // round, and the database's commits and rows written per unlock.
+          const db0 = databaseUrl ? await databaseCounters(databaseUrl) : null;
           const [d0, s0, t0] = [cpuTicks(device.pid), cpuTicks(svc.pid), performance.now()];
           const r = await unlockRound(svc.url, real, warmReal.rps, DURATION, { connections: CONNECTIONS });
           const seconds = (performance.now() - t0) / 1000;
+          const [d1, s1] = [cpuTicks(device.pid), cpuTicks(svc.pid)];
+          const db1 = databaseUrl ? await databaseCounters(databaseUrl) : null;
           return {
             ...r,
-            deviceCpu: (cpuTicks(device.pid) - d0) / 100 / seconds,
-            serviceCpu: (cpuTicks(svc.pid) - s0) / 100 / seconds,
+            deviceCpu: (d1 - d0) / 100 / seconds,
+            serviceCpu: (s1 - s0) / 100 / seconds,
+            ...(db0 && {
+              // The backends there at both readings: the service's pool.
+              databaseCpu: [...db1.ticks].reduce((n, [pid, t]) => n + (db0.ticks.has(pid) ? t - db0.ticks.get(pid) : 0), 0) / 100 / seconds,
+              commitsPerUnlock: (db1.commits - db0.commits) / r.used,
+              insertedPerUnlock: (db1.inserted - db0.inserted) / r.used,
+              updatedPerUnlock: (db1.updated - db0.updated) / r.used,
+            }),
           };
         },
       )
@@ -194,6 +242,16 @@ async function deviceUnlockRows(svc, broker) {
       '',
       '',
     ]);
+    if (databaseUrl) {
+      const per = (k) => median(rounds.map((r) => r[k]));
+      rows.push([
+        broker,
+        'database per device unlock: commits · rows inserted · rows updated; its CPU (cores)',
+        `${per('commitsPerUnlock').toFixed(2)} · ${per('insertedPerUnlock').toFixed(2)} · ${per('updatedPerUnlock').toFixed(2)}; ${per('databaseCpu').toFixed(2)}`,
+        '',
+        '',
+      ]);
+    }
     rows.push([
       broker,
       'device unlock p50 · p99 @16',
@@ -249,9 +307,12 @@ async function startMosquitto(material) {
   };
 }
 
+/** Which set-ups the unlock part runs: DEVICES_UNLOCK=pglite,postgres,mosquitto (all three when unset). */
+const UNLOCK_SETUPS = (process.env.DEVICES_UNLOCK ?? 'pglite,postgres,mosquitto').split(',');
+
 export async function benchDeviceUnlock() {
   const rows = [];
-  {
+  if (UNLOCK_SETUPS.includes('pglite')) {
     const svc = await startService();
     try {
       rows.push(...(await deviceUnlockRows(svc, 'embedded broker')));
@@ -262,16 +323,17 @@ export async function benchDeviceUnlock() {
   // The same on PostgreSQL: its commits are flushed by the server's own processes, not on the service's
   // thread as PGlite's are, so the pair shows how much of a device unlock waits on the embedded database.
   const pgAdminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
-  if (pgAdminUrl) {
+  if (pgAdminUrl && UNLOCK_SETUPS.includes('postgres')) {
     const scratch = await scratchDatabase(pgAdminUrl);
     const svc = await startService({ DATABASE_URL: scratch.url });
     try {
-      rows.push(...(await deviceUnlockRows(svc, 'embedded broker, PostgreSQL')));
+      rows.push(...(await deviceUnlockRows(svc, 'embedded broker, PostgreSQL', { databaseUrl: scratch.url })));
     } finally {
       await svc.stop();
       await scratch.drop();
     }
   }
+  if (!UNLOCK_SETUPS.includes('mosquitto')) return rows;
   if (!MOSQUITTO) {
     rows.push([
       'mosquitto',
