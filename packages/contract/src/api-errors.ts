@@ -26,6 +26,7 @@ export const apiErrors = {
   corsExists: 'This CORS domain is already registered on this application',
   corsNotFound: 'This CORS domain is not registered on this application',
   corsOriginNotAllowed: 'This origin is not a registered CORS domain of any application',
+  corsOriginNotOfApplication: 'This origin is not a CORS domain of the application whose user this token is for',
   tooManyDomains: 'This application has too many domains',
   logoUrlNotAllowed: 'The logo must be uploaded through the portal',
   uploadUrlInvalid: 'This upload link is not valid or has expired',

@@ -289,3 +289,99 @@ describe('cachedLookup', () => {
     expect(calls).toEqual(['a', 'b', 'c', 'a']);
   });
 });
+
+describe('the SDK’s routes, called from a partner’s page with its users’ tokens', () => {
+  const LOCK = '3f1c2b4a-5d6e-4f70-8a9b-0c1d2e3f4a5b';
+  const TILE = '7d2c1e0f-3b4a-4e6f-8a9b-0c1d2e3f4a5b';
+  const FAVOURITES = '/api/device/favourite';
+  // What the JavaScript SDK sends (doordeck-sdk-javascript: certificate.js, deviceOperation.js), and a
+  // few of the headless SDK's reads.
+  const sdkCalls: [string, string][] = [
+    ['POST', '/api/auth/certificate'],
+    ['POST', '/api/auth/certificate/verify'],
+    ['POST', '/api/auth/certificate/check'],
+    ['POST', `/api/device/${LOCK}/execute`],
+    ['GET', `/api/device/${LOCK}`],
+    ['PUT', `/api/device/${LOCK}/tile/${TILE}`],
+    ['DELETE', `/api/device/${LOCK}/tile/${TILE}`],
+    ['GET', `/api/tile/${TILE}`],
+    ['POST', '/api/share/invite/kim@partner.example'],
+    ['POST', '/api/directory/query'],
+    ['GET', `/api/device/${LOCK}/users`],
+    ['GET', FAVOURITES],
+  ];
+  const sdkGet = (url: string, origin: string, token: string) => t.app.inject({ method: 'GET', url, headers: { origin, ...bearer(token) } });
+
+  it('a registered origin’s preflight of each of them is answered 204 with the methods and headers the SDKs send', async () => {
+    for (const [method, url] of sdkCalls) {
+      const res = await preflight(url, PARTNER, method, 'authorization, content-type');
+      expect(res.statusCode, `${method} ${url}`).toBe(204);
+      expect(res.headers).toMatchObject({
+        'access-control-allow-origin': PARTNER,
+        'access-control-allow-methods': 'GET, POST, PATCH, PUT, DELETE',
+        'access-control-allow-headers': 'authorization, content-type, accept',
+      });
+      expect(res.headers.vary).toMatch(/\bOrigin\b/);
+    }
+  });
+
+  it('an application user’s call from an origin their application lists is answered, with Allow-Origin', async () => {
+    const res = await sdkGet(FAVOURITES, PARTNER, userToken);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toEqual([]);
+    expect(res.headers['access-control-allow-origin']).toBe(PARTNER);
+    expect(res.headers['access-control-expose-headers']).toBe('retry-after, location, link');
+    expect(res.headers.vary).toMatch(/\bOrigin\b/);
+    expect(res.headers['access-control-allow-credentials']).toBeUndefined();
+    // A 401 is readable there too.
+    const anonymous = await t.app.inject({ method: 'GET', url: FAVOURITES, headers: { origin: PARTNER } });
+    expect(anonymous.statusCode).toBe(401);
+    expect(anonymous.headers['access-control-allow-origin']).toBe(PARTNER);
+  });
+
+  it('is refused before the route for an origin only another application lists, and for a portal token', async () => {
+    const other = await createOwner(t);
+    const otherApp = await createApplication(t, other.userId, 'Another Partner');
+    await cors('POST', 'https://another.partner.example', otherApp, other.token);
+    const elsewhere = await sdkGet(FAVOURITES, 'https://another.partner.example', userToken);
+    expect(elsewhere.statusCode).toBe(403);
+    expect(elsewhere.json()).toEqual({ code: 403, message: apiErrors.corsOriginNotOfApplication });
+    // The portal's owners sign in on the portal, not on a partner's page.
+    const portalToken = await sdkGet(FAVOURITES, PARTNER, owner.token);
+    expect(portalToken.statusCode).toBe(403);
+    expect(portalToken.json()).toEqual({ code: 403, message: apiErrors.corsOriginNotOfApplication });
+    // Nothing ran: an unlock from there is refused before its operation is read.
+    const unlock = await t.app.inject({ method: 'POST', url: `/api/device/${LOCK}/execute`, headers: { origin: 'https://another.partner.example', 'content-type': 'application/json', ...bearer(userToken) }, payload: '"not.a.jws"' });
+    expect(unlock.statusCode).toBe(403);
+  });
+
+  it('an origin no application lists gets no CORS headers, its call is refused and its preflight is 403', async () => {
+    for (const origin of ['https://evil.example', 'http://app.partner.example', 'null']) {
+      const res = await sdkGet(FAVOURITES, origin, userToken);
+      expect(res.statusCode, origin).toBe(403);
+      expect(corsHeaders(res.headers), origin).toEqual([]);
+      const pre = await preflight(`/api/device/${LOCK}/execute`, origin, 'POST', 'authorization, content-type');
+      expect(pre.statusCode, origin).toBe(403);
+      expect(corsHeaders(pre.headers), origin).toEqual([]);
+    }
+  });
+
+  it('the portal calls them same-origin, with no CORS headers and no origin check', async () => {
+    const plain = await get(FAVOURITES, undefined, owner.token);
+    const sameOrigin = await get(FAVOURITES, PORTAL, owner.token);
+    expect(sameOrigin.statusCode, sameOrigin.body).toBe(200);
+    expect(Object.keys(sameOrigin.headers).sort()).toEqual(Object.keys(plain.headers).sort());
+    expect(corsHeaders(sameOrigin.headers)).toEqual([]);
+  });
+
+  it('the portal’s own routes that take no application user’s token stay same-origin', async () => {
+    for (const [method, url] of [['GET', '/api/account'], ['POST', '/api/auth/token'], ['POST', '/api/auth/refresh'], ['POST', `/api/tile/${TILE}/sign-in`]] as const) {
+      const pre = await preflight(url, PARTNER, method);
+      expect(pre.statusCode, `${method} ${url}`).toBe(404);
+      expect(corsHeaders(pre.headers), url).toEqual([]);
+    }
+    const account = await get('/api/account', PARTNER, userToken);
+    expect(account.statusCode).toBe(200);
+    expect(corsHeaders(account.headers)).toEqual([]);
+  });
+});

@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { apiErrors, normaliseOrigin } from '@latchkey/contract';
 import type { Db } from '../db/client.js';
 import { applicationCorsDomains } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import { isUnder, pathOf } from '../lib/url-paths.js';
+import type { LockUser } from './lock-user-auth.js';
 
 /** How long one origin's answer (allowed or not) is reused before the database is asked again. */
 export const CORS_CACHE_TTL_MS = 5_000;
@@ -22,11 +23,24 @@ export interface CorsOptions {
   cacheTtlMs?: number;
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** A cross-origin call of an SDK route: its origin (normalised; null when it can be no registered one). */
+    sdkCrossOrigin: string | null | undefined;
+  }
+}
+
 /**
- * A partner's web app, on an origin one of the applications registered as a CORS domain, calls the
- * platform API from the browser with a token its own backend signed (GET /platform/auth …). Only the
- * platform routes take part; the portal's own auth and account routes, the portal and /cdn stay
- * same-origin. Tokens travel as bearer headers, never cookies, so no Allow-Credentials.
+ * A partner's web app, on an origin one of the applications registered as a CORS domain, calls the API
+ * from the browser with a token its own backend signed. Two sets of routes take part:
+ * - the platform routes (GET /platform/auth …), for any registered origin;
+ * - the SDK's routes: every route that takes an application user's token (`authenticateLockUser`: the
+ *   certificate, /device/…, /share/…, /directory/…, /tile/…, /site/…, access codes), except the portal's
+ *   own GET /account. A preflight carries no token, so it is answered for any registered origin, as on
+ *   /platform; the call itself then runs only for an application user whose application lists the origin
+ *   (403 before the route otherwise: a portal token, another application's user, an unlisted origin).
+ * The portal's own auth and account routes, the portal and /cdn stay same-origin. Tokens travel as bearer
+ * headers, never cookies, so no Allow-Credentials.
  *
  * Registered origin: `Access-Control-Allow-Origin: <origin>` on every answer, errors included (the
  * partner's code can read a 401's message), and a preflight is answered 204 here, before routing, auth
@@ -36,31 +50,76 @@ export interface CorsOptions {
 export function registerCors(app: FastifyInstance, db: Db, options: CorsOptions) {
   const ownOrigin = normaliseOrigin(options.publicUrl);
   const scope = `${options.apiPrefix}/platform`;
-  const isRegistered = cachedLookup(
-    async (origin: string) => {
-      // application_cors_domains_origin_idx: one index probe, whichever application registered it.
-      const rows = await db.select({ origin: applicationCorsDomains.origin }).from(applicationCorsDomains).where(eq(applicationCorsDomains.origin, origin)).limit(1);
-      return rows.length > 0;
-    },
-    { ttlMs: options.cacheTtlMs ?? CORS_CACHE_TTL_MS, maxEntries: CORS_CACHE_MAX_ENTRIES },
-  );
+  const accountRoute = `${options.apiPrefix}/account`;
+  const cache = { ttlMs: options.cacheTtlMs ?? CORS_CACHE_TTL_MS, maxEntries: CORS_CACHE_MAX_ENTRIES };
+  const isRegistered = cachedLookup(async (origin: string) => {
+    // application_cors_domains_origin_idx: one index probe, whichever application registered it.
+    const rows = await db.select({ origin: applicationCorsDomains.origin }).from(applicationCorsDomains).where(eq(applicationCorsDomains.origin, origin)).limit(1);
+    return rows.length > 0;
+  }, cache);
+  const isRegisteredBy = cachedLookup(async (key: string) => {
+    const [applicationId, origin] = key.split(' ') as [string, string];
+    // The primary key (application_id, origin): one index probe.
+    const rows = await db
+      .select({ origin: applicationCorsDomains.origin })
+      .from(applicationCorsDomains)
+      .where(and(eq(applicationCorsDomains.applicationId, applicationId), eq(applicationCorsDomains.origin, origin)))
+      .limit(1);
+    return rows.length > 0;
+  }, cache);
 
-  // Requests without an Origin (most of them) pass in the same tick; the others take the async path.
+  // The SDK's routes, as `METHOD /url` of the route table, and as patterns for a preflight, which no route answers.
+  const sdkRoutes = new Set<string>();
+  const sdkPatterns: { method: string; path: RegExp }[] = [];
+  app.addHook('onRoute', (route) => {
+    if (route.url === accountRoute || ![route.onRequest].flat().includes(app.authenticateLockUser)) return;
+    for (const method of [route.method].flat()) {
+      sdkRoutes.add(`${method} ${route.url}`);
+      sdkPatterns.push({ method, path: routePattern(route.url) });
+    }
+  });
+  app.decorateRequest('sdkCrossOrigin', undefined);
+  const isPreflight = (request: FastifyRequest) => request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
+  const isSdkRoute = (request: FastifyRequest, path: string) => {
+    if (!isPreflight(request)) return sdkRoutes.has(`${request.method} ${request.routeOptions.url}`);
+    const method = String(request.headers['access-control-request-method']).toUpperCase();
+    return sdkPatterns.some((route) => route.method === method && route.path.test(path));
+  };
+
+  // Requests without an Origin (most of them), outside both sets, or from the portal itself pass in the
+  // same tick; the others take the async path.
   app.addHook('onRequest', (request, reply, done) => {
     const header = request.headers.origin;
-    if (!header || !isUnder(pathOf(request.url), scope)) return done();
-    answerCrossOrigin(request, reply, header).then(() => {
+    if (!header) return done();
+    const path = pathOf(request.url);
+    const sdk = !isUnder(path, scope) && isSdkRoute(request, path);
+    if (!sdk && !isUnder(path, scope)) return done();
+    const origin = parseOrigin(header);
+    if (origin === ownOrigin) return done();
+    answerCrossOrigin(request, reply, origin, sdk).then(() => {
       if (!reply.sent) done();
     }, done);
   });
 
-  async function answerCrossOrigin(request: FastifyRequest, reply: FastifyReply, header: string): Promise<void> {
-    const origin = parseOrigin(header);
-    if (origin === ownOrigin) return;
+  // After authentication, before the route: an SDK call from another origin runs only for an application
+  // user whose application lists that origin.
+  app.addHook('preValidation', (request, _reply, done) => {
+    const origin = request.sdkCrossOrigin;
+    if (origin === undefined) return done();
+    const user = request.lockUser as LockUser | null;
+    if (origin === null || user?.kind !== 'application' || !user.applicationId) return done(new AppError(403, apiErrors.corsOriginNotOfApplication));
+    isRegisteredBy(`${user.applicationId} ${origin}`).then(
+      (listed) => done(listed ? undefined : new AppError(403, apiErrors.corsOriginNotOfApplication)),
+      (err: unknown) => done(err as Error),
+    );
+  });
+
+  async function answerCrossOrigin(request: FastifyRequest, reply: FastifyReply, origin: string | null, sdk: boolean): Promise<void> {
+    const preflight = isPreflight(request);
+    if (sdk && !preflight) request.sdkCrossOrigin = origin;
     // The answer depends on Origin from here on: shared caches must keep callers apart.
     reply.header('vary', 'Origin');
     const allowed = origin !== null && (await isRegistered(origin));
-    const preflight = request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
     if (!allowed) {
       if (preflight) throw new AppError(403, apiErrors.corsOriginNotAllowed);
       return;
@@ -78,6 +137,12 @@ export function registerCors(app: FastifyInstance, db: Db, options: CorsOptions)
       })
       .send();
   }
+}
+
+/** A route's URL as a pattern for request paths: each `:param` one segment, a `*` the rest. */
+function routePattern(url: string): RegExp {
+  const escaped = url.split('/').map((segment) => (segment.startsWith(':') ? '[^/]+' : segment === '*' ? '.*' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  return new RegExp(`^${escaped.join('/')}/?$`);
 }
 
 /**

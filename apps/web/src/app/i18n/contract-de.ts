@@ -72,6 +72,7 @@ export const contractDe: Catalogue<typeof contractEn> = {
     corsExists: 'Diese CORS-Domain ist bei dieser Anwendung bereits registriert',
     corsNotFound: 'Diese CORS-Domain ist bei dieser Anwendung nicht registriert',
     corsOriginNotAllowed: 'Dieser Origin ist bei keiner Anwendung als CORS-Domain registriert',
+    corsOriginNotOfApplication: 'Dieser Origin ist keine CORS-Domain der Anwendung, für deren Benutzer dieses Token gilt',
     tooManyDomains: 'Diese Anwendung hat zu viele Domains',
     logoUrlNotAllowed: 'Das Logo muss über das Portal hochgeladen werden',
     uploadUrlInvalid: 'Dieser Upload-Link ist ungültig oder abgelaufen',
