@@ -25,8 +25,8 @@ export interface CorsOptions {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** A cross-origin call of an SDK route: its origin (normalised; null when it can be no registered one). */
-    sdkCrossOrigin: string | null | undefined;
+    /** A call of an SDK route from a registered origin other than the portal's: that origin, normalised. */
+    sdkCrossOrigin: string | undefined;
   }
 }
 
@@ -37,8 +37,8 @@ declare module 'fastify' {
  * - the SDK's routes: every route that takes an application user's token (`authenticateLockUser`: the
  *   certificate, /device/…, /share/…, /directory/…, /tile/…, /site/…, access codes), except the portal's
  *   own GET /account. A preflight carries no token, so it is answered for any registered origin, as on
- *   /platform; the call itself then runs only for an application user whose application lists the origin
- *   (403 before the route otherwise: a portal token, another application's user, an unlisted origin).
+ *   /platform; the call from a registered origin then runs only for an application user whose application
+ *   lists it (403 before the route otherwise: a portal token, another application's user).
  * The portal's own auth and account routes, the portal and /cdn stay same-origin. Tokens travel as bearer
  * headers, never cookies, so no Allow-Credentials.
  *
@@ -107,7 +107,7 @@ export function registerCors(app: FastifyInstance, db: Db, options: CorsOptions)
     const origin = request.sdkCrossOrigin;
     if (origin === undefined) return done();
     const user = request.lockUser as LockUser | null;
-    if (origin === null || user?.kind !== 'application' || !user.applicationId) return done(new AppError(403, apiErrors.corsOriginNotOfApplication));
+    if (user?.kind !== 'application' || !user.applicationId) return done(new AppError(403, apiErrors.corsOriginNotOfApplication));
     isRegisteredBy(`${user.applicationId} ${origin}`).then(
       (listed) => done(listed ? undefined : new AppError(403, apiErrors.corsOriginNotOfApplication)),
       (err: unknown) => done(err as Error),
@@ -116,7 +116,6 @@ export function registerCors(app: FastifyInstance, db: Db, options: CorsOptions)
 
   async function answerCrossOrigin(request: FastifyRequest, reply: FastifyReply, origin: string | null, sdk: boolean): Promise<void> {
     const preflight = isPreflight(request);
-    if (sdk && !preflight) request.sdkCrossOrigin = origin;
     // The answer depends on Origin from here on: shared caches must keep callers apart.
     reply.header('vary', 'Origin');
     const allowed = origin !== null && (await isRegistered(origin));
@@ -124,6 +123,9 @@ export function registerCors(app: FastifyInstance, db: Db, options: CorsOptions)
       if (preflight) throw new AppError(403, apiErrors.corsOriginNotAllowed);
       return;
     }
+    // A browser sends a call with a token only after a preflight, and that passes for any registered origin:
+    // which application registered it is checked once the token is known.
+    if (sdk && !preflight) request.sdkCrossOrigin = origin;
     reply.header('access-control-allow-origin', origin);
     // Let the partner's script read when to retry after a 429, where a created resource lives, and the
     // next page of a paged list (the webhook delivery log's `Link: <…>; rel="next"`).
