@@ -135,6 +135,13 @@ try {
   });
   // Once the door holds a config naming alice, her unlock is answered 204.
   await until(async () => (await execute(t, lockId, alice.token, signOperation(alice, lockId, UNLOCK))).statusCode === 204, 'the door to take its config', 60_000);
+  // Nothing happening, the door connected: one instance's own background work (heartbeat, pruning), per second.
+  {
+    const a = await counters();
+    await sleep(IDLE_S * 1000);
+    const b = await counters();
+    per('idle instance, per second', (performance.now() - a.at) / 1000, a, b, performance.now() - a.at);
+  }
   const virtualLock = await createLock(t, sandbox.applicationId, { unlockTime: 5 });
   await share(t, virtualLock, alice.userId);
 
@@ -175,7 +182,7 @@ try {
     const b = await counters();
     per('door event (door opened / closed)', EVENTS, a, b, wall);
     const added = (await entries()) - entriesBefore;
-    rows.push(['bytes on disk per log entry (lock_activity with its indexes)', `${((await sizeOf(['lock_activity'])) - activityBytes) / added} B over ${added.toLocaleString('en')} entries`, '', '', '']);
+    rows.push(['bytes on disk per log entry (lock_activity with its indexes)', `${(((await sizeOf(['lock_activity'])) - activityBytes) / added).toFixed(0)} B over ${added.toLocaleString('en')} entries`, '', '', '']);
   }
 
   // Config re-issues: REISSUES locks with a connected device each, re-signed through the reissuer's path.
@@ -202,13 +209,6 @@ try {
     await t.database.db.execute(sql`delete from locks where id in ${inList}`);
   }
 
-  // Nothing happening: one instance's own background writes (heartbeat, pruning), per second.
-  {
-    const a = await counters();
-    await sleep(IDLE_S * 1000);
-    const b = await counters();
-    per('idle instance, per second', (performance.now() - a.at) / 1000, a, b, performance.now() - a.at);
-  }
 } finally {
   door?.send('stop');
   if (door) await new Promise((resolve) => door!.once('exit', resolve));
