@@ -38,15 +38,23 @@ export async function waitFor(url, timeoutMs = 60_000, status = 200) {
 }
 
 /**
- * The built service as a real process; generous rate limits so the benchmark measures the work, not the limiter.
+ * The built service as a real process; by default silent, with generous rate limits, so the benchmark measures
+ * the work, not the limiter.
  * `dataDir`: a data directory the caller keeps (it is not removed on stop), e.g. to start the service on it twice.
+ * `shipped`: the service as it ships — its default log level (info) and rate limits; only where it listens
+ * (its port, no MQTT port, which several benches on one host would fight over) and the drain on SIGTERM
+ * are the bench's. `nodeArgs`: flags for node (e.g. `--cpu-prof`). `entry`: another build of the service
+ * (BENCH_SERVICE_ENTRY, e.g. a branch's build beside dist/, to set two builds against each other in one run).
  * → { url, pid, dataDir, stop }.
  */
-export async function startService(env = {}, { dataDir: given } = {}) {
+export async function startService(env = {}, { dataDir: given, shipped = false, nodeArgs = [], entry = process.env.BENCH_SERVICE_ENTRY ?? 'apps/api/dist/main.js' } = {}) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const dataDir = given ?? fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-bench-'));
-  const child = spawn(process.execPath, ['apps/api/dist/main.js'], {
+  const quiet = shipped
+    ? {}
+    : { LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000000', ANONYMOUS_RATE_LIMIT_MAX: '100000000', LOGIN_RATE_LIMIT_MAX: '100000000' };
+  const child = spawn(process.execPath, [...nodeArgs, entry], {
     cwd: root,
     env: {
       PATH: process.env.PATH,
@@ -54,18 +62,17 @@ export async function startService(env = {}, { dataDir: given } = {}) {
       HOST: '127.0.0.1',
       PUBLIC_URL: url,
       DATA_DIR: dataDir,
-      LOG_LEVEL: 'silent',
       MQTT_PORT: '0',
       // The bench stops its services often: no readiness drain on SIGTERM.
       SHUTDOWN_DRAIN_SECONDS: '0',
-      RATE_LIMIT_MAX: '100000000',
-      ANONYMOUS_RATE_LIMIT_MAX: '100000000',
-      LOGIN_RATE_LIMIT_MAX: '100000000',
+      ...quiet,
       ...env,
     },
+    // The shipped service logs at info to stdout: its lines are not the bench's output.
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  await waitFor(`${url}/api/ready`);
+  // A first start on a busy host (the embedded database made, migrations run) can take minutes.
+  await waitFor(`${url}/api/ready`, 300_000);
   return {
     url,
     pid: child.pid,
@@ -88,16 +95,46 @@ export async function startBareFastify() {
   });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(url);
-  return { url, stop: async () => { child.kill('SIGTERM'); await new Promise((r) => child.on('exit', r)); } };
+  return { url, pid: child.pid, stop: async () => { child.kill('SIGTERM'); await new Promise((r) => child.on('exit', r)); } };
 }
 
+/** CPU time (user + system, ms) process `pid` has used so far, from /proc (Linux). */
+export function cpuMsOf(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = 100;
+
 /**
- * autocannon run at a fixed concurrency (`requests`: autocannon's, e.g. a setupRequest giving each request its own body) → { rps, p50, p99, errors, non2xx }. Throughput is autocannon's;
- * p50 and p99 come from every 2xx answer's own time, which autocannon measures to the microsecond but keeps
- * in a histogram of whole milliseconds (a p99 of "3 ms" could be anything from 3.0 to 3.99, a third either
- * way in a ratio of two such figures).
+ * autocannon run at a fixed concurrency → { rps, total, p50, p99, errors, non2xx, statusCodes, cpuMs }. It runs in a
+ * process of its own (bench/load-worker.mjs), so the generator never shares an event loop with the bench
+ * that started it; `requests` may list plain requests (method, path, headers, body) every connection takes
+ * in turn. A `requests` entry with a function (autocannon's `setupRequest`, e.g. giving each request its
+ * own body) cannot cross to another process: that run stays in this one.
+ * Throughput is autocannon's; p50 and p99 come from every 2xx answer's own time, which autocannon measures
+ * to the microsecond but keeps in a histogram of whole milliseconds (a p99 of "3 ms" could be anything from
+ * 3.0 to 3.99, a third either way in a ratio of two such figures).
  */
 export function load({ url, connections = 64, duration = 10, headers = {}, method = 'GET', body, requests }) {
+  const options = { url, connections, duration, headers, method, body, requests };
+  if (requests?.some((r) => Object.values(r).some((v) => typeof v === 'function'))) return loadHere(options);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(import.meta.dirname, 'load-worker.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`load worker exited with ${code}`));
+      const r = JSON.parse(out);
+      resolve({ ...r, p50: r.p50 ?? NaN, p99: r.p99 ?? NaN });
+    });
+    child.stdin.end(JSON.stringify(options));
+  });
+}
+
+/** load() in this process: for requests built by a function. */
+function loadHere({ url, connections, duration, headers, method, body, requests }) {
   let times = new Float64Array(1 << 20);
   let count = 0;
   return new Promise((resolve, reject) => {
@@ -105,7 +142,7 @@ export function load({ url, connections = 64, duration = 10, headers = {}, metho
       if (err) return reject(err);
       const sorted = times.subarray(0, count).sort();
       const at = (p) => (count ? Number(percentile(sorted, p).toFixed(2)) : NaN);
-      resolve({ rps: r.requests.average, p50: at(50), p99: at(99), errors: r.errors, non2xx: r.non2xx });
+      resolve({ rps: r.requests.average, total: r.requests.total, p50: at(50), p99: at(99), errors: r.errors, non2xx: r.non2xx, statusCodes: r.statusCodeStats });
     });
     instance.on('response', (_client, statusCode, _bytes, responseTimeMs) => {
       if (statusCode < 200 || statusCode > 299) return;
@@ -155,9 +192,9 @@ export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
  * by a third within minutes (bare Fastify: 39.5k and 51.5k req/s in two runs ten minutes apart), so each
  * ratio is taken within a pair and the median of the pairs is what the budget is checked against.
  */
-export async function paired(a, b) {
+export async function paired(a, b, rounds = ROUNDS) {
   const pairs = [];
-  for (let i = 0; i < ROUNDS; i++) {
+  for (let i = 0; i < rounds; i++) {
     if (i % 2 === 0) {
       const x = await a();
       pairs.push([x, await b()]);

@@ -10,6 +10,7 @@ import { meetsBudget, runLighthouse, seedFinishedOwner } from './lighthouse.mjs'
 import { benchDevices } from './devices.mjs';
 import { benchSignedUnlock } from './signed-unlock.mjs';
 import { runSandboxBenches } from './sandbox.mjs';
+import { benchReads } from './reads.mjs';
 import { ROUNDS, api, load, median, paired, root, scratchDatabase, seedOwner, sequentialLatency, startBareFastify, startService } from './lib.mjs';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
@@ -58,28 +59,12 @@ try {
       scratch = await scratchDatabase(pgAdminUrl);
       mode.env = { DATABASE_URL: scratch.url };
     }
+    // 1. Authenticated reads vs bare Fastify, on the service as it ships (bench/reads.mjs: its own services).
+    if (parts.has('reads')) await benchReads({ name: mode.name, env: mode.env, bare, loadBare, row });
     const svc = await startService(mode.env);
     try {
       const owner = await seedOwner(svc.url);
       const headers = { authorization: `Bearer ${owner.token}` };
-      // 1. Authenticated reads vs bare Fastify.
-      const reads = [
-        ['GET application/{id}', `/platform/application/${owner.appId}`],
-        ['GET application (list)', '/platform/application'],
-      ];
-      for (const [label, p] of parts.has('reads') ? reads : []) {
-        await load({ url: `${svc.url}/api${p}`, headers, duration: WARM_UP_SECONDS });
-        const ours = (await paired(loadBare, () => load({ url: `${svc.url}/api${p}`, headers, duration: DURATION }))).map(([b, r]) => ({ ...r, ratio: r.rps / b.rps }));
-        const failed = ours.reduce((n, r) => n + r.non2xx + r.errors, 0);
-        if (failed) row(mode.name, `${label} errors`, `${failed} non-2xx or errors`);
-        const ratio = median(ours.map((r) => r.ratio));
-        const rps = median(ours.map((r) => r.rps));
-        row(mode.name, `${label} req/s (× bare)`, `${rps.toFixed(0)} (${ratio.toFixed(2)}×${spread(ours.map((r) => r.ratio))})`, '≥ 0.5×', ok(ratio >= 0.5));
-        const p99s = ours.map((r) => r.p99);
-        const p99 = median(p99s);
-        row(mode.name, `${label} p50 · p99 @64`, `${ms(median(ours.map((r) => r.p50)))} · ${ms(p99)} (worst round ${ms(Math.max(...p99s))})`, 'p99 ≤ 15 ms', ok(p99 <= 15));
-      }
-
       // 2. Login cost at the configured argon2id parameters, and reads while 20 logins/s are in flight.
       const login = () => api(svc.url, 'POST', '/auth/token', { body: { email: owner.email, password: owner.password } });
       if (parts.has('login')) await measureLogin();
