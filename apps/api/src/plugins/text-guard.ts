@@ -18,7 +18,8 @@ export function hasNul(value: unknown, depth = 0): boolean {
 }
 
 export function registerTextGuard(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
-    if (hasNul(request.params) || hasNul(request.query) || hasNul(request.body)) throw new AppError(400, messages.controlCharacters);
+  // Callback-style: every request passes here, and a promise per request is a cost of its own.
+  app.addHook('preValidation', (request, _reply, done) => {
+    done(hasNul(request.params) || hasNul(request.query) || hasNul(request.body) ? new AppError(400, messages.controlCharacters) : undefined);
   });
 }
