@@ -1,4 +1,5 @@
-import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Bindings, ChildLoggerOptions } from 'pino';
 import { redactUrl } from './redact-url.js';
 
 /**
@@ -36,4 +37,69 @@ export function serializeRequest(request: FastifyRequest | { method?: string; ur
 } {
   const remoteAddress = 'ip' in request ? request.ip : request.socket?.remoteAddress;
   return { method: request.method, url: redactUrl(request.url ?? ''), remoteAddress };
+}
+
+type LogArgs = [object | string, string?, ...unknown[]];
+
+/**
+ * Fastify's childLoggerFactory: each request's logger, made only when something logs with it. Fastify
+ * makes a child logger for every request to bind its id, and pino's child() serializes those bindings at
+ * once — at the default level, where a request that goes well logs nothing, work with nothing to show.
+ */
+export function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  return new LazyChildLogger(logger, bindings, options);
+}
+
+class LazyChildLogger implements FastifyBaseLogger {
+  #made: FastifyBaseLogger | undefined;
+
+  constructor(
+    private readonly parent: FastifyBaseLogger,
+    private readonly bindings: Bindings,
+    private readonly options: ChildLoggerOptions,
+  ) {}
+
+  private get made(): FastifyBaseLogger {
+    return (this.#made ??= this.parent.child(this.bindings, this.options));
+  }
+
+  get level(): string {
+    return this.#made?.level ?? this.options.level ?? this.parent.level;
+  }
+
+  set level(level: string) {
+    this.made.level = level;
+  }
+
+  fatal(...args: LogArgs): void {
+    this.made.fatal(...args);
+  }
+
+  error(...args: LogArgs): void {
+    this.made.error(...args);
+  }
+
+  warn(...args: LogArgs): void {
+    this.made.warn(...args);
+  }
+
+  info(...args: LogArgs): void {
+    this.made.info(...args);
+  }
+
+  debug(...args: LogArgs): void {
+    this.made.debug(...args);
+  }
+
+  trace(...args: LogArgs): void {
+    this.made.trace(...args);
+  }
+
+  silent(...args: LogArgs): void {
+    this.made.silent(...args);
+  }
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.made.child(bindings, options);
+  }
 }
