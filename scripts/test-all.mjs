@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // `npm test`: every suite of the repository, then ONE summary line `N passed, N failed` that CI reads, with
-// each suite's wall time above it. Each suite writes a JSON report; we sum those, never scrape text.
+// each suite's wall and CPU time above it. Each suite writes a JSON report; we sum those, never scrape text.
 // A suite that crashes before writing its report counts as one failure, so nothing fails silently.
-// Suites run one after another, except small ones that run side by side (see `together`): each of those
-// is single-threaded, so on two cores two of them take the time of one.
+// Suites run side by side where one leaves a core idle that the other can use (see `together` and the plan
+// at the bottom); the CPU time printed for each (user + sys of it and its children) shows where that holds.
 import { spawn } from 'node:child_process';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
@@ -19,20 +20,38 @@ const results = [];
 /** What did not run, and why: printed right above the summary line, so a green line never hides it. */
 const notRun = [];
 const failures = [];
+const allStarted = Date.now();
 
-/** Set while suites run side by side: their output is kept and printed whole when each ends. */
-let buffered = false;
+/** Set inside `together`: a suite's output is kept and printed whole when it ends, never interleaved. */
+const sideBySide = new AsyncLocalStorage();
+
+/**
+ * The command under bash, which prints its children's CPU time (`times`) to a pipe of its own when it
+ * ends: the suite's user + sys, grandchildren that were waited for included (vitest's workers, the
+ * browser and the service under Playwright).
+ */
+const CPU_WRAPPER = '"$@"; status=$?; times >&3; exit $status';
+
+function parseTimes(text) {
+  // `times` prints the shell's own user/sys line, then its children's: "0m12.345s 0m1.234s".
+  const line = text.trim().split('\n').at(-1) ?? '';
+  const secs = [...line.matchAll(/(\d+)m([\d.]+)s/g)].map(([, m, s]) => Number(m) * 60 + Number(s));
+  return secs.length === 2 ? Math.round(secs[0] + secs[1]) : undefined;
+}
 
 async function run(name, cmd, args, opts = {}) {
   if (only.length && !only.includes(name)) return null;
   const header = `\n━━ ${name}: ${cmd} ${args.join(' ')}`;
-  const buffer = buffered;
+  const buffer = sideBySide.getStore() === true;
   if (!buffer) console.log(header);
   const started = Date.now();
-  const child = spawn(cmd, args, { stdio: buffer ? ['ignore', 'pipe', 'pipe'] : 'inherit', cwd: opts.cwd ?? root, env: { ...process.env, ...opts.env } });
+  const stdio = [buffer ? 'ignore' : 'inherit', buffer ? 'pipe' : 'inherit', buffer ? 'pipe' : 'inherit', 'pipe'];
+  const child = spawn('bash', ['-c', CPU_WRAPPER, 'bash', cmd, ...args], { stdio, cwd: opts.cwd ?? root, env: { ...process.env, ...opts.env } });
   const output = [];
+  const times = [];
   child.stdout?.on('data', (chunk) => output.push(chunk));
   child.stderr?.on('data', (chunk) => output.push(chunk));
+  child.stdio[3].on('data', (chunk) => times.push(chunk));
   const status = await new Promise((resolve) => {
     child.on('error', () => resolve(1));
     child.on('close', (code) => resolve(code ?? 1));
@@ -42,19 +61,18 @@ async function run(name, cmd, args, opts = {}) {
     console.log(header);
     process.stdout.write(Buffer.concat(output));
   }
-  return { status, seconds };
+  return { status, seconds, cpu: parseTimes(Buffer.concat(times).toString()) };
 }
 
 /**
- * Runs the suites side by side; their results are listed in the order given, whichever ends first.
+ * Runs the suites side by side; their results are listed in the order given, whichever ends first. A suite
+ * may be a chain (one async function running several in turn): each still reports on its own.
  */
 async function together(...suites) {
-  buffered = true;
   const started = suites.map((suite) => {
     const mine = [];
-    return suite((r) => mine.push(r)).then(() => mine);
+    return sideBySide.run(true, () => suite((r) => mine.push(r))).then(() => mine);
   });
-  buffered = false;
   for (const mine of await Promise.all(started)) results.push(...mine);
 }
 
@@ -81,7 +99,7 @@ async function vitestSuite(name, dir, extraArgs = [], onResult = (r) => results.
     [passed, failed, skipped] = [0, 1, 0];
   }
   if (r.status !== 0 && failed === 0) failed = 1;
-  onResult({ name, passed, failed, skipped, seconds: r.seconds });
+  onResult({ name, passed, failed, skipped, seconds: r.seconds, cpu: r.cpu });
 }
 
 // The first line of a failure message, short enough for the lines CI shows around the summary.
@@ -107,10 +125,10 @@ function countFilesThatFailedToLoad(json) {
 async function stepSuite(name, cmd, args, onResult = (r) => results.push(r)) {
   const r = await run(name, cmd, args);
   if (!r) return;
-  onResult({ name, passed: r.status === 0 ? 1 : 0, failed: r.status === 0 ? 0 : 1, skipped: 0, seconds: r.seconds });
+  onResult({ name, passed: r.status === 0 ? 1 : 0, failed: r.status === 0 ? 0 : 1, skipped: 0, seconds: r.seconds, cpu: r.cpu });
 }
 
-async function playwrightSuite(name) {
+async function playwrightSuite(name, onResult = (r) => results.push(r)) {
   const report = path.join(out, `${name}.json`);
   const r = await run(name, 'npx', ['playwright', 'test', '--reporter=list,json'], {
     env: { PLAYWRIGHT_JSON_OUTPUT_NAME: report },
@@ -127,7 +145,7 @@ async function playwrightSuite(name) {
     [passed, failed, skipped] = [0, 1, 0];
   }
   if (r.status !== 0 && failed === 0) failed = 1;
-  results.push({ name, passed, failed, skipped, seconds: r.seconds });
+  onResult({ name, passed, failed, skipped, seconds: r.seconds, cpu: r.cpu });
 }
 
 // Each unexpected Playwright result as "file › title: first line of its error".
@@ -142,7 +160,14 @@ function playwrightFailures(suites = []) {
   ]);
 }
 
-// The static checks, each single-threaded, side by side.
+const promtool =
+  'promtool check rules deploy/prometheus/alerts.yml && promtool test rules deploy/prometheus/alerts.test.yml && promtool check config deploy/prometheus/prometheus.yml';
+const withDatabase = Boolean(process.env.TEST_DATABASE_URL);
+
+// 1. The static checks (each single-threaded), the packages' suites (one worker each, the device's mostly
+//    waiting on its broker and programs) and the build (which scale-out and e2e need) side by side: alone,
+//    none of them keeps both cores busy. Nothing here reads what the build writes (dist/ is ignored by
+//    the checks; the device package is packed from a copy).
 await together(
   (report) => stepSuite('typecheck', 'npm', ['run', 'typecheck', '--silent'], report),
   (report) => stepSuite('lint', 'npx', ['eslint', '.'], report),
@@ -150,29 +175,37 @@ await together(
   // The declared Node floor covers every locked package's engines.node (scripts/check-engines.mjs).
   (report) => stepSuite('engines', 'node', ['scripts/check-engines.mjs'], report),
   // deploy/prometheus: the alert rules and the scrape config as Prometheus reads them (Debian's prometheus package).
-  (report) =>
-    stepSuite('promtool', 'sh', ['-c', 'promtool check rules deploy/prometheus/alerts.yml && promtool test rules deploy/prometheus/alerts.test.yml && promtool check config deploy/prometheus/prometheus.yml'], report),
+  (report) => stepSuite('promtool', 'sh', ['-c', promtool], report),
+  async (report) => {
+    await vitestSuite('contract', 'packages/contract', [], report);
+    await vitestSuite('email', 'packages/email', [], report);
+    await vitestSuite('device', 'packages/device', [], report);
+  },
+  async (report) => {
+    await stepSuite('build', 'npm', ['run', 'build', '--silent'], report);
+    await stepSuite('bundle-size', 'node', ['bench/bundle-size.mjs', '--check'], report);
+  },
 );
-// The packages' suites are small: side by side too.
-await together(
-  (report) => vitestSuite('contract', 'packages/contract', [], report),
-  (report) => vitestSuite('email', 'packages/email', [], report),
-  (report) => vitestSuite('device', 'packages/device', [], report),
-);
+// 2. The API suite keeps both cores busy with its own two workers.
 await vitestSuite('api', 'apps/api');
-await vitestSuite('web', 'apps/web');
-await stepSuite('build', 'npm', ['run', 'build', '--silent']);
-await stepSuite('bundle-size', 'node', ['bench/bundle-size.mjs', '--check']);
-// Real processes of the built service on PostgreSQL, s3rver and Redis; needs TEST_DATABASE_URL.
-if (process.env.TEST_DATABASE_URL) await vitestSuite('scale-out', 'apps/api', ['--config', 'vitest.scale.config.ts']);
-else if (!only.length || only.includes('scale-out')) notRun.push('scale-out, faults and rolling restart (no TEST_DATABASE_URL)');
 // Without TEST_DATABASE_URL the api suite runs on PGlite only (apps/api/vitest.config.ts), and PostgreSQL-only cases are skipped.
-if (!process.env.TEST_DATABASE_URL && (!only.length || only.includes('api'))) notRun.push('api on PostgreSQL (no TEST_DATABASE_URL: PGlite only)');
+if (!withDatabase && (!only.length || only.includes('api'))) notRun.push('api on PostgreSQL (no TEST_DATABASE_URL: PGlite only)');
+// 3. The web suite, with real processes of the built service on PostgreSQL, s3rver and Redis beside it:
+//    those mostly wait on each other, the web suite's workers fill the time.
+await together(
+  (report) => vitestSuite('web', 'apps/web', [], report),
+  async (report) => {
+    if (withDatabase) await vitestSuite('scale-out', 'apps/api', ['--config', 'vitest.scale.config.ts'], report);
+    else if (!only.length || only.includes('scale-out')) notRun.push('scale-out, faults and rolling restart (no TEST_DATABASE_URL)');
+  },
+);
+// 4. The journeys: two browsers and the service keep both cores busy.
 if (fs.existsSync(path.join(root, 'playwright.config.ts'))) await playwrightSuite('e2e');
 
-console.log('\n━━ summary');
+console.log(`\n━━ summary (${Math.round((Date.now() - allStarted) / 1000)}s in all)`);
 for (const r of results) {
-  console.log(`  ${r.name.padEnd(12)} ${String(r.passed).padStart(5)} passed ${String(r.failed).padStart(4)} failed ${r.skipped ? `${r.skipped} skipped ` : ''}(${r.seconds}s)`);
+  const cpu = r.cpu === undefined ? '' : `, ${r.cpu}s CPU`;
+  console.log(`  ${r.name.padEnd(12)} ${String(r.passed).padStart(5)} passed ${String(r.failed).padStart(4)} failed ${r.skipped ? `${r.skipped} skipped ` : ''}(${r.seconds}s${cpu})`);
 }
 const passed = results.reduce((s, r) => s + r.passed, 0);
 const failed = results.reduce((s, r) => s + r.failed, 0);

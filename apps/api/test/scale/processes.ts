@@ -47,7 +47,11 @@ export async function startService(env: Record<string, string>): Promise<Service
   return { url, child, logs, exited };
 }
 
-export async function waitReady(url: string, timeoutMs = 30_000): Promise<void> {
+/**
+ * Polls /api/ready until it answers 200. The default is a cap for a service that never comes up, not a
+ * start-up budget: on CI this suite runs beside the web suite, so a start may wait its turn for a core.
+ */
+export async function waitReady(url: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
