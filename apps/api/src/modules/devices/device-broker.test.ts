@@ -1,10 +1,12 @@
 import 'reflect-metadata';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as x509 from '@peculiar/x509';
 import mqtt from 'mqtt';
 import { eq } from 'drizzle-orm';
 import { deviceTopic, MAX_DEVICE_CONNECTIONS, MAX_DEVICE_MESSAGE_BYTES, MAX_DEVICE_SUBSCRIPTIONS } from '@latchkey/contract';
 import { lockDevices } from '../../db/schema.js';
+import { MAX_PENDING_CONNECTS } from '../../plugins/mqtt/embedded.js';
 import { createTestApp, eventually, type TestApp } from '../../../test/helpers.js';
 import { closed, connectMqtt, createCsr, deviceTls, generateDeviceKey, subscribeNext, provisionDevice, type ProvisionedDevice } from '../../../test/fixtures/devices.js';
 import { createLock } from '../../../test/fixtures/operations.js';
@@ -96,6 +98,24 @@ describe('the embedded broker', () => {
     await clients.pop()!.endAsync();
     clients.push(await connectMqtt(port, { ...deviceTls(device), clientId: `${device.deviceId}-extra` }));
     await Promise.all(clients.map((client) => client.endAsync()));
+  });
+
+  it('closes a connection on arrival while MAX_PENDING_CONNECTS are in their handshake, and admits devices again once those end', async () => {
+    const device = await newDevice();
+    // Connections that never start their TLS handshake hold the broker's pending places.
+    const stalled = await Promise.all(
+      Array.from({ length: MAX_PENDING_CONNECTS }, () => new Promise<net.Socket>((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1', () => resolve(socket));
+        socket.once('error', reject);
+      })),
+    );
+    const handshaking = () => (t.app.deviceBus as unknown as { handshaking: Map<string, unknown> }).handshaking.size;
+    expect(await eventually(() => handshaking() === MAX_PENDING_CONNECTS)).toBe(true);
+    expect(await refusal(connectMqtt(port, deviceTls(device)))).not.toBe('connected');
+    for (const socket of stalled) socket.destroy();
+    expect(await eventually(() => handshaking() === 0)).toBe(true);
+    const client = await connectMqtt(port, deviceTls(device));
+    await client.endAsync();
   });
 
   it('grants a device at most MAX_DEVICE_SUBSCRIPTIONS subscriptions over its connections; a filter held already is granted again', async () => {

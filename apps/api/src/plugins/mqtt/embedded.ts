@@ -12,6 +12,7 @@ import { allowedDirectAccessEndpoints } from './direct-access.js';
 import type { BridgedBroker, BridgedMessage, BrokerBridge } from './bridge.js';
 import type { DeviceBus } from './bus.js';
 import { FrameGuard } from './frame-guard.js';
+import { indexRetained } from './retained-index.js';
 
 /** Who is on the other end of a connection: the CN and serial of the device certificate it presented, and its address. */
 interface Identity {
@@ -37,6 +38,13 @@ class TooManyConnections extends Error {}
 
 /** A TLS handshake that has not finished by then is dropped. */
 const HANDSHAKE_TIMEOUT_MS = 10_000;
+/**
+ * Connections in their TLS handshake or awaiting their admission at most; one more is closed as it
+ * arrives, before any work is spent on it, and the device tries again after its backoff. In a reconnect
+ * storm, a queue deeper than what the host can admit within a device's connect timeout makes the broker
+ * finish handshakes for devices that have given up already, and none get through.
+ */
+export const MAX_PENDING_CONNECTS = 64;
 
 /**
  * The broker inside the service (Aedes). Devices connect with mutual TLS on the port `listen` opens, or
@@ -58,6 +66,10 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
   private readonly cuts = new Map<string, number>();
   private tlsServer: tls.Server | null = null;
   private readonly sockets = new Set<Socket>();
+  /** Connections in their TLS handshake, by the peer's address and port (MAX_PENDING_CONNECTS). */
+  private readonly handshaking = new Map<string, Socket>();
+  /** Connects whose admission is being decided (the database lookup). */
+  private authenticating = 0;
   private readonly webSockets = new WebSocketServer({ noServer: true, maxPayload: MAX_DEVICE_PACKET_BYTES });
   private closed = false;
   /**
@@ -92,6 +104,7 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
       authorizeForward: (client, packet) => (bus.authorizeForward(client, packet) ? packet : null),
     });
     bus.broker = broker;
+    indexRetained((broker as unknown as { persistence: Parameters<typeof indexRetained>[0] }).persistence);
     broker.on('clientDisconnect', (client) => bus.forget(client));
     broker.on('unsubscribe', (filters, client) => {
       for (const filter of filters) bus.filters.get(client)?.delete(filter);
@@ -187,12 +200,25 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
       this.accept(socket, identityOf(socket)),
     );
     server.on('tlsClientError', (err) => this.log.debug({ err }, 'mqtt tls handshake refused'));
+    // The peer's address is read before TLS takes the socket over: afterwards this socket no longer knows it.
+    const peers = new WeakMap<Socket, string>();
+    server.prependListener('connection', (socket: Socket) => peers.set(socket, endpointOf(socket)));
     // Closing ends connections still in their handshake too, which the broker does not know of yet.
     server.on('connection', (socket: Socket) => {
+      const key = peers.get(socket)!;
+      if (this.handshaking.size + this.authenticating >= MAX_PENDING_CONNECTS) {
+        socket.destroy();
+        return;
+      }
+      this.handshaking.set(key, socket);
       socket.setNoDelay(true);
       this.sockets.add(socket);
-      socket.once('close', () => this.sockets.delete(socket));
+      socket.once('close', () => {
+        this.sockets.delete(socket);
+        if (this.handshaking.get(key) === socket) this.handshaking.delete(key);
+      });
     });
+    server.on('secureConnection', (socket: tls.TLSSocket) => this.handshaking.delete(endpointOf(socket)));
     this.tlsServer = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -256,11 +282,14 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
     const { deviceId, serial } = identity;
     const cut = this.cuts.get(deviceId) ?? 0;
     let current: boolean;
+    this.authenticating++;
     try {
       current = await this.authority.isCurrentCertificate(deviceId, serial);
     } catch (err) {
       this.log.error({ err, deviceId }, 'mqtt connect refused for now: the device could not be looked up');
       throw new LookupFailed('the device could not be looked up', { cause: err });
+    } finally {
+      this.authenticating--;
     }
     if (!current || cut !== (this.cuts.get(deviceId) ?? 0)) {
       this.log.info({ deviceId, serial }, 'mqtt connect refused: the certificate is not the one the device holds now');
@@ -377,6 +406,9 @@ const messageOf = (packet: AedesPublishPacket): BridgedMessage => ({
   payload: Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload),
   retain: packet.retain,
 });
+
+/** A TCP connection's peer, the same on the socket and on the TLS socket over it. */
+const endpointOf = (socket: Socket) => `${socket.remoteAddress}|${socket.remotePort}`;
 
 /** The CN and serial of a verified client certificate; null without one. */
 function identityOf(socket: tls.TLSSocket): Identity | null {
