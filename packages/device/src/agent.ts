@@ -16,6 +16,7 @@ import { MAX_PENDING_RESULTS, readPendingResults, writePendingResults } from './
 import { acceptCertificate, needsRenewal, requestRenewal } from './renewal.js';
 import { ReplayCache } from './replay-cache.js';
 import { RefusalTally } from './refusal-tally.js';
+import { reconnectDelayMs } from './reconnect-policy.js';
 import { ReplayStore } from './replay-store.js';
 import { loadDevice, UserError, type DeviceFiles, type DirectoryHolder, type StateDir } from './state-dir.js';
 import { PlatformTrust } from './trust.js';
@@ -241,8 +242,7 @@ export class DeviceAgent {
   private scheduleReconnect(): void {
     // A disconnect of our own (a renewed certificate) reconnects by itself.
     if (this.stopping || this.reconnectTimer || this.client.disconnecting) return;
-    const base = this.options.reconnectMs ?? 1000;
-    const delay = Math.min(base * 2 ** this.reconnectAttempts, this.options.maxReconnectMs ?? 60_000) * (0.5 + Math.random() / 2);
+    const delay = reconnectDelayMs(this.reconnectAttempts, this.options.reconnectMs, this.options.maxReconnectMs);
     this.reconnectAttempts++;
     this.log.warn(`Not connected to ${this.files.identity.mqttUrl}; trying again in ${(delay / 1000).toFixed(1)} s`);
     this.reconnectTimer = setTimeout(() => {
