@@ -1,0 +1,183 @@
+#!/usr/bin/env node
+// The reconnect storm: FLEET_COUNT (default 10,000) provisioned devices, each with its own certificate,
+// connected to the embedded broker from FLEET_WORKERS (default 3) client processes (device-swarm.mjs, which
+// reconnect as the device's agent does); then the service restarts on the same data and port, and every
+// device comes back on its own. Budget: all connected again within 60 s of the broker's port opening, none
+// refused for good, and a connect rate ≥ 0.5× the floor's: bare Aedes behind the same mutual TLS
+// (bare-aedes.mjs), restarted under the same swarm.
+// `node bench/reconnect-storm.mjs`; FLEET_DB=postgres (a scratch database from BENCH_DATABASE_URL or
+// TEST_DATABASE_URL; PGlite otherwise), FLEET_CACHE=<dir> keeps the provisioned fleet for the next run,
+// FLEET_PROFILE=<dir> writes the restarted service's CPU profile there, FLEET_PARTS=floor,service.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { cpuTicks, fleet, freePort, loadAverage, portOpen, root, sleep, startService, startSwarm, waitUntil } from './fleet.mjs';
+
+const DB = process.env.FLEET_DB ?? 'pglite';
+const COUNT = Number(process.env.FLEET_COUNT ?? 10_000);
+const WORKERS = Number(process.env.FLEET_WORKERS ?? 3);
+const PARTS = (process.env.FLEET_PARTS ?? 'floor,service').split(',');
+const BUDGET_S = 60;
+const RATIO_BUDGET = 0.5;
+const ALL_TIMEOUT_MS = 600_000;
+
+const log = (m) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${m}`);
+const s = (ms) => `${(ms / 1000).toFixed(1)} s`;
+
+/** The swarm's counters since `before` (retries and refusals count up for the life of the swarm). */
+function since(now, before) {
+  const diff = (a, b) => Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v - (b[k] ?? 0)]).filter(([, v]) => v > 0));
+  return { retries: now.retries - before.retries, refusals: diff(now.refusals, before.refusals), errors: diff(now.errors, before.errors), failed: now.failed - before.failed };
+}
+
+/**
+ * Until every device is connected: a timeline (connected every 250 ms) → { allAt, peak (most connects in
+ * one second) }.
+ */
+async function untilAll(swarm, count, t0) {
+  const timeline = [];
+  let shown = Date.now();
+  await waitUntil(
+    () => {
+      const { connected } = swarm.totals();
+      timeline.push([Date.now() - t0, connected]);
+      if (Date.now() - shown >= 10_000) {
+        shown = Date.now();
+        const t = swarm.totals();
+        log(`  … ${connected} connected (${s(Date.now() - t0)}), retries ${t.retries}, refusals ${JSON.stringify(t.refusals)}, errors ${JSON.stringify(t.errors)}`);
+      }
+      return connected >= count;
+    },
+    ALL_TIMEOUT_MS,
+    `all ${count} connected (${swarm.totals().connected})`,
+    250,
+  );
+  let peak = 0;
+  for (let i = 0, j = 0; i < timeline.length; i++) {
+    while (timeline[i][0] - timeline[j][0] > 1000) j++;
+    peak = Math.max(peak, timeline[i][1] - timeline[j][1]);
+  }
+  return { allAt: Date.now() - t0, peak, timeline };
+}
+
+/**
+ * One broker under the swarm: filled (every device's first connect), then restarted by `restart()` (→ the
+ * time its port opened, from the same clock); → the figures of the storm.
+ */
+async function storm(label, { url, ca, devices, restart, pid }) {
+  const count = devices.length;
+  const swarm = startSwarm(devices, { url, ca, workers: WORKERS });
+  try {
+    const tFill = Date.now();
+    await swarm.firstDone;
+    const fill = await untilAll(swarm, count, tFill);
+    const filled = swarm.totals();
+    log(`${label}: first connect of ${count} in ${s(fill.allAt)} (${(count / (fill.allAt / 1000)).toFixed(0)}/s), ${filled.failed} gave up, refusals ${JSON.stringify(filled.refusals)}`);
+    await sleep(3000);
+    const before = swarm.totals();
+    const t0 = Date.now();
+    const { openAt, newPid } = await restart(t0);
+    const cpu0 = newPid ? cpuTicks(newPid) : 0;
+    const back = await untilAll(swarm, count, t0);
+    const cpuS = newPid ? (cpuTicks(newPid) - cpu0) / 100 : NaN;
+    const after = since(swarm.totals(), before);
+    const fromOpen = back.allAt - openAt;
+    const rate = count / (fromOpen / 1000);
+    const figures = { label, count, openAt, allAt: back.allAt, fromOpen, rate, peak: back.peak, cpuS, ...after, load: loadAverage(), firstRate: count / (fill.allAt / 1000) };
+    log(
+      `${label}: restart → port open ${s(openAt)}, all ${count} connected again ${s(back.allAt)} after the restart, ${s(fromOpen)} after the port opened: ${rate.toFixed(0)}/s (peak ${back.peak}/s); retries ${after.retries}, refusals ${JSON.stringify(after.refusals)}, errors ${JSON.stringify(after.errors)}, gave up ${after.failed}; service CPU ${cpuS.toFixed(1)} s; load ${figures.load}`,
+    );
+    const marks = back.timeline.filter((_, i) => i % 8 === 0).map(([t, c]) => `${(t / 1000).toFixed(0)}s:${c}`);
+    log(`${label}: timeline ${marks.join(' ')}`);
+    void pid;
+    return figures;
+  } finally {
+    await swarm.stop();
+  }
+}
+
+async function floor(f) {
+  const certDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-floor-'));
+  try {
+    const issued = spawnSync(process.execPath, ['apps/api/dist/keys.js', 'broker-certificate', certDir, '127.0.0.1', 'localhost'], {
+      cwd: root,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, DATA_DIR: f.dataDir, LOG_LEVEL: 'silent', ...f.env },
+    });
+    if (issued.status !== 0) throw new Error(`keys.js broker-certificate: ${issued.stderr}`);
+    const port = await freePort();
+    const start = async () => {
+      const child = spawn(process.execPath, [path.join(import.meta.dirname, 'bare-aedes.mjs'), String(port), certDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+      await new Promise((resolve, reject) => {
+        child.stdout.once('data', resolve);
+        child.once('exit', () => reject(new Error('bare-aedes exited')));
+      });
+      return child;
+    };
+    let child = await start();
+    try {
+      return await storm('floor (bare Aedes, mutual TLS)', {
+        url: `mqtts://127.0.0.1:${port}`,
+        ca: f.devices[0].ca,
+        devices: f.devices,
+        restart: async (t0) => {
+          const exited = new Promise((r) => child.once('exit', r));
+          child.kill('SIGTERM');
+          await exited;
+          child = await start();
+          return { openAt: Date.now() - t0, newPid: child.pid };
+        },
+      });
+    } finally {
+      child.kill('SIGTERM');
+    }
+  } finally {
+    fs.rmSync(certDir, { recursive: true, force: true });
+  }
+}
+
+async function service(f) {
+  const profileDir = process.env.FLEET_PROFILE;
+  let svc = await startService(f.env, { dataDir: f.dataDir });
+  const mqttPort = Number(f.env.MQTT_PORT);
+  try {
+    return await storm(`service (${DB})`, {
+      url: f.devices[0].mqttUrl,
+      ca: f.devices[0].ca,
+      devices: f.devices,
+      restart: async (t0) => {
+        await svc.stop('SIGTERM');
+        log(`service (${DB}): stopped in ${s(Date.now() - t0)}`);
+        svc = await startService(f.env, { dataDir: f.dataDir, nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] });
+        await waitUntil(() => portOpen(mqttPort), 30_000, 'the broker port', 20);
+        return { openAt: Date.now() - t0, newPid: svc.pid };
+      },
+    });
+  } finally {
+    await svc.stop('SIGTERM');
+  }
+}
+
+log(`reconnect storm: ${COUNT} devices on ${DB}, ${WORKERS} client processes, ulimit -n ${spawnSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).stdout.trim()}, load ${loadAverage()}`);
+const f = await fleet({ db: DB, count: COUNT, log });
+const results = {};
+try {
+  if (PARTS.includes('floor')) results.floor = await floor(f);
+  if (PARTS.includes('service')) results.service = await service(f);
+} finally {
+  await f.drop();
+}
+const ours = results.service;
+if (ours) {
+  const met = ours.fromOpen <= BUDGET_S * 1000 && ours.failed === 0;
+  console.log(`\n| metric | value | budget | verdict |\n|---|---|---|---|`);
+  console.log(`| ${COUNT} devices back after a restart (${DB}), from the broker's port opening | ${s(ours.fromOpen)} (${s(ours.allAt)} from the restart), ${ours.rate.toFixed(0)}/s, peak ${ours.peak}/s | ≤ ${BUDGET_S} s | ${met ? 'met' : 'NOT met'} |`);
+  console.log(`| refused for good · retries · refusals · errors | ${ours.failed} · ${ours.retries} · ${JSON.stringify(ours.refusals)} · ${JSON.stringify(ours.errors)} | none refused for good | ${ours.failed === 0 ? 'met' : 'NOT met'} |`);
+  if (results.floor) {
+    const ratio = ours.rate / results.floor.rate;
+    console.log(`| floor: bare Aedes with mutual TLS | ${s(results.floor.fromOpen)}, ${results.floor.rate.toFixed(0)}/s, peak ${results.floor.peak}/s, retries ${results.floor.retries} | — | — |`);
+    console.log(`| connect rate, ours ÷ floor | ${ratio.toFixed(2)}× | ≥ ${RATIO_BUDGET}× | ${ratio >= RATIO_BUDGET ? 'met' : 'NOT met'} |`);
+  }
+}
+console.log(JSON.stringify(results, (k, v) => (k === 'timeline' ? undefined : v)));
