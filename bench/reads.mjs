@@ -87,10 +87,14 @@ export async function benchReads({ name, env = {}, bare, loadBare, row, rounds =
         const ours = withCpu(svc.pid, () => load({ url: svc.url, requests, duration }).then((r) => ({ ...r, load: loadAverage() })));
         await load({ url: svc.url, requests, duration: WARM_UP_SECONDS });
         const pairs = await paired(withCpu(bare.pid, loadBare), ours, rounds);
-        const each = pairs.map(([b, r]) => ({ ...r, bare: b.rps, bareCpuUs: b.cpuUs, ratio: r.rps / b.rps }));
+        // Only answered reads count: a 429 is cheap, and counting it would flatter the ratio.
+        const answered = (r) => (r.total ? (r.rps * Math.max(0, r.total - r.non2xx)) / r.total : 0);
+        const each = pairs.map(([b, r]) => ({ ...r, rps: answered(r), bare: b.rps, bareCpuUs: b.cpuUs, ratio: answered(r) / b.rps }));
         results[key] = each;
         const failed = each.reduce((n, r) => n + r.non2xx + r.errors, 0);
-        if (failed) row(name, `${label} errors`, `${failed} non-2xx or errors (${JSON.stringify(each.map((r) => r.statusCodes))})`);
+        // 429s mean too few readers for this rate (BENCH_READ_USERS × RATE_LIMIT_MAX a minute): the round
+        // did not measure reads alone.
+        if (failed) row(name, `${label} errors`, `${failed} non-2xx or errors (${JSON.stringify(each.map((r) => r.statusCodes))})`, 'none', 'NOT met');
         const ratio = median(each.map((r) => r.ratio));
         const p99 = median(each.map((r) => r.p99));
         row(
