@@ -4,7 +4,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
-import { inject } from 'vitest';
+import { inject, vi } from 'vitest';
 import { buildApp, type BuildOptions } from '../src/app.js';
 import { loadConfig, type Env } from '../src/config.js';
 import { createDatabase, type Database } from '../src/db/client.js';
@@ -134,6 +134,20 @@ export async function eventually(check: () => Promise<boolean> | boolean, ms = 1
     if (await check()) return true;
     if (Date.now() > end) return false;
     await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/**
+ * Runs `check` with the clock `ms` ahead, for what expires by the wall clock (a signed URL, a key's `exp`):
+ * the expiry is checked without waiting for it. Only Date moves, and it keeps running from there; timers,
+ * sockets and the database keep real time. Real time is back when `check` ends, however it ends.
+ */
+export async function later<T>(ms: number, check: () => Promise<T>): Promise<T> {
+  vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + ms, shouldAdvanceTime: true });
+  try {
+    return await check();
+  } finally {
+    vi.useRealTimers();
   }
 }
 

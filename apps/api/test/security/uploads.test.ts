@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiErrors, deriveLogoUrl, messages } from '@latchkey/contract';
-import { createTestApp, uniqueEmail, type TestApp } from '../helpers.js';
+import { createTestApp, later, uniqueEmail, type TestApp } from '../helpers.js';
 import { makePng } from '../scale/png.js';
 
 /** Every hostile upload is refused with the contract's status and message; served logos cannot run. */
@@ -96,8 +96,7 @@ describe('logo uploads', () => {
     const otherKey = new URL(url);
     otherKey.pathname = otherKey.pathname.replace(appId, otherAppId);
     expectRefused(await put(otherKey.toString(), makePng(), 'image/png'), 403, apiErrors.uploadUrlInvalid);
-    await new Promise((r) => setTimeout(r, 3100));
-    const expired = await put(url.toString(), makePng(), 'image/png');
+    const expired = await later(3100, () => put(url.toString(), makePng(), 'image/png'));
     expectRefused(expired, 403, apiErrors.uploadUrlInvalid);
   });
 

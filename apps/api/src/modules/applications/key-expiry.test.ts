@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messages, platformUserErrors, type Application, type TokenCheckReport } from '@latchkey/contract';
-import { createTestApp, type TestApp } from '../../../test/helpers.js';
+import { createTestApp, later, type TestApp } from '../../../test/helpers.js';
 import { applicationKeys } from '../../db/schema.js';
 import { addKey, bearer, createApplication, createOwner, signUserToken, type SigningKey } from '../../../test/fixtures/platform-users.js';
 
@@ -86,11 +86,12 @@ describe('an expired key stops verifying', () => {
     const key = await uploadWithExp(now() + 2);
     const token = await signUserToken(key, { iss: ISS, sub: 'soon-1', exp: now() + 600 });
     expect((await t.app.inject({ method: 'GET', url: '/api/account', headers: bearer(token) })).statusCode).toBe(200);
-    await new Promise((r) => setTimeout(r, 2600));
-    const account = await t.app.inject({ method: 'GET', url: '/api/account', headers: bearer(token) });
+    const [account, certificate] = await later(2600, async () => [
+      await t.app.inject({ method: 'GET', url: '/api/account', headers: bearer(token) }),
+      await t.app.inject({ method: 'POST', url: '/api/auth/certificate', headers: bearer(token), payload: { ephemeralKey: 'x' } }),
+    ]);
     expect(account.statusCode).toBe(401);
     expect(account.json().message).toBe(platformUserErrors.tokenNotVerified);
-    const certificate = await t.app.inject({ method: 'POST', url: '/api/auth/certificate', headers: bearer(token), payload: { ephemeralKey: 'x' } });
     expect(certificate.statusCode).toBe(401);
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { apiErrors, deriveLogoUrl, LOGO_MAX_DIMENSION_PX, messages } from '@latchkey/contract';
-import { createTestApp, type TestApp } from '../../../test/helpers.js';
+import { createTestApp, later, type TestApp } from '../../../test/helpers.js';
 import type { LocalLogoStorage } from '../../plugins/storage/local.js';
 import { logoObjectKeyFromUrl } from '../../plugins/storage/storage.js';
 import { jpegWithExif, makePng, pngWithExif, TINY_JPEG, withJpegSegment } from '../../../test/fixtures/images.js';
@@ -166,8 +166,7 @@ describe('PUT /uploads/logos/… and GET /cdn/logos/… (local driver)', () => {
       expect(res.statusCode).toBeLessThan(500);
     }
     expect((await put(tampered.toString(), makePng(), 'image/png')).json()).toEqual({ code: 403, message: apiErrors.uploadUrlInvalid });
-    await new Promise((r) => setTimeout(r, 2100));
-    const expired = await put(url.toString(), makePng(), 'image/png');
+    const expired = await later(2100, () => put(url.toString(), makePng(), 'image/png'));
     expect(expired.statusCode).toBe(403);
     expect(expired.json().message).toBe(apiErrors.uploadUrlInvalid);
   });

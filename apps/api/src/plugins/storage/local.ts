@@ -45,7 +45,7 @@ export class LocalLogoStorage implements LogoStorage {
     this.root = path.resolve(options.dataDir, 'uploads');
     this.#secret = Buffer.from(options.secret, 'utf8');
     this.#ttl = options.ttlSeconds;
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now ?? (() => Date.now());
   }
 
   async createUploadUrl({ applicationId, contentType }: { applicationId: string; contentType: LogoContentType }): Promise<UploadTarget> {
