@@ -176,10 +176,11 @@ await together(
   (report) => stepSuite('engines', 'node', ['scripts/check-engines.mjs'], report),
   // deploy/prometheus: the alert rules and the scrape config as Prometheus reads them (Debian's prometheus package).
   (report) => stepSuite('promtool', 'sh', ['-c', promtool], report),
+  // The device's suite first: its CLI tests start processes of their own, the longest wait of the three.
   async (report) => {
+    await vitestSuite('device', 'packages/device', [], report);
     await vitestSuite('contract', 'packages/contract', [], report);
     await vitestSuite('email', 'packages/email', [], report);
-    await vitestSuite('device', 'packages/device', [], report);
   },
   async (report) => {
     await stepSuite('build', 'npm', ['run', 'build', '--silent'], report);
