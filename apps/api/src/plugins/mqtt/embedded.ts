@@ -83,6 +83,11 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
    * more (its last connection ended or cut), with the time: modules/devices/runtime/instance-heartbeat.ts.
    */
   onHolding: ((deviceId: string, held: boolean, at: number) => void) | null = null;
+  /**
+   * Whether a device's message was for this instance alone, so the other instances are not sent it (an
+   * answer to an operation this instance sent and took: modules/devices/runtime/relay.ts).
+   */
+  takenHere: ((topic: string, payload: string | Buffer) => boolean) | null = null;
 
   private broker!: Aedes;
 
@@ -112,7 +117,8 @@ export class EmbeddedBus implements DeviceBus, BridgedBroker {
     broker.on('clientError', (client, err) => log.debug({ err, clientId: client.id }, 'mqtt client error'));
     // A device's message (its Last Will included) once the broker has taken it.
     broker.on('publish', (packet, client) => {
-      if (!client || !bus.peers || !packet.topic.startsWith(`${DEVICE_TOPIC_ROOT}/`)) return;
+      if (!client || !packet.topic.startsWith(`${DEVICE_TOPIC_ROOT}/`)) return;
+      if (bus.takenHere?.(packet.topic, packet.payload) || !bus.peers) return;
       bus.peers.forward(messageOf(packet)).catch((err: unknown) => log.warn({ err, topic: packet.topic }, 'mqtt bridge: a device message not sent to the other instances'));
     });
     return bus;

@@ -30,6 +30,8 @@ import {
   type Sandbox,
 } from '../../../../test/fixtures/operations.js';
 import { deviceLogReasons } from '@latchkey/contract';
+import { EmbeddedBus } from '../../../plugins/mqtt/embedded.js';
+import type { BridgedMessage, BrokerBridge } from '../../../plugins/mqtt/bridge.js';
 
 /**
  * A real lock's side of the conversation, through the embedded broker over mutual TLS: a test "device" is
@@ -297,6 +299,27 @@ describe('operations on a device-backed lock', () => {
     } finally {
       held.mockRestore();
       confirm();
+    }
+  });
+
+  it('a device’s answer to an operation this instance sent is not sent on to the other instances; any other answer is', async () => {
+    const bus = t.app.deviceBus as EmbeddedBus;
+    expect(bus).toBeInstanceOf(EmbeddedBus);
+    const peers = (bus as unknown as { peers: BrokerBridge | null }).peers;
+    const forwarded: string[] = [];
+    // The other instances, as this broker's bridge: what it sends them is recorded.
+    bus.bridge({ forward: async (message: BridgedMessage) => void forwarded.push(`${message.topic} ${message.payload.toString()}`) } as unknown as BrokerBridge);
+    try {
+      const answered = execute(t, lockId, alice.token, signOperation(alice, lockId, UNLOCK));
+      const { requestId } = await answerNext((id) => ({ requestId: id, outcome: 'DONE', state: { locked: false } }));
+      expect((await answered).statusCode).toBe(204);
+      // An answer to no request of this instance's (another instance's, say) comes after it, in order.
+      const stranger = randomUUID();
+      await publish('result', { requestId: stranger, outcome: 'DONE' });
+      await vi.waitFor(() => expect(forwarded.some((m) => m.includes(stranger))).toBe(true));
+      expect(forwarded.filter((m) => m.startsWith(topic('result')) && m.includes(requestId))).toEqual([]);
+    } finally {
+      bus.bridge(peers as BrokerBridge);
     }
   });
 

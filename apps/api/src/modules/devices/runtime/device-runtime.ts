@@ -353,6 +353,8 @@ export async function registerDeviceRuntime(app: FastifyInstance): Promise<void>
   // A crashed instance sends no Last Will for the devices its embedded broker held: its peers record them offline.
   const bus = app.deviceBus;
   const heartbeat = bus instanceof EmbeddedBus ? new InstanceHeartbeat({ db: app.db, log: app.log.child({ module: 'devices' }), unannounced: (id) => runtime.announceLater(id), held: () => bus.heldDevices() }) : null;
+  // An answer to an operation this instance sent is this instance's alone: the other instances are not sent it.
+  if (bus instanceof EmbeddedBus) bus.takenHere = (topic, payload) => topic.endsWith('/result') && runtime.relay.takenHere(payload);
   if (heartbeat && bus instanceof EmbeddedBus) {
     await heartbeat.start();
     bus.onHolding = (deviceId, held, at) => heartbeat.holding(deviceId, held, at);

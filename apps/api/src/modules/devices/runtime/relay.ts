@@ -39,6 +39,9 @@ interface Outcome {
 
 const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows;
 
+/** Answers taken here whose message the broker has not yet asked about, at most (DeviceOperationRelay.takenHere). */
+const MAX_ANSWERED_REMEMBERED = 10_000;
+
 /** How long a reported local outcome is remembered, so a report sent again (or heard by every instance) is logged once. */
 const LOCAL_OUTCOME_MEMORY_MS = 30 * 86_400_000;
 
@@ -68,6 +71,8 @@ interface Waiting {
  */
 export class DeviceOperationRelay implements DeviceRelay {
   private readonly waiting = new Map<string, Waiting>();
+  /** Requests a device answered here lately, oldest first: no other instance waits for those answers. */
+  private readonly answered = new Set<string>();
   private readonly outcomes = new GroupCommit<Outcome, true>((items) => this.writeOutcomes(items), { missing: true });
   private readonly verifier: OperationVerifier | null;
   /** Local reports being written (tests wait for them). */
@@ -128,6 +133,21 @@ export class DeviceOperationRelay implements DeviceRelay {
     if (!waiting) return void this.log.info({ deviceId, requestId: result.requestId }, 'device result for no waiting request: ignored');
     if (waiting.deviceId !== deviceId) return void this.log.warn({ deviceId, requestId: result.requestId }, 'device result from another device than asked: ignored');
     this.settle(result.requestId, result);
+  }
+
+  /**
+   * Whether a device's message on `…/result` answered a request this instance sent and took, once: the
+   * embedded broker then does not send it to the other instances (they would ignore it), which with
+   * PostgreSQL is a commit of its own before the answer's outcome can commit.
+   */
+  takenHere(payload: string | Buffer): boolean {
+    let requestId: unknown;
+    try {
+      requestId = (JSON.parse(payload.toString()) as { requestId?: unknown } | null)?.requestId;
+    } catch {
+      return false;
+    }
+    return typeof requestId === 'string' && this.answered.delete(requestId);
   }
 
   /** Ends every wait as unanswered (the service is closing). */
@@ -238,6 +258,11 @@ export class DeviceOperationRelay implements DeviceRelay {
     const waiting = this.waiting.get(requestId);
     if (!waiting) return;
     this.waiting.delete(requestId);
+    if (result) {
+      this.answered.add(requestId);
+      // Bounded: an answer whose message the broker never asks about (an external broker) is forgotten.
+      if (this.answered.size > MAX_ANSWERED_REMEMBERED) this.answered.delete(this.answered.values().next().value!);
+    }
     clearTimeout(waiting.timer);
     waiting.resolve(result);
   }
