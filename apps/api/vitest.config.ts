@@ -31,6 +31,28 @@ const testFiles = fs
 const isolated = testFiles.filter((f) => processWide.test(fs.readFileSync(path.join(root, f), 'utf8')));
 
 /**
+ * A file runs a second time on PostgreSQL only when the database it gets depends on the project: when it,
+ * or a module of test/ it imports, makes its app or database through test/helpers.ts or
+ * test/fixtures/scratch-database.ts, or reads which database to use. Any other file (pure functions, a
+ * service started without a database of its own, config files) would run the same twice.
+ */
+const choosesDatabase = /createTestApp|testDbKind|TEST_DB_KIND|TEST_DATABASE_URL|scratchPostgres/;
+const testDir = path.join(root, 'test');
+function usesProjectDatabase(file: string, seen = new Set<string>()): boolean {
+  if (seen.has(file)) return false;
+  seen.add(file);
+  const text = fs.readFileSync(file, 'utf8');
+  if (choosesDatabase.test(text)) return true;
+  // Relative imports of test/'s own modules (fixtures), written with .js as TypeScript wants.
+  for (const [, spec = ''] of text.matchAll(/from '(\.{1,2}\/[^']+)'/g)) {
+    const target = path.resolve(path.dirname(file), spec.replace(/\.js$/, '.ts'));
+    if (target.startsWith(testDir + path.sep) && fs.existsSync(target) && usesProjectDatabase(target, seen)) return true;
+  }
+  return false;
+}
+const sameOnEveryDatabase = testFiles.filter((f) => !usesProjectDatabase(path.join(root, f)));
+
+/**
  * API tests run on PGlite always and, when TEST_DATABASE_URL is set, a second time on that PostgreSQL
  * server (a fresh database per test file): both in one run, so its workers stay busy from the first file
  * to the last. Each database has a project of shared files and one of isolated files (see above).
@@ -60,8 +82,9 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       ...projects('api-pglite', 'pglite'),
-      // Storage and mail touch no database: once, on PGlite, is enough.
-      ...(process.env.TEST_DATABASE_URL ? projects('api-postgres', 'postgres', ['src/plugins/storage/**', 'src/plugins/mailer/**']) : []),
+      // Storage and mail touch no database, nor does a file that runs the same on any (above): once, on
+      // PGlite, is enough.
+      ...(process.env.TEST_DATABASE_URL ? projects('api-postgres', 'postgres', ['src/plugins/storage/**', 'src/plugins/mailer/**', ...sameOnEveryDatabase]) : []),
     ],
   },
 });
