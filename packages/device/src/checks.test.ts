@@ -124,14 +124,16 @@ describe('verifyOperation refuses, with the reason', () => {
   });
 
   it('missing or impossible times, and times outside [nbf − 5 s, exp + 5 s]', () => {
+    // Each is checked at the second its times are written against, however long signing takes.
     const now = Math.floor(Date.now() / 1000);
+    const at = { now: now * 1000 };
     expect(reasonOf(unlock(alice, { exp: undefined }))).toBe(operationErrors.timesMissing);
     expect(reasonOf(unlock(alice, { nbf: undefined, iat: undefined }))).toBe(operationErrors.timesMissing);
     expect(reasonOf(unlock(alice, { exp: 1e308 }))).toBe(operationErrors.timesMissing);
-    expect(reasonOf(unlock(alice, { nbf: now + 6, iat: now, exp: now + 30 }))).toBe(operationErrors.notYetValid);
-    expect(reasonOf(unlock(alice, { nbf: now + 4, iat: now + 4, exp: now + 30 }))).toBe('accepted');
-    expect(reasonOf(unlock(alice, { nbf: now - 40, iat: now - 40, exp: now - 5 }))).toBe(operationErrors.expired);
-    expect(reasonOf(unlock(alice, { nbf: now - 40, iat: now - 40, exp: now - 4 }))).toBe('accepted');
+    expect(reasonOf(unlock(alice, { nbf: now + 6, iat: now, exp: now + 30 }), at)).toBe(operationErrors.notYetValid);
+    expect(reasonOf(unlock(alice, { nbf: now + 4, iat: now + 4, exp: now + 30 }), at)).toBe('accepted');
+    expect(reasonOf(unlock(alice, { nbf: now - 40, iat: now - 40, exp: now - 5 }), at)).toBe(operationErrors.expired);
+    expect(reasonOf(unlock(alice, { nbf: now - 40, iat: now - 40, exp: now - 4 }), at)).toBe('accepted');
   });
 
   it('a lifetime (exp − nbf, or exp − iat) over 60 s', () => {
