@@ -119,7 +119,12 @@ async function floor(f) {
 
 async function service(f) {
   const probeFile = path.join(os.tmpdir(), `latchkey-gc-probe-${process.pid}.json`);
-  const svc = await startService({ ...f.env, GC_PROBE_FILE: probeFile, ...(ARENAS ? { MALLOC_ARENA_MAX: ARENAS } : {}) }, { dataDir: f.dataDir, nodeArgs: probeArgs });
+  const env = { ...f.env, GC_PROBE_FILE: probeFile, ...(ARENAS ? { MALLOC_ARENA_MAX: ARENAS } : {}) };
+  // On a host loaded enough, a start can exceed Fastify's plugin time-out: it is started again.
+  const svc = await startService(env, { dataDir: f.dataDir, nodeArgs: probeArgs }).catch((err) => {
+    log(`service: start failed (${err.message}), starting again`);
+    return startService(env, { dataDir: f.dataDir, nodeArgs: probeArgs });
+  });
   try {
     return await measure(`service (${DB}${ARENAS ? `, MALLOC_ARENA_MAX=${ARENAS}` : ''})`, { pid: svc.pid, probeFile, url: f.devices[0].mqttUrl, ca: f.devices[0].ca, devices: f.devices });
   } finally {
