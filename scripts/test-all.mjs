@@ -164,18 +164,22 @@ const promtool =
   'promtool check rules deploy/prometheus/alerts.yml && promtool test rules deploy/prometheus/alerts.test.yml && promtool check config deploy/prometheus/prometheus.yml';
 const withDatabase = Boolean(process.env.TEST_DATABASE_URL);
 
-// 1. The static checks (each single-threaded), the packages' suites (one worker each, the device's mostly
-//    waiting on its broker and programs) and the build (which scale-out and e2e need) side by side: alone,
-//    none of them keeps both cores busy. Nothing here reads what the build writes (dist/ is ignored by
-//    the checks; the device package is packed from a copy).
+// 1. The static checks, the packages' suites and the build (which scale-out and e2e need) side by side, in
+//    four lines at most, so no more than four processes share the two cores: typecheck (the longest, one
+//    core), the other checks in turn, the packages' suites in turn (one worker each, the device's mostly
+//    waiting on its broker and CLI processes) and the build (mostly waiting on npm pack and the disk).
+//    Nothing here reads what the build writes (dist/ is ignored by the checks; the device package is
+//    packed from a copy).
 await together(
   (report) => stepSuite('typecheck', 'npm', ['run', 'typecheck', '--silent'], report),
-  (report) => stepSuite('lint', 'npx', ['eslint', '.'], report),
-  (report) => stepSuite('knip', 'npx', ['knip', '--no-progress'], report),
-  // The declared Node floor covers every locked package's engines.node (scripts/check-engines.mjs).
-  (report) => stepSuite('engines', 'node', ['scripts/check-engines.mjs'], report),
-  // deploy/prometheus: the alert rules and the scrape config as Prometheus reads them (Debian's prometheus package).
-  (report) => stepSuite('promtool', 'sh', ['-c', promtool], report),
+  async (report) => {
+    await stepSuite('lint', 'npx', ['eslint', '.'], report);
+    await stepSuite('knip', 'npx', ['knip', '--no-progress'], report);
+    // The declared Node floor covers every locked package's engines.node (scripts/check-engines.mjs).
+    await stepSuite('engines', 'node', ['scripts/check-engines.mjs'], report);
+    // deploy/prometheus: the alert rules and the scrape config as Prometheus reads them (Debian's prometheus package).
+    await stepSuite('promtool', 'sh', ['-c', promtool], report);
+  },
   // The device's suite first: its CLI tests start processes of their own, the longest wait of the three.
   async (report) => {
     await vitestSuite('device', 'packages/device', [], report);
