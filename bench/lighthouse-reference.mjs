@@ -21,7 +21,7 @@ export const DEFAULT_REFERENCE = 'f353f78';
 /** The budget beside the reference: CLS at most this, TBT at most the reference's median, score at least this. */
 export const COMPARE_BUDGET = { cls: 0.01, performance: 95, accessibility: 100 };
 
-const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 
 /** What has to be undone on any exit: the services started and the worktree. Each entry runs synchronously. */
 const cleanups = [];
