@@ -28,9 +28,12 @@ const sideBySide = new AsyncLocalStorage();
 /**
  * The command under bash, which prints its children's CPU time (`times`) to a pipe of its own when it
  * ends: the suite's user + sys, grandchildren that were waited for included (vitest's workers, the
- * browser and the service under Playwright).
+ * browser and the service under Playwright). The command itself does not get that pipe (3>&-), so nothing
+ * it leaves running can hold it open.
  */
-const CPU_WRAPPER = '"$@"; status=$?; times >&3; exit $status';
+const CPU_WRAPPER = '"$@" 3>&-; status=$?; times >&3; exit $status';
+/** How long output may still come after the suite exited, from a process it left behind holding its pipes. */
+const OUTPUT_GRACE_MS = 5_000;
 
 function parseTimes(text) {
   // `times` prints the shell's own user/sys line, then its children's: "0m12.345s 0m1.234s".
@@ -55,6 +58,14 @@ async function run(name, cmd, args, opts = {}) {
   const status = await new Promise((resolve) => {
     child.on('error', () => resolve(1));
     child.on('close', (code) => resolve(code ?? 1));
+    // A daemon a test started (Erlang's epmd, say) may keep the output pipes open long after the suite
+    // ended: the suite's result is its exit, and what it printed comes first.
+    child.on('exit', (code) => {
+      setTimeout(() => {
+        for (const stream of child.stdio) stream?.destroy();
+        resolve(code ?? 1);
+      }, OUTPUT_GRACE_MS).unref();
+    });
   });
   const seconds = Math.round((Date.now() - started) / 1000);
   if (buffer) {
