@@ -3,7 +3,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import { trace } from '@opentelemetry/api';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
-import { RequestLog, serializeRequest } from './lib/request-log.js';
+import { RequestLog, lazyChildLogger, serializeRequest } from './lib/request-log.js';
 import type { CorsOptions } from './plugins/cors.js';
 import { serializeError } from './plugins/errors.js';
 import { createInfrastructure } from './infrastructure.js';
@@ -73,6 +73,9 @@ function createServer(config: Config, options: BuildOptions): FastifyInstance {
           },
     // No request log lines unless ACCESS_LOG: then one per request, when it completes (lib/request-log.ts).
     logController: new RequestLog(config.accessLog),
+    // Each request's logger is made when something logs with it: at the default level a request that goes
+    // well logs nothing, and making a child up front was about a sixth of a read's CPU time.
+    childLoggerFactory: lazyChildLogger,
     trustProxy: config.trustProxy,
     bodyLimit: 256 * 1024,
     // With traces on (src/tracing.ts), the request id is the trace id: logs, x-request-id and traces meet.

@@ -21,13 +21,6 @@ declare module 'fastify' {
 }
 
 type LimitResult = Awaited<ReturnType<ReturnType<FastifyInstance['createRateLimit']>>>;
-/** One request counted by FixedWindows. */
-interface WindowHit {
-  isAllowed: false;
-  isExceeded: boolean;
-  max: number;
-  ttlInSeconds: number;
-}
 
 /**
  * Who a request is counted against, without a database query and without verifying anything twice:
@@ -40,14 +33,6 @@ interface WindowHit {
  * of made-up tokens is still one address's flood.
  */
 export async function principalKey(app: FastifyInstance, cache: AccessCache, request: FastifyRequest): Promise<string> {
-  const known = knownPrincipalKey(app, cache, request);
-  if (known !== null) return known;
-  const verified = await app.tokens.verifyAccess(bearerToken(request) ?? '').catch(() => null);
-  return verified ? `u:${verified.sub}` : `ip:${request.ip}`;
-}
-
-/** principalKey from what is at hand; null when only verifying the token (a promise) can tell. */
-function knownPrincipalKey(app: FastifyInstance, cache: AccessCache, request: FastifyRequest): string | null {
   const token = bearerToken(request);
   if (token) {
     const known = app.tokens.verifiedAccess(token);
@@ -55,7 +40,10 @@ function knownPrincipalKey(app: FastifyInstance, cache: AccessCache, request: Fa
     const applicationUser = cachedApplicationUser(cache, token);
     if (applicationUser) return `au:${applicationUser.applicationId}:${applicationUser.id}`;
     // Only what claims to be ours is verified here (an application's token needs its keys from the database).
-    if (unverifiedIssuer(token) === app.config.jwt.issuer) return null;
+    if (unverifiedIssuer(token) === app.config.jwt.issuer) {
+      const verified = await app.tokens.verifyAccess(token).catch(() => null);
+      if (verified) return `u:${verified.sub}`;
+    }
   }
   return `ip:${request.ip}`;
 }
@@ -84,33 +72,14 @@ export async function registerRateLimits(
     errorResponseBuilder: (_req, context) => new AppError(429, apiErrors.tooManyAttempts, { 'retry-after': String(Math.ceil(context.ttl / 1000)) }),
   });
 
-  const limitOf = (key: string) => (key.startsWith('ip:') ? anonymousMax : max);
-  // The portal's own files, served logos and the health probes are cheap reads that one page load or
-  // a load balancer makes many of; counting them locked real users (and the readiness probe) out.
-  // With Redis the counters are shared (the plugin's store, a round trip); without it they are this
-  // instance's (FixedWindows: what the plugin's own store does, without a promise per request), and a
-  // request whose principal is known from the caches is counted in the same tick.
-  if (redis) {
-    const perPrincipal = app.createRateLimit({
-      keyGenerator: (request) => principalKey(app, cache, request),
-      max: (_request, key) => limitOf(key),
-      allowList: (request) => exempt(request),
-    });
-    app.addHook('onRequest', async (request) => refuseIfExceeded(await perPrincipal(request)));
-  } else {
-    const windows = new FixedWindows(windowSeconds * 1000);
-    const charge = (key: string) => refuseIfExceeded(windows.hit(key, limitOf(key), Date.now()));
-    app.addHook('onRequest', (request, _reply, done) => {
-      if (exempt(request)) return done();
-      const key = knownPrincipalKey(app, cache, request);
-      if (key === null) {
-        // Not returned: a hook that returns a promise is continued by Fastify as well as by `done`.
-        void principalKey(app, cache, request).then((k) => done(attempt(() => charge(k))), done);
-        return;
-      }
-      done(attempt(() => charge(key)));
-    });
-  }
+  const perPrincipal = app.createRateLimit({
+    keyGenerator: (request) => principalKey(app, cache, request),
+    max: (_request, key) => (key.startsWith('ip:') ? anonymousMax : max),
+    // The portal's own files, served logos and the health probes are cheap reads that one page load or
+    // a load balancer makes many of; counting them locked real users (and the readiness probe) out.
+    allowList: (request) => exempt(request),
+  });
+  app.addHook('onRequest', async (request) => refuseIfExceeded(await perPrincipal(request)));
 
   const directory = app.createRateLimit({ keyGenerator: (request) => `dir:${request.user.id}`, max: directoryMax });
   app.decorate('limitDirectoryLookups', async function (request: FastifyRequest) {
@@ -128,58 +97,7 @@ export async function registerRateLimits(
   });
 }
 
-/** What `run` threw (a 429), or undefined: the form a callback hook's `done` takes. */
-function attempt(run: () => void): Error | undefined {
-  try {
-    run();
-    return undefined;
-  } catch (err) {
-    return err as Error;
-  }
-}
-
-/**
- * Per-key counters of fixed windows, as @fastify/rate-limit's in-memory store keeps them: a key's window
- * starts at its first request and lasts `windowMs`; a request beyond `max` in it is refused. At most
- * `maxKeys` keys are kept: beyond that the window that ends first goes (entries are in the order their
- * windows began, and every window is as long), so memory stays bounded under a flood of addresses.
- */
-export class FixedWindows {
-  private readonly windows = new Map<string, { count: number; startedAt: number }>();
-
-  constructor(
-    private readonly windowMs: number,
-    private readonly maxKeys = 50_000,
-  ) {}
-
-  hit(key: string, max: number, now: number): WindowHit {
-    let window = this.windows.get(key);
-    if (!window || window.startedAt + this.windowMs <= now) {
-      if (window) this.windows.delete(key);
-      else this.evict(now);
-      window = { count: 0, startedAt: now };
-      this.windows.set(key, window);
-    }
-    window.count++;
-    const ttl = window.startedAt + this.windowMs - now;
-    return { isAllowed: false, isExceeded: window.count > max, max, ttlInSeconds: Math.ceil(ttl / 1000) };
-  }
-
-  get size(): number {
-    return this.windows.size;
-  }
-
-  /** Makes room for one more key: ended windows go first, then the one that ends soonest. */
-  private evict(now: number): void {
-    if (this.windows.size < this.maxKeys) return;
-    for (const [key, window] of this.windows) {
-      if (window.startedAt + this.windowMs > now && this.windows.size < this.maxKeys) return;
-      this.windows.delete(key);
-    }
-  }
-}
-
-export function refuseIfExceeded(result: LimitResult | WindowHit): void {
+export function refuseIfExceeded(result: LimitResult): void {
   if (result.isAllowed || !result.isExceeded) return;
   throw new AppError(429, apiErrors.tooManyAttempts, {
     'retry-after': String(Math.max(1, result.ttlInSeconds)),
