@@ -117,11 +117,6 @@ export default tseslint.config(
     ignores: ['apps/api/src/**/*.test.ts'],
     rules: { 'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }] },
   },
-  // Not split yet: the device event run and the portal token check.
-  {
-    files: ['apps/api/src/modules/devices/runtime/device-events.ts', 'apps/api/src/plugins/auth.ts'],
-    rules: { 'max-lines-per-function': 'off' },
-  },
   {
     files: ['**/*.mjs', '**/*.cjs', 'e2e/**', 'bench/**', 'scripts/**'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', fetch: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' } },

@@ -56,29 +56,7 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService,
   app.decorateRequest('user', null as unknown as AuthUser);
   app.decorateRequest('ownsApplication', undefined);
   app.decorateRequest('applicationVersion', null);
-  // Prepared once: the hottest statements of the service (every authenticated request runs one).
-  const sessionOnly = db
-    .select({ revokedAt: sessions.revokedAt, userId: sessions.userId })
-    .from(sessions)
-    .where(eq(sessions.id, sql.placeholder('sid')))
-    .limit(1)
-    .prepare('auth_session');
-  // On application routes the ownership check rides along in the same statement: one round trip, not two.
-  const sessionAndOwner = db
-    .select({
-      revokedAt: sessions.revokedAt,
-      userId: sessions.userId,
-      owns: sql<boolean>`exists (select 1 from ${applicationOwners} where ${and(
-        sql`${applicationOwners.applicationId} = ${sql.placeholder('applicationId')}::uuid`,
-        eq(applicationOwners.userId, sessions.userId),
-      )})`,
-      // Keys the per-instance cache of application bodies (modules/applications/application-cache.ts).
-      applicationVersion: sql<number | null>`(select ${applications.version} from ${applications} where ${applications.id} = ${sql.placeholder('applicationId')}::uuid)`,
-    })
-    .from(sessions)
-    .where(eq(sessions.id, sql.placeholder('sid')))
-    .limit(1)
-    .prepare('auth_session_owner');
+  const { sessionOnly, sessionAndOwner } = prepareAuthStatements(db);
 
   // Callback-style hook: a request whose token and session are both cached is let through in the same
   // tick, without a promise; anything else takes the async path, which fills both caches.
@@ -148,6 +126,33 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService,
     cache.set(accessKey(sid, applicationId), access, [accessTags.session(sid), accessTags.user(row.userId), accessTags.application(applicationId)], mark);
     return access;
   }
+}
+
+/** The hottest statements of the service (every authenticated request runs one), prepared once per app. */
+function prepareAuthStatements(db: Db) {
+  const sessionOnly = db
+    .select({ revokedAt: sessions.revokedAt, userId: sessions.userId })
+    .from(sessions)
+    .where(eq(sessions.id, sql.placeholder('sid')))
+    .limit(1)
+    .prepare('auth_session');
+  // On application routes the ownership check rides along in the same statement: one round trip, not two.
+  const sessionAndOwner = db
+    .select({
+      revokedAt: sessions.revokedAt,
+      userId: sessions.userId,
+      owns: sql<boolean>`exists (select 1 from ${applicationOwners} where ${and(
+        sql`${applicationOwners.applicationId} = ${sql.placeholder('applicationId')}::uuid`,
+        eq(applicationOwners.userId, sessions.userId),
+      )})`,
+      // Keys the per-instance cache of application bodies (modules/applications/application-cache.ts).
+      applicationVersion: sql<number | null>`(select ${applications.version} from ${applications} where ${applications.id} = ${sql.placeholder('applicationId')}::uuid)`,
+    })
+    .from(sessions)
+    .where(eq(sessions.id, sql.placeholder('sid')))
+    .limit(1)
+    .prepare('auth_session_owner');
+  return { sessionOnly, sessionAndOwner };
 }
 
 /** Access cache keys: a session's user, and a session's answer for one application. */

@@ -357,6 +357,90 @@ interface DeviceChainRow extends EventLock {
   event_hash: string | null;
 }
 
+/** An event of a run that was read and names its own device: checked against the chain in the transaction. */
+interface Candidate {
+  place: number;
+  read: ReadJws;
+  parsed: ReturnType<typeof deviceEventSchema.safeParse>;
+}
+
+/** Logs a refusal (a warning and its count) and answers 'refused'. */
+type Refuse = (why: EventRefusal, details?: object) => EventOutcome;
+
+/** A run as its transaction goes: the device's row, the chain's head so far, what the run will write. */
+interface RunState {
+  tx: Db;
+  deviceId: string;
+  device: DeviceChainRow;
+  publicKeys: string;
+  /** Event ids already logged, then those logged in this run (lower case). */
+  seen: Set<string>;
+  last: number;
+  hash: string | null;
+  entries: (typeof lockActivity.$inferInsert)[];
+  owed: OwedWebhook[];
+  refuse: Refuse;
+}
+
+/**
+ * The events of a run that can be read and name their own device, in order; the others' outcomes are
+ * set (refused) in `outcomes`.
+ */
+function readCandidates(deviceId: string, payloads: readonly Buffer[], outcomes: EventOutcome[], refuse: Refuse): Candidate[] {
+  const candidates: Candidate[] = [];
+  payloads.forEach((payload, place) => {
+    const read = readJws(payload);
+    if (!read) return void (outcomes[place] = refuse('malformed'));
+    // A device signs as itself: an event naming another device is refused whatever its signature.
+    if (read.header.kid !== undefined && (typeof read.header.kid !== 'string' || read.header.kid.toLowerCase() !== deviceId)) {
+      return void (outcomes[place] = refuse('other_device', { kid: read.header.kid }));
+    }
+    candidates.push({ place, read, parsed: deviceEventSchema.safeParse(read.payload) });
+  });
+  return candidates;
+}
+
+/** The provisioned device's chain and lock, its row locked for the transaction; undefined: no such device. */
+async function lockDeviceRow(tx: Db, deviceId: string): Promise<DeviceChainRow | undefined> {
+  const [device] = rowsOf<DeviceChainRow>(
+    await tx.execute(sql`
+      select d.certificate_public_key, d.event_seq, d.event_hash, l.id as lock_id, l.application_id, l.name as lock_name, l.unlock_time,
+        l.door_state, l.battery, l.alarms
+      from lock_devices d join locks l on l.id = d.lock_id
+      where d.id = ${deviceId} and d.provisioned_at is not null
+      for update of d`),
+  );
+  return device;
+}
+
+/** The run's event ids already logged (a QoS 1 redelivery, or another instance heard it first), in lower case. */
+async function loggedEventIds(tx: Db, candidates: readonly Candidate[]): Promise<Set<string>> {
+  const ids = candidates.flatMap(({ parsed }) => (parsed.success ? [parsed.data.eventId] : []));
+  if (ids.length === 0) return new Set();
+  const rows = rowsOf<{ event_id: string }>(
+    await tx.execute(sql`select event_id::text as event_id from lock_activity where event_id in (${sql.join(ids.map((id) => sql`${id}`), sql`, `)})`),
+  );
+  return new Set(rows.map((row) => row.event_id.toLowerCase()));
+}
+
+/** The gap an event leaves in the chain after `last` / `hash`: events missing, a broken chain, or none. */
+function gapOf(event: DeviceEvent, last: number, hash: string | null) {
+  if (event.seq > last + 1) {
+    return { kind: 'missing' as const, from: last + 1, to: event.seq - 1, reason: deviceLogReasons.eventsMissing(last + 1, event.seq - 1) };
+  }
+  if ((event.prev ?? null) !== hash) return { kind: 'broken' as const, from: null, to: null, reason: deviceLogReasons.chainBroken(event.seq) };
+  return null;
+}
+
+/** Writes what a run logged: its entries, the webhooks in order, the lock's state and the chain's new head. */
+async function writeRun(run: RunState, before: LockState): Promise<void> {
+  const { tx, device, entries } = run;
+  for (let from = 0; from < entries.length; from += ENTRIES_PER_INSERT) await tx.insert(lockActivity).values(entries.slice(from, from + ENTRIES_PER_INSERT));
+  await publishInOrder(tx, device.application_id, run.owed);
+  await writeLockState(tx, device, before);
+  await tx.execute(sql`update lock_devices set event_seq = ${run.last}, event_hash = ${run.hash} where id = ${run.deviceId}`);
+}
+
 /** Checks a device's signed events and logs each once (see the top of this file). */
 export class DeviceEventRecorder {
   constructor(
@@ -384,118 +468,86 @@ export class DeviceEventRecorder {
    */
   async recordRun(deviceId: string, payloads: readonly Buffer[]): Promise<EventOutcome[]> {
     const outcomes: EventOutcome[] = [];
-    const refuse = (why: EventRefusal, details: object = {}): EventOutcome => {
+    const refuse: Refuse = (why, details = {}) => {
       this.log.warn({ deviceId, refusal: why, ...details }, 'device event refused');
       this.count(`refused_${why}`);
       return 'refused';
     };
-    type Candidate = { place: number; read: ReadJws; parsed: ReturnType<typeof deviceEventSchema.safeParse> };
-    const candidates: Candidate[] = [];
-    payloads.forEach((payload, place) => {
-      const read = readJws(payload);
-      if (!read) return void (outcomes[place] = refuse('malformed'));
-      // A device signs as itself: an event naming another device is refused whatever its signature.
-      if (read.header.kid !== undefined && (typeof read.header.kid !== 'string' || read.header.kid.toLowerCase() !== deviceId)) {
-        return void (outcomes[place] = refuse('other_device', { kid: read.header.kid }));
-      }
-      candidates.push({ place, read, parsed: deviceEventSchema.safeParse(read.payload) });
-    });
-    if (candidates.length > 0) {
-      await this.db.transaction(async (tx) => {
-        const [device] = rowsOf<DeviceChainRow>(
-          await tx.execute(sql`
-            select d.certificate_public_key, d.event_seq, d.event_hash, l.id as lock_id, l.application_id, l.name as lock_name, l.unlock_time,
-              l.door_state, l.battery, l.alarms
-            from lock_devices d join locks l on l.id = d.lock_id
-            where d.id = ${deviceId} and d.provisioned_at is not null
-            for update of d`),
-        );
-        if (!device?.certificate_public_key) {
-          for (const { place } of candidates) outcomes[place] = refuse('unknown_device');
-          return;
-        }
-        const publicKeys = device.certificate_public_key;
-        const ids = candidates.flatMap(({ parsed }) => (parsed.success ? [parsed.data.eventId] : []));
-        // Event ids already logged (a QoS 1 redelivery, or another instance heard it first), then those logged in this run.
-        const seen = new Set(
-          ids.length === 0
-            ? []
-            : rowsOf<{ event_id: string }>(
-                await tx.execute(sql`select event_id::text as event_id from lock_activity where event_id in (${sql.join(ids.map((id) => sql`${id}`), sql`, `)})`),
-              ).map((row) => row.event_id.toLowerCase()),
-        );
-        const before = stateOf(device);
-        let last = Number(device.event_seq);
-        let hash = device.event_hash ?? null;
-        const entries: (typeof lockActivity.$inferInsert)[] = [];
-        const owed: OwedWebhook[] = [];
-        for (const { place, read, parsed } of candidates) {
-          if (!verifiesWith(publicKeys, read.header.alg, read.signingInput, read.signature)) {
-            outcomes[place] = refuse('signature', { alg: read.header.alg });
-            continue;
-          }
-          // A time no date can hold is no event time (the schema bounds it only as an integer).
-          if (!parsed.success || Number.isNaN(new Date(parsed.data.at).getTime())) {
-            outcomes[place] = refuse('schema');
-            continue;
-          }
-          const event = parsed.data;
-          if (seen.has(event.eventId.toLowerCase())) {
-            outcomes[place] = 'repeat';
-            continue;
-          }
-          if (event.seq <= last) {
-            outcomes[place] = refuse('replay', { seq: event.seq, last });
-            continue;
-          }
-          const gap =
-            event.seq > last + 1
-              ? { kind: 'missing' as const, from: last + 1, to: event.seq - 1, reason: deviceLogReasons.eventsMissing(last + 1, event.seq - 1) }
-              : (event.prev ?? null) !== hash
-                ? { kind: 'broken' as const, from: null, to: null, reason: deviceLogReasons.chainBroken(event.seq) }
-                : null;
-          if (gap) {
-            entries.push({
-              lockId: device.lock_id,
-              applicationId: device.application_id,
-              type: 'AUDIT_GAP',
-              at: new Date(event.at),
-              reason: gap.reason,
-              source: 'platform',
-              deviceSeq: event.seq,
-            });
-            owed.push({
-              type: 'device.audit_gap',
-              data: {
-                applicationId: device.application_id,
-                lockId: device.lock_id,
-                lockName: device.lock_name,
-                deviceId,
-                kind: gap.kind,
-                missingFrom: gap.from,
-                missingTo: gap.to,
-                seq: event.seq,
-                reason: gap.reason,
-              } satisfies AuditGapWebhookData,
-            });
-            this.log.warn({ deviceId, ...gap, seq: event.seq }, 'device event chain: a gap logged');
-          }
-          const prepared = await prepareLockEvent(tx, device, event, deviceId);
-          entries.push(prepared.entry);
-          owed.push(...prepared.owed);
-          seen.add(event.eventId.toLowerCase());
-          last = event.seq;
-          hash = eventHashOf(read.jws);
-          outcomes[place] = 'logged';
-        }
-        if (entries.length === 0) return;
-        for (let from = 0; from < entries.length; from += ENTRIES_PER_INSERT) await tx.insert(lockActivity).values(entries.slice(from, from + ENTRIES_PER_INSERT));
-        await publishInOrder(tx, device.application_id, owed);
-        await writeLockState(tx, device, before);
-        await tx.execute(sql`update lock_devices set event_seq = ${last}, event_hash = ${hash} where id = ${deviceId}`);
-      });
-    }
+    const candidates = readCandidates(deviceId, payloads, outcomes, refuse);
+    if (candidates.length > 0) await this.db.transaction((tx) => this.recordCandidates(tx, deviceId, candidates, outcomes, refuse));
     for (const outcome of outcomes) if (outcome !== 'refused') this.count(outcome);
     return outcomes;
+  }
+
+  /** The transaction of a run: the device's row locked, each candidate checked and logged, the run written. */
+  private async recordCandidates(tx: Db, deviceId: string, candidates: readonly Candidate[], outcomes: EventOutcome[], refuse: Refuse): Promise<void> {
+    const device = await lockDeviceRow(tx, deviceId);
+    if (!device?.certificate_public_key) {
+      for (const { place } of candidates) outcomes[place] = refuse('unknown_device');
+      return;
+    }
+    const run: RunState = {
+      tx,
+      deviceId,
+      device,
+      publicKeys: device.certificate_public_key,
+      seen: await loggedEventIds(tx, candidates),
+      last: Number(device.event_seq),
+      hash: device.event_hash ?? null,
+      entries: [],
+      owed: [],
+      refuse,
+    };
+    const before = stateOf(device);
+    for (const candidate of candidates) outcomes[candidate.place] = await this.recordEvent(run, candidate);
+    if (run.entries.length > 0) await writeRun(run, before);
+  }
+
+  /** One event of a run: checked against the chain as the run left it; when logged, the run's head moves on. */
+  private async recordEvent(run: RunState, { read, parsed }: Candidate): Promise<EventOutcome> {
+    if (!verifiesWith(run.publicKeys, read.header.alg, read.signingInput, read.signature)) return run.refuse('signature', { alg: read.header.alg });
+    // A time no date can hold is no event time (the schema bounds it only as an integer).
+    if (!parsed.success || Number.isNaN(new Date(parsed.data.at).getTime())) return run.refuse('schema');
+    const event = parsed.data;
+    if (run.seen.has(event.eventId.toLowerCase())) return 'repeat';
+    if (event.seq <= run.last) return run.refuse('replay', { seq: event.seq, last: run.last });
+    const gap = gapOf(event, run.last, run.hash);
+    if (gap) this.logGap(run, event, gap);
+    const prepared = await prepareLockEvent(run.tx, run.device, event, run.deviceId);
+    run.entries.push(prepared.entry);
+    run.owed.push(...prepared.owed);
+    run.seen.add(event.eventId.toLowerCase());
+    run.last = event.seq;
+    run.hash = eventHashOf(read.jws);
+    return 'logged';
+  }
+
+  /** An AUDIT_GAP entry before the event that shows the gap, its webhook, and a warning. */
+  private logGap(run: RunState, event: DeviceEvent, gap: NonNullable<ReturnType<typeof gapOf>>): void {
+    const { device, deviceId } = run;
+    run.entries.push({
+      lockId: device.lock_id,
+      applicationId: device.application_id,
+      type: 'AUDIT_GAP',
+      at: new Date(event.at),
+      reason: gap.reason,
+      source: 'platform',
+      deviceSeq: event.seq,
+    });
+    run.owed.push({
+      type: 'device.audit_gap',
+      data: {
+        applicationId: device.application_id,
+        lockId: device.lock_id,
+        lockName: device.lock_name,
+        deviceId,
+        kind: gap.kind,
+        missingFrom: gap.from,
+        missingTo: gap.to,
+        seq: event.seq,
+        reason: gap.reason,
+      } satisfies AuditGapWebhookData,
+    });
+    this.log.warn({ deviceId, ...gap, seq: event.seq }, 'device event chain: a gap logged');
   }
 }
