@@ -10,8 +10,7 @@ import type { DeviceBus } from '../../../plugins/mqtt/bus.js';
 import type { PlatformCa } from '../../../plugins/platform-ca.js';
 import type { ActivityActor } from '../../activity/activity.service.js';
 import { OperationRefusal, logTypeOf, type VerifiedOperation } from '../../../lib/operation-outcome.js';
-import type { DeviceLockAccess, DeviceRelay } from '../../operations/operations.service.js';
-import { OperationVerifier } from '../../operations/operation-token.js';
+import { OperationVerifier, type DeviceLockAccess, type DeviceRelay } from '../../operations/operations.service.js';
 
 /** A lock or unlock the device did, as its batch writes it. */
 interface Outcome {
