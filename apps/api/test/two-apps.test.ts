@@ -1,11 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { eq } from 'drizzle-orm';
 import { outboundErrors } from '@latchkey/contract';
+import { usedOperationIds } from '../src/db/schema.js';
 import { createTestApp, type TestApp } from './helpers.js';
 import { bearer, createApplication, createOwner } from './fixtures/platform-users.js';
+import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation } from './fixtures/operations.js';
 
 /**
  * Two apps in one process keep their own state: each has its own outbound guard (OUTBOUND_ALLOW), issuer
- * caches, application reads and request ids, so the second app built does not change what the first one does.
+ * caches, application reads, request ids and purge of spent operation ids, so the second app built does not change what the first one does.
  */
 let allowing: TestApp;
 let strict: TestApp;
@@ -54,5 +57,23 @@ describe('two apps in one process', () => {
     const prefix = first.slice(0, 18);
     expect(second).toBe(`${prefix}${(parseInt(first.slice(18), 36) + 1).toString(36)}`);
     expect(other.slice(0, 18)).not.toBe(prefix);
+  });
+
+  it("each purges its own expired spent operation ids: the other app's purge does not hold it back", async () => {
+    const unlock = async (t: TestApp) => {
+      const sandbox = await createSandbox(t);
+      const lockId = await createLock(t, sandbox.applicationId);
+      const holder = await certify(t, await appUserToken(sandbox, 'alice'));
+      await share(t, lockId, holder.userId);
+      const res = await execute(t, lockId, holder.token, signOperation(holder, lockId, { type: 'MUTATE_LOCK', locked: false }));
+      expect(res.statusCode, res.body).toBe(204);
+    };
+    const expired = `expired-${Date.now()}`;
+    await strict.database.db.insert(usedOperationIds).values({ id: expired, expiresAt: new Date(Date.now() - 60_000) });
+    await unlock(allowing);
+    await unlock(strict);
+    await vi.waitFor(async () => {
+      expect(await strict.database.db.select().from(usedOperationIds).where(eq(usedOperationIds.id, expired))).toEqual([]);
+    });
   });
 });

@@ -163,11 +163,18 @@ async function mutateSetting(tx: Tx, { lock }: LockAccess, operation: Extract<Op
 
 /**
  * Spent ids are kept only while their operation could still be accepted (exp plus skew); past that it is
- * refused as expired whatever its id, so the row can go. At most once a minute per instance.
+ * refused as expired whatever its id, so the row can go. At most once a minute per app: each app's purge is
+ * its own, so one app's purge never holds back another's (on another database, say).
  */
-let lastPurge = 0;
-export function purgeUsedOperationIds(db: Db, nowMs: number): void {
-  if (nowMs - lastPurge < 60_000) return;
-  lastPurge = nowMs;
-  void db.delete(usedOperationIds).where(lt(usedOperationIds.expiresAt, new Date(nowMs))).catch(() => {});
+export class UsedOperationIdPurge {
+  private last = 0;
+
+  constructor(private readonly db: Db) {}
+
+  /** Deletes the expired spent ids in the background, unless this app did so less than a minute ago. */
+  run(nowMs: number): void {
+    if (nowMs - this.last < 60_000) return;
+    this.last = nowMs;
+    void this.db.delete(usedOperationIds).where(lt(usedOperationIds.expiresAt, new Date(nowMs))).catch(() => {});
+  }
 }

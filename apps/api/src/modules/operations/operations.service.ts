@@ -22,7 +22,7 @@ import { getLockAccess, type LockAccess } from './devices.service.js';
 import { DeviceSpendBatcher } from './device-spend.js';
 import { MutateLockBatcher, accessMethodOf } from './mutate-lock.js';
 import { isVirtuallyOffline } from '../locks/locks.service.js';
-import { applyOperation, purgeUsedOperationIds } from './operation-writes.js';
+import { UsedOperationIdPurge, applyOperation } from './operation-writes.js';
 import type { OperationVerifier } from './operation-token.js';
 
 /** The verifier of a signed operation, for the device relay: a device checks an operation's token too. */
@@ -86,6 +86,8 @@ export interface OperationContext {
   standings: LRUCache<string, LockAccess>;
   unlocks: MutateLockBatcher;
   deviceSpends: DeviceSpendBatcher;
+  /** The app's purge of expired spent operation ids. */
+  purge: UsedOperationIdPurge;
   /** Where each operation's outcome is counted (the metrics); null: not counted. */
   recorder: OperationRecorder | null;
 }
@@ -105,6 +107,7 @@ export function createOperationContext(
     standings: new LRUCache<string, LockAccess>({ max: 20_000, ttl: 60_000 }),
     unlocks: new MutateLockBatcher(db),
     deviceSpends: new DeviceSpendBatcher(db),
+    purge: new UsedOperationIdPurge(db),
     recorder,
   };
 }
@@ -203,7 +206,7 @@ async function settle(context: OperationContext, call: OperationCall): Promise<S
     const decision = decide(context.verifier, call, access, verified, now);
     if (decision.outcome === 'refused') return { outcome: 'refused', access, refusal: decision.refusal };
     verified = decision.verified;
-    purgeUsedOperationIds(context.db, now);
+    context.purge.run(now);
     const delivered = await deliver(deliveryFor(access), access, verified, false);
     if (delivered === 'stale') continue;
     if (delivered.outcome === 'accepted' && verified.operation.type === 'MUTATE_LOCK') context.standings.set(call.key, access);

@@ -96,6 +96,8 @@ function readJws(payload: Buffer): ReadJws | null {
   }
 }
 
+// Shared by every app in the process, safely: keyed by the PEM text itself (not the device), whose parsed key
+// never changes; a re-provisioned device's row holds a new PEM, read afresh in each run's transaction.
 const keys = new LRUCache<string, KeyObject>({ max: 10_000 });
 function keyOf(pem: string): KeyObject {
   let key = keys.get(pem);
