@@ -23,8 +23,20 @@ export const COMPARE_BUDGET = { cls: 0.01, performance: 95, accessibility: 100 }
 
 const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 
-/** What has to be undone on any exit: the services started and the worktree. Each entry runs synchronously. */
+/**
+ * What has to be undone on any exit: the services started and the worktree, last first. An entry may return
+ * a promise (a service's exit): the normal and the failing path wait for it, a signal cannot.
+ */
 const cleanups = [];
+async function cleanUp() {
+  while (cleanups.length) {
+    try {
+      await cleanups.pop()();
+    } catch (err) {
+      console.error(`cleanup: ${err.message}`);
+    }
+  }
+}
 function cleanUpNow() {
   while (cleanups.length) {
     try {
@@ -119,22 +131,15 @@ export async function startBuild(dir) {
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  const kill = () => {
+  const exited = new Promise((r) => child.on('exit', r));
+  // Its data directory is removed once it has exited: before, its last writes would make it anew.
+  const stop = () => {
     if (child.exitCode === null) child.kill('SIGTERM');
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    return exited.then(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   };
-  cleanups.push(kill);
+  cleanups.push(stop);
   await waitFor(`${url}/api/ready`);
-  return {
-    url,
-    stop: async () => {
-      if (child.exitCode === null) {
-        child.kill('SIGTERM');
-        await new Promise((r) => child.on('exit', r));
-      }
-      kill();
-    },
-  };
+  return { url, stop };
 }
 
 /**
@@ -146,14 +151,7 @@ export async function startOurs() {
   fs.cpSync(path.join(root, 'apps/web/dist'), web, { recursive: true });
   cleanups.push(() => fs.rmSync(web, { recursive: true, force: true }));
   const svc = await startService({ WEB_DIST_DIR: web });
-  cleanups.push(() => {
-    try {
-      process.kill(svc.pid, 'SIGTERM');
-    } catch {
-      /* already stopped */
-    }
-    fs.rmSync(svc.dataDir, { recursive: true, force: true });
-  });
+  cleanups.push(() => svc.stop());
   return svc;
 }
 
@@ -374,6 +372,6 @@ export async function runReferenceMode({ commit = DEFAULT_REFERENCE, pages, runs
     if (process.env.LH_JSON) fs.writeFileSync(process.env.LH_JSON, JSON.stringify({ reference: sha, head, rows }, null, 2));
     return rows;
   } finally {
-    cleanUpNow();
+    await cleanUp();
   }
 }
