@@ -21,7 +21,7 @@ import { listActivity } from '../activity/activity.service.js';
 import { acceptedVersion } from '../../lib/accepted-version.js';
 import { getSdkLock, lockAudit } from '../devices-sdk/lock-properties.service.js';
 import { getDeviceLock, getLockAccess, listDeviceLocks } from './devices.service.js';
-import { OperationVerifier } from './operation-token.js';
+import { OperationVerifier } from '../../lib/operation-token.js';
 import { createOperationContext, executeOperation } from './operations.service.js';
 
 const tags = ['lock users'];

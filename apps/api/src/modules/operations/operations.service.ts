@@ -23,10 +23,7 @@ import { DeviceSpendBatcher } from './device-spend.js';
 import { MutateLockBatcher, accessMethodOf } from './mutate-lock.js';
 import { isVirtuallyOffline } from '../locks/locks.service.js';
 import { UsedOperationIdPurge, applyOperation } from './operation-writes.js';
-import type { OperationVerifier } from './operation-token.js';
-
-/** The verifier of a signed operation, for the device relay: a device checks an operation's token too. */
-export { OperationVerifier } from './operation-token.js';
+import type { OperationVerifier } from '../../lib/operation-token.js';
 import { checkShareTerms } from './rules.js';
 
 /**

@@ -10,7 +10,8 @@ import type { DeviceBus } from '../../../plugins/mqtt/bus.js';
 import type { PlatformCa } from '../../../plugins/platform-ca.js';
 import type { ActivityActor } from '../../activity/activity.service.js';
 import { OperationRefusal, logTypeOf, type VerifiedOperation } from '../../../lib/operation-outcome.js';
-import { OperationVerifier, type DeviceLockAccess, type DeviceRelay } from '../../operations/operations.service.js';
+import { OperationVerifier } from '../../../lib/operation-token.js';
+import type { DeviceLockAccess, DeviceRelay } from '../../operations/operations.service.js';
 
 /** A lock or unlock the device did, as its batch writes it. */
 interface Outcome {

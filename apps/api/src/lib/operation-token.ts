@@ -12,8 +12,8 @@ import {
   isOperationTime,
   operationSchema,
 } from '@latchkey/contract';
-import { OperationRefusal, logTypeOf, type VerifiedOperation } from '../../lib/operation-outcome.js';
-import { ed25519X, type IssuedLeaf, type PlatformCa } from '../../plugins/platform-ca.js';
+import { OperationRefusal, logTypeOf, type VerifiedOperation } from './operation-outcome.js';
+import { ed25519X, type IssuedLeaf, type PlatformCa } from '../plugins/platform-ca.js';
 
 /**
  * Reads and verifies a signed operation (POST /device/{lockId}/execute). Nothing in it is trusted before
