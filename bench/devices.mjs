@@ -27,6 +27,7 @@ import mqtt from 'mqtt';
 import pg from 'pg';
 import { api, freePort, median, paired, percentile, root, scratchDatabase, startService } from './lib.mjs';
 import { presign, setUp, unlockRound } from './signed-unlock.mjs';
+import { pool } from './fleet.mjs';
 import { writeLocalMosquittoConfig } from '../deploy/mosquitto/local.mjs';
 
 x509.cryptoProvider.set(webcrypto);
@@ -52,20 +53,6 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const ms = (v) => `${v.toFixed(2)} ms`;
 const ok = (b) => (b ? 'met' : 'NOT met');
 
-/** `fn` over `items`, `concurrency` at a time, in order of start. */
-async function pool(items, concurrency, fn) {
-  const out = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i], i);
-      }
-    }),
-  );
-  return out;
-}
 
 async function waitUntil(check, timeoutMs, what) {
   const end = Date.now() + timeoutMs;
