@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { renderBrandedEmail } from '@latchkey/email';
 import { loadConfig } from '../../config.js';
 import { createMailer, OutboxMailer, SmtpMailer, type MailLogger } from './index.js';
@@ -52,6 +52,19 @@ describe('outbox mailer', () => {
       await expect(mailer.send({ ...message, to })).rejects.toThrow();
     }
     expect(await mailer.list()).toHaveLength(1);
+  });
+
+  it('lists messages written in the same millisecond in the order they were sent', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(new Date('2026-11-29T03:00:00.000Z'));
+      const mailer = new OutboxMailer(tempDir(), 'x@example.com', recordingLogger().logger);
+      const recipients = Array.from({ length: 20 }, (_, i) => `r${i}@example.com`);
+      for (const to of recipients) await mailer.send({ ...message, to });
+      expect((await mailer.list()).map((m) => m.to)).toEqual(recipients);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('lists nothing before the first message', async () => {

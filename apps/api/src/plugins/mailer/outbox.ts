@@ -3,6 +3,12 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { assertSingleAddress, oneLine, type MailLogger, type MailMessage, type Mailer, type SentMail } from './mailer.js';
 
+/**
+ * Messages written in the same millisecond keep the order they were sent in: the file name carries this
+ * process's running count after the time, before the random id.
+ */
+let written = 0;
+
 export interface OutboxMessage extends MailMessage {
   id: string;
   from: string;
@@ -38,8 +44,9 @@ export class OutboxMailer implements Mailer {
       createdAt,
     };
     await fs.mkdir(this.dir, { recursive: true });
-    // Sortable by time, unique by id.
-    const file = path.join(this.dir, `${createdAt.replace(/[:.]/g, '-')}-${id}.json`);
+    // Sortable by time, then by the order of sending; unique by id.
+    const sequence = String((written += 1)).padStart(12, '0');
+    const file = path.join(this.dir, `${createdAt.replace(/[:.]/g, '-')}-${sequence}-${id}.json`);
     const temp = `${file}.tmp`;
     await fs.writeFile(temp, `${JSON.stringify(record, null, 2)}\n`, { flag: 'wx', mode: 0o600 });
     await fs.rename(temp, file);
