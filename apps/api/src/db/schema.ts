@@ -676,6 +676,15 @@ export const lockDevices = pgTable(
     state: jsonb('state').$type<{ locked: boolean; at: string; directAccessEndpoints?: string[] }>(),
     /** The version of the last config published to it. */
     configVersion: integer('config_version').notNull().default(0),
+    /**
+     * What the config the device was last sent says of itself: when it was issued, its offline grace, a hash
+     * of its content, and the offline codes it withdrew (with their salt). A restarted service knows from
+     * these which configs its devices hold, and re-issues only one that changed or is due.
+     */
+    configIssuedAt: timestamp('config_issued_at', { withTimezone: true }),
+    configGraceSeconds: integer('config_grace_seconds'),
+    configHash: text('config_hash'),
+    configWithdrawn: jsonb('config_withdrawn').$type<{ accessCodeSalt: string; withdrawnOfflineCodes: unknown[] }>(),
     /** The presence last announced to webhooks (device.online / device.offline), which waits for a change to hold. */
     presenceAnnounced: boolean('presence_announced').notNull().default(false),
     /** When `connected` last changed: a presence is announced once it has held DEVICE_PRESENCE_SETTLE_S. */

@@ -122,7 +122,9 @@ export class ConfigPublisher {
   }
 
   private async publish(lockId: string, force: boolean): Promise<void> {
-    const [device] = rowsOf<{ id: string }>(await this.db.execute(sql`select id from lock_devices where lock_id = ${lockId} and provisioned_at is not null`));
+    const [device] = rowsOf<{ id: string; config_hash: string | null }>(
+      await this.db.execute(sql`select id, config_hash from lock_devices where lock_id = ${lockId} and provisioned_at is not null`),
+    );
     if (!device) {
       this.noDevice.set(lockId, true);
       return;
@@ -130,7 +132,8 @@ export class ConfigPublisher {
     const content = await lockConfigContent(this.db, lockId, this.box);
     if (!content) return;
     const hash = createHash('sha256').update(device.id).update(JSON.stringify(withoutCodeHashes(content))).digest('base64url');
-    if (!force && this.published.get(lockId) === hash) return;
+    // The hash recorded with the config last published (by any instance, before a restart too) decides.
+    if (!force && (device.config_hash ?? this.published.get(lockId)) === hash) return;
     const [bumped] = rowsOf<{ version: number }>(
       await this.db.execute(sql`update lock_devices set config_version = config_version + 1 where id = ${device.id} returning config_version as version`),
     );
@@ -139,6 +142,12 @@ export class ConfigPublisher {
     const config: DeviceConfig = { lockId, version: Number(bumped.version), ...content, issuedAt: Math.floor(Date.now() / 1000) };
     await this.bus.publish(deviceTopic(device.id, 'config'), await this.ca.signJws(config), { retain: true });
     this.published.set(lockId, hash);
+    const withdrawn = content.accessCodeSalt && content.withdrawnOfflineCodes?.length ? { accessCodeSalt: content.accessCodeSalt, withdrawnOfflineCodes: content.withdrawnOfflineCodes } : null;
+    // Unless a newer version went out meanwhile (another instance).
+    await this.db.execute(sql`
+      update lock_devices set config_issued_at = to_timestamp(${config.issuedAt}), config_grace_seconds = ${config.offlineGraceSeconds ?? null},
+        config_hash = ${hash}, config_withdrawn = ${withdrawn === null ? null : JSON.stringify(withdrawn)}::jsonb
+      where id = ${device.id} and config_version = ${config.version}`);
     await recordCodesPublished(this.db, lockId, config.version, (content.accessCodes ?? []).map((code) => code.accessCodeId));
     this.log.debug({ lockId, deviceId: device.id, version: config.version }, 'device config published');
   }

@@ -12,7 +12,8 @@ import { parseDeviceTopic } from './device-messages.js';
  * well before that: at half its grace, and at least every REISSUE_MAX_INTERVAL_S, whatever the grace.
  *
  * Every instance hears every config published (the retained `…/config` of each device, from any instance),
- * and keeps, per lock, when its device's config is next due. Due times are spread: each lock's falls up to
+ * and keeps, per lock, when its device's config is next due; a starting instance reads those the database
+ * recorded as published (ConfigPublisher), so a restart does not issue again the configs devices hold. Due times are spread: each lock's falls up to
  * a quarter of its interval early, by a hash of the lock and this instance, so configs signed together
  * (10,000 devices coming online after a restart) are not all due together, and two instances seldom pick
  * the same one — when they do, the device takes the newer version and ignores the other. Due configs are
@@ -83,6 +84,7 @@ export class ConfigReissuer {
   }
 
   async start(): Promise<void> {
+    await this.load();
     await this.options.bus.subscribe(`${DEVICE_TOPIC_ROOT}/+/config`, (topic, payload) => this.heard(topic, payload));
     this.timer = setInterval(() => void this.tick(), TICK_MS);
     this.timer.unref();
@@ -90,6 +92,29 @@ export class ConfigReissuer {
 
   stop(): void {
     clearInterval(this.timer);
+  }
+
+  /**
+   * The configs the devices were last sent, as the database recorded them when they were published
+   * (ConfigPublisher): a restarted service knows which are fresh without issuing them again.
+   */
+  private async load(): Promise<void> {
+    const rows = (
+      (await this.options.db.execute(sql`
+        select id, lock_id, config_version, extract(epoch from config_issued_at)::float8 as issued_at, config_grace_seconds, config_withdrawn
+        from lock_devices where provisioned_at is not null and config_issued_at is not null`)) as unknown as {
+        rows: { id: string; lock_id: string; config_version: number; issued_at: number; config_grace_seconds: number | null; config_withdrawn: Held['withdrawn'] | null }[];
+      }
+    ).rows;
+    for (const row of rows) {
+      this.record(row.id, row.lock_id, {
+        lockId: row.lock_id,
+        version: Number(row.config_version),
+        issuedAt: Math.floor(Number(row.issued_at)),
+        offlineGraceSeconds: row.config_grace_seconds ?? DEFAULT_OFFLINE_GRACE_S,
+        ...(row.config_withdrawn ? { withdrawn: row.config_withdrawn } : {}),
+      });
+    }
   }
 
   /** Whether the lock's device holds a config that is not yet due again. */
@@ -127,12 +152,16 @@ export class ConfigReissuer {
       this.lockOfDevice.delete(parsed.deviceId);
       return;
     }
+    this.record(parsed.deviceId, claims.lockId, claims);
+  }
+
+  private record(deviceId: string, lockId: string, claims: Claims): void {
     const grace = claims.offlineGraceSeconds ?? DEFAULT_OFFLINE_GRACE_S;
     const issuedAt = claims.issuedAt ?? 0;
-    const before = this.held.get(claims.lockId);
-    if (before && before.deviceId !== parsed.deviceId) this.lockOfDevice.delete(before.deviceId);
-    this.lockOfDevice.set(parsed.deviceId, claims.lockId);
-    this.held.set(claims.lockId, { deviceId: parsed.deviceId, due: dueAt(issuedAt, grace, spreadOf(this.seed, claims.lockId)), version: claims.version ?? 0, ...(claims.withdrawn ? { withdrawn: claims.withdrawn } : {}) });
+    const before = this.held.get(lockId);
+    if (before && before.deviceId !== deviceId) this.lockOfDevice.delete(before.deviceId);
+    this.lockOfDevice.set(deviceId, lockId);
+    this.held.set(lockId, { deviceId, due: dueAt(issuedAt, grace, spreadOf(this.seed, lockId)), version: claims.version ?? 0, ...(claims.withdrawn ? { withdrawn: claims.withdrawn } : {}) });
   }
 
   /** Moves the due configs to the queue, and re-signs the first REISSUES_PER_TICK of the queue's connected devices. */
@@ -175,8 +204,17 @@ export class ConfigReissuer {
   }
 }
 
+/** What the scheduler keeps of a config. */
+interface Claims {
+  lockId: string;
+  version?: number;
+  issuedAt?: number;
+  offlineGraceSeconds?: number;
+  withdrawn?: Held['withdrawn'];
+}
+
 /** What the scheduler reads of a config JWS: unverified, as it is the platform's own, from its own bus. */
-function readClaims(payload: Buffer): { lockId: string; version?: number; issuedAt?: number; offlineGraceSeconds?: number; withdrawn?: Held['withdrawn'] } | null {
+function readClaims(payload: Buffer): Claims | null {
   if (payload.length === 0) return null;
   try {
     const claims = JSON.parse(Buffer.from(payload.toString().split('.')[1] ?? '', 'base64url').toString()) as Record<string, unknown>;
