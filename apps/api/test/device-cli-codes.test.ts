@@ -67,7 +67,9 @@ async function powerCut(device: DeviceProcess): Promise<void> {
 }
 
 beforeAll(async () => {
-  // Inside the package, so the command finds the dependencies it leaves out of the bundle.
+  // Inside the package, so the command finds the dependencies it leaves out of the bundle (npm ci makes no
+  // node_modules of the package's own: its dependencies are hoisted to the root).
+  fs.mkdirSync(path.join(DEVICE_PACKAGE, 'node_modules'), { recursive: true });
   cliDir = fs.mkdtempSync(path.join(DEVICE_PACKAGE, 'node_modules', '.latchkey-device-cli-'));
   const { buildDevice } = (await import(path.join(DEVICE_PACKAGE, 'build.mjs'))) as { buildDevice: (outdir: string) => Promise<void> };
   await buildDevice(cliDir);
