@@ -112,12 +112,15 @@ export type DeviceOperationMessage = z.infer<typeof deviceOperationMessageSchema
  * `…/result`, device → platform. An answer to an operation from `…/op` names its requestId. An outcome the
  * device decided on its own (its local endpoint, `latchkey-device execute`) says `method: "local"`, when it
  * was decided (`at`), and — done — the operation's JWS, which the platform checks and logs once; refusals
- * there are reported together, `count` of them with one reason.
+ * there are reported together, `count` of them with one reason. A refusal whose reason is in the operation
+ * catalogue names its key (`reasonKey`, one of `operationErrors`' keys): the platform counts the refusal by
+ * that key, and one without it (an older device, or a reason only a lock gives) as `other`, never by its text.
  */
 export const deviceResultSchema = z.object({
   requestId: z.string().check(z.minLength(1), z.maxLength(100)),
   outcome: z.enum(['DONE', 'REFUSED']),
   reason: z.optional(z.string().check(z.maxLength(500), checkText())),
+  reasonKey: z.optional(z.string().check(z.maxLength(100), checkText())),
   state: z.optional(z.object({ locked: z.boolean() })),
   method: z.optional(z.enum(['local'])),
   at: z.optional(z.iso.datetime({ offset: true })),

@@ -7,8 +7,24 @@ import type { OperationLocation } from './operations.js';
  * one, and by the lock again from its own config — as pure functions of the rule, the request and the
  * time (epoch ms): time windows (days and hours in an IANA zone, spanning midnight when the end is before
  * the start) and the lock's location rule (haversine distance within the radius, accuracy within the
- * tier's limit). Each check answers null when met, or the reason it was not.
+ * tier's limit). Each check answers null when met, or the problem: the reason's key in the operation
+ * catalogue, decided where the check fails, and its message.
  */
+
+/** The key of a reason in the operation catalogue (`operationErrors`). */
+export type OperationErrorKey = keyof typeof operationErrors;
+
+/** Why a rule was not met: the reason's catalogue key, and its message (the catalogue's text, some with figures after it). */
+export interface RuleProblem {
+  key: OperationErrorKey;
+  message: string;
+}
+
+/** The problem `key`, its message the catalogue's text followed by `detail` when given. */
+export const ruleProblem = (key: OperationErrorKey, detail?: string): RuleProblem => ({
+  key,
+  message: detail === undefined ? operationErrors[key] : `${operationErrors[key]} ${detail}`,
+});
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
@@ -47,13 +63,13 @@ export function isWithinTimeRule(rule: TimeRule, atMs: number): boolean {
   return (rule.days.includes(day) && minute >= start) || (rule.days.includes(previousDay(day)) && minute < end);
 }
 
-/** null when any of the rules admits `atMs` (no rules admit everything); otherwise `reason`. */
-export function checkTimeRules(rules: readonly TimeRule[], atMs: number, reason: string): string | null {
+/** null when any of the rules admits `atMs` (no rules admit everything); otherwise the problem `key`. */
+export function checkTimeRules(rules: readonly TimeRule[], atMs: number, key: OperationErrorKey): RuleProblem | null {
   if (rules.length === 0) return null;
   try {
-    return rules.some((rule) => isWithinTimeRule(rule, atMs)) ? null : reason;
+    return rules.some((rule) => isWithinTimeRule(rule, atMs)) ? null : ruleProblem(key);
   } catch {
-    return operationErrors.unknownTimeZone;
+    return ruleProblem('unknownTimeZone');
   }
 }
 
@@ -74,15 +90,15 @@ export function meetsAccuracyTier(tier: LocationAccuracy, accuracy: number): boo
 }
 
 /** The lock's usage requirements: its time rules, then its location rule when enabled. */
-export function checkUsageRequirements(requirements: UsageRequirements, location: OperationLocation | undefined, atMs: number): string | null {
-  const timeProblem = checkTimeRules(requirements.time ?? [], atMs, operationErrors.lockHours);
+export function checkUsageRequirements(requirements: UsageRequirements, location: OperationLocation | undefined, atMs: number): RuleProblem | null {
+  const timeProblem = checkTimeRules(requirements.time ?? [], atMs, 'lockHours');
   if (timeProblem) return timeProblem;
   const rule = requirements.location;
   if (!rule?.enabled) return null;
-  if (!location) return operationErrors.locationRequired;
+  if (!location) return ruleProblem('locationRequired');
   if (!meetsAccuracyTier(rule.accuracy, location.accuracy))
-    return `${operationErrors.locationInaccurate} (${location.accuracy} m; ${rule.accuracy} needs ${LOCATION_ACCURACY_LIMIT_M[rule.accuracy]} m or better)`;
+    return ruleProblem('locationInaccurate', `(${location.accuracy} m; ${rule.accuracy} needs ${LOCATION_ACCURACY_LIMIT_M[rule.accuracy]} m or better)`);
   const distance = haversineMetres(rule, location);
-  if (distance > rule.radius) return `${operationErrors.locationTooFar} (${Math.round(distance)} m away; the lock allows ${rule.radius} m)`;
+  if (distance > rule.radius) return ruleProblem('locationTooFar', `(${Math.round(distance)} m away; the lock allows ${rule.radius} m)`);
   return null;
 }

@@ -99,7 +99,7 @@ describe('DeviceAgent on a real broker', () => {
     expect(JSON.parse(await platform.next('state', (t) => JSON.parse(t).locked === false))).toMatchObject({ locked: false });
 
     await platform.client.publishAsync(`${device.prefix}/op`, JSON.stringify({ requestId: 'r-2', jws: unlock }), { qos: 1 });
-    expect(JSON.parse(await platform.next('result', (t) => t.includes('r-2')))).toEqual({ requestId: 'r-2', outcome: 'REFUSED', reason: operationErrors.replayed, state: { locked: false } });
+    expect(JSON.parse(await platform.next('result', (t) => t.includes('r-2')))).toEqual({ requestId: 'r-2', outcome: 'REFUSED', reason: operationErrors.replayed, reasonKey: 'replayed', state: { locked: false } });
 
     // An older config is ignored; the one stored stays.
     await platform.client.publishAsync(`${device.prefix}/config`, signConfig(platformCa, testConfig(device.lockId, [], { version: 2 })), { qos: 1, retain: true });
@@ -202,7 +202,7 @@ describe('DeviceAgent without the platform', () => {
     await expect.poll(() => results.length, { timeout: 5000 }).toBe(2);
     expect(results[0]).toMatchObject({ outcome: 'DONE', state: { locked: false }, method: 'local', jws });
     expect(results[0]!.requestId).toMatch(/^local-[0-9a-f-]{36}$/);
-    expect(results[1]).toMatchObject({ outcome: 'REFUSED', reason: operationErrors.replayed, method: 'local', count: 1 });
+    expect(results[1]).toMatchObject({ outcome: 'REFUSED', reason: operationErrors.replayed, reasonKey: 'replayed', method: 'local', count: 1 });
   });
 
   it('keeps outcomes the platform has not heard across a restart, and reports them when connected', async () => {

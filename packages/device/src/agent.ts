@@ -400,6 +400,7 @@ export class DeviceAgent {
   private async report(requestId: string, result: HandleResult): Promise<void> {
     const message: DeviceResult = { requestId, outcome: result.outcome, state: { locked: result.state.locked } };
     if (result.reason) message.reason = result.reason.slice(0, 500);
+    if (result.reasonKey) message.reasonKey = result.reasonKey;
     await this.send(message);
   }
 
@@ -408,7 +409,7 @@ export class DeviceAgent {
    * refused, it is counted and reported with the others of its window.
    */
   private reportLocal(result: HandleResult, jws: string): void {
-    if (result.outcome === 'REFUSED') return this.refusals.add(result.reason ?? '', result.state.locked);
+    if (result.outcome === 'REFUSED') return this.refusals.add(result, result.state.locked);
     void this.send({ requestId: `local-${randomUUID()}`, outcome: 'DONE', state: { locked: result.state.locked }, method: 'local', at: new Date().toISOString(), jws });
   }
 

@@ -217,3 +217,34 @@ describe('verifyOperation refuses, with the reason', () => {
     expect(reasonOf(jws, { replayCache })).toBe('accepted');
   });
 });
+
+describe('verifyOperation names its reason’s catalogue key', () => {
+  const refusalOf = (jws: string, extra: Partial<OperationContext> = {}) => {
+    const verdict = verifyOperation(jws, context(extra));
+    return verdict.ok ? 'accepted' : { reason: verdict.reason, reasonKey: verdict.reasonKey };
+  };
+
+  it('with each refusal the platform also makes, the reason the key’s text (with a detail after it, for some)', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const ended = testConfig(LOCK, [configUser(alice, { start: now - 60, end: now })]);
+    const far = { ...config, usageRequirements: { location: { latitude: 0, longitude: 0, radius: 10, accuracy: 'LOW' as const, enabled: true } } };
+    expect(refusalOf('not.a-jws')).toEqual({ reason: operationErrors.malformed, reasonKey: 'malformed' });
+    expect(refusalOf(signOperation(alice, unlockClaims(alice, LOCK), { alg: 'HS256' }))).toEqual({ reason: operationErrors.algorithm, reasonKey: 'algorithm' });
+    expect(refusalOf(unlock(alice, { sub: randomUUID() }))).toEqual({ reason: operationErrors.subject, reasonKey: 'subject' });
+    expect(refusalOf(unlock(alice, { operation: { type: 'MUTATE_LOCK', locked: 'no' } }))).toEqual({
+      reason: expect.stringMatching(new RegExp(`^${operationErrors.operationInvalid}: `)),
+      reasonKey: 'operationInvalid',
+    });
+    expect(refusalOf(unlock(await issueLeaf(ca)))).toEqual({ reason: operationErrors.noAccess, reasonKey: 'noAccess' });
+    expect(refusalOf(unlock(), { config: ended })).toEqual({ reason: operationErrors.shareEnded, reasonKey: 'shareEnded' });
+    expect(refusalOf(unlock(alice, { location: { latitude: 1, longitude: 0, accuracy: 5 } }), { config: far })).toEqual({
+      reason: expect.stringMatching(new RegExp(`^${operationErrors.locationTooFar} \\(`)),
+      reasonKey: 'locationTooFar',
+    });
+    expect(refusalOf(unlock(alice, { operation: { type: 'REMOVE_USER', users: [randomUUID()] } }))).toEqual({ reason: operationErrors.adminOnly, reasonKey: 'adminOnly' });
+  });
+
+  it('and none with a reason only a lock gives', () => {
+    expect(refusalOf(unlock(), { config: null })).toEqual({ reason: deviceRefusals.noConfig, reasonKey: undefined });
+  });
+});

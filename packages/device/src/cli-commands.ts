@@ -146,8 +146,8 @@ export async function executeCommand(state: StateDir, jws: string, choice: Actua
     // A decision is told to the platform by the agent when it next connects; what was not an operation is not.
     const report: DeviceResult = { requestId: `local-${randomUUID()}`, outcome: result.outcome, state: { locked: result.state.locked }, method: 'local', at: new Date().toISOString() };
     if (result.outcome === 'DONE') report.jws = jws.trim();
-    else Object.assign(report, { reason: result.reason!.slice(0, 500), count: 1 });
-    if (result.outcome === 'DONE' || !isMalformed(result.reason!)) await writePendingResults(state, [...(await readPendingResults(state)), report]);
+    else Object.assign(report, { reason: result.reason!.slice(0, 500), count: 1 }, result.reasonKey ? { reasonKey: result.reasonKey } : {});
+    if (result.outcome === 'DONE' || !isMalformed(result.reasonKey)) await writePendingResults(state, [...(await readPendingResults(state)), report]);
     if (result.outcome !== 'DONE') return done('REFUSED', result.reason);
     done('DONE');
     if (!controller.state.locked) {

@@ -54,7 +54,7 @@ describe('latchkey-device', () => {
     // Both decisions wait in the state directory for the agent to tell the platform.
     expect(JSON.parse((await state.read('results'))!)).toMatchObject([
       { requestId: expect.stringMatching(/^local-/), outcome: 'DONE', state: { locked: false } },
-      { outcome: 'REFUSED', reason: operationErrors.replayed },
+      { outcome: 'REFUSED', reason: operationErrors.replayed, reasonKey: 'replayed' },
     ]);
   });
 

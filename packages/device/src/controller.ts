@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { DeviceConfig, DeviceConfigAccessCode, DeviceEvent, Operation } from '@latchkey/contract';
+import type { DeviceConfig, DeviceConfigAccessCode, DeviceEvent, Operation, OperationErrorKey } from '@latchkey/contract';
 import { checkOfflineAccessCode, hashAccessCode, Keypad, keypadRefusals, OFFLINE_CODE_DIGITS } from './access-codes.js';
 import { VirtualActuator, type Actuator } from './actuators.js';
 import { verifyConfig, verifyOperation, type Verdict } from './checks.js';
@@ -60,6 +60,8 @@ export interface HandleResult {
   outcome: 'DONE' | 'REFUSED';
   /** Why it was refused, in the platform's words where the platform has the same check. */
   reason?: string;
+  /** The reason's key in the operation catalogue, when the platform has the same check: what the platform counts it as. */
+  reasonKey?: OperationErrorKey;
   state: LockState;
   /** The accepted operation and its signer (DONE only): an admin operation is the platform's to apply. */
   operation?: Operation;
@@ -249,7 +251,7 @@ export class LockController extends EventEmitter<ControllerEvents> {
   /** Checks a user's signed operation and, when it holds, acts on it. Never throws for a bad operation. */
   async handle(jws: string): Promise<HandleResult> {
     const verdict = verifyOperation(jws, { config: this.current, lockId: this.lockId, platformCa: this.trust, now: this.clock(), replayCache: this.replayCache });
-    if (!verdict.ok) return { outcome: 'REFUSED', reason: verdict.reason, state: this.state };
+    if (!verdict.ok) return { outcome: 'REFUSED', reason: verdict.reason, ...(verdict.reasonKey ? { reasonKey: verdict.reasonKey } : {}), state: this.state };
     const lapsesAt = this.configLapsesAt;
     if (lapsesAt !== null && this.clock() / 1000 >= lapsesAt) return { outcome: 'REFUSED', reason: lockRefusals.configLapsed(this.current!.issuedAt!), state: this.state };
     if (this.record) {

@@ -5,7 +5,7 @@
  *
  *   const lock = new LockController({ lockId, platformCa: caPem });
  *   lock.setConfig(config);                  // or lock.applyConfig(configJws) for a signed one
- *   const result = await lock.handle(jws);   // { outcome: 'DONE' | 'REFUSED', reason?, state }
+ *   const result = await lock.handle(jws);   // { outcome: 'DONE' | 'REFUSED', reason?, reasonKey?, state }
  *   lock.on('state', ({ locked, unlockedUntil }) => …);
  */
 export {

@@ -98,7 +98,7 @@ async function serve(request: IncomingMessage, response: ServerResponse, control
     return answer(response, 400, operationErrors.malformed);
   }
   const result = await controller.handle(jws);
-  const status = result.outcome === 'DONE' ? 204 : isMalformed(result.reason!) ? 400 : 403;
+  const status = result.outcome === 'DONE' ? 204 : isMalformed(result.reasonKey) ? 400 : 403;
   if (status !== 204) limiter.refused(address);
   // What was not an operation is not reported; a decision, either way, is.
   if (status !== 400) onOutcome?.(result, jws);

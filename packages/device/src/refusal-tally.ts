@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { deviceLogReasons, type DeviceResult } from '@latchkey/contract';
+import { deviceLogReasons, type DeviceResult, type OperationErrorKey } from '@latchkey/contract';
 
 /** Refusals are reported at most this often, one report per reason (the platform coalesces a minute too). */
 const REFUSAL_REPORT_MS = 60_000;
@@ -9,11 +9,11 @@ const MAX_REASONS = 10;
 /**
  * The refusals the lock decided on its own (its local endpoint), counted by reason and reported together:
  * the first refusal starts a window, and when it ends each reason is one result `{outcome: "REFUSED",
- * method: "local", reason, count}`. A flood of bad operations costs the platform a few writes a minute,
+ * method: "local", reason, reasonKey?, count}`. A flood of bad operations costs the platform a few writes a minute,
  * not one each, and every refusal is still counted in its log.
  */
 export class RefusalTally {
-  private readonly counts = new Map<string, { count: number; at: string; locked: boolean }>();
+  private readonly counts = new Map<string, { count: number; at: string; locked: boolean; reasonKey?: OperationErrorKey }>();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -21,14 +21,16 @@ export class RefusalTally {
     private readonly windowMs = REFUSAL_REPORT_MS,
   ) {}
 
-  add(reason: string, locked: boolean, now = new Date()): void {
-    const key = this.counts.has(reason) || this.counts.size < MAX_REASONS ? reason : deviceLogReasons.noReason;
+  /** Counts a refusal: its reason and, when the lock gave one, the reason's catalogue key. */
+  add({ reason = '', reasonKey }: { reason?: string; reasonKey?: OperationErrorKey }, locked: boolean, now = new Date()): void {
+    const kept = this.counts.has(reason) || this.counts.size < MAX_REASONS;
+    const key = kept ? reason : deviceLogReasons.noReason;
     const entry = this.counts.get(key);
     if (entry) {
       entry.count++;
       entry.locked = locked;
     } else {
-      this.counts.set(key, { count: 1, at: now.toISOString(), locked });
+      this.counts.set(key, { count: 1, at: now.toISOString(), locked, ...(kept && reasonKey ? { reasonKey } : {}) });
     }
     this.timer ??= setTimeout(() => void this.flush(), this.windowMs);
   }
@@ -39,10 +41,11 @@ export class RefusalTally {
     this.timer = null;
     if (this.counts.size === 0) return Promise.resolve();
     const results = [...this.counts].map(
-      ([reason, { count, at, locked }]): DeviceResult => ({
+      ([reason, { count, at, locked, reasonKey }]): DeviceResult => ({
         requestId: `local-${randomUUID()}`,
         outcome: 'REFUSED',
         reason: reason.slice(0, 500),
+        ...(reasonKey ? { reasonKey } : {}),
         state: { locked },
         method: 'local',
         at,

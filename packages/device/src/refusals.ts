@@ -1,4 +1,4 @@
-import { operationErrors } from '@latchkey/contract';
+import type { OperationErrorKey } from '@latchkey/contract';
 
 /** What only a lock answers (its texts are in @latchkey/contract, with the platform's). */
 export { deviceRefusals } from '@latchkey/contract';
@@ -11,19 +11,19 @@ export const lockRefusals = {
 } as const;
 
 /** As the platform answers: an operation that is not well-formed is 400; every other refusal is the lock's decision, 403. */
-const MALFORMED: readonly string[] = [
-  operationErrors.malformed,
-  operationErrors.headerInvalid,
-  operationErrors.algorithm,
-  operationErrors.type,
-  operationErrors.x5cMissing,
-  operationErrors.x5cInvalid,
-  operationErrors.claimsInvalid,
-  operationErrors.timesMissing,
-  operationErrors.jti,
-  operationErrors.unknownOperation,
-  operationErrors.operationInvalid,
-];
+const MALFORMED: ReadonlySet<OperationErrorKey> = new Set<OperationErrorKey>([
+  'malformed',
+  'headerInvalid',
+  'algorithm',
+  'type',
+  'x5cMissing',
+  'x5cInvalid',
+  'claimsInvalid',
+  'timesMissing',
+  'jti',
+  'unknownOperation',
+  'operationInvalid',
+]);
 
-/** Whether a refusal says the input was not a well-formed operation (not a decision worth reporting). */
-export const isMalformed = (reason: string) => MALFORMED.some((text) => reason === text || reason.startsWith(`${text}:`));
+/** Whether a refusal, by its reason's catalogue key, says the input was not a well-formed operation (not a decision worth reporting). */
+export const isMalformed = (reasonKey: OperationErrorKey | undefined) => reasonKey !== undefined && MALFORMED.has(reasonKey);

@@ -9,6 +9,8 @@ import { configUser, createTestCa, issueLeaf, signOperation, testConfig, unlockC
 const weekdays: TimeRule['days'] = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY'];
 const officeHoursNewYork: TimeRule = { start: '09:00', end: '17:00', timezone: 'America/New_York', days: weekdays };
 const fridayNightBerlin: TimeRule = { start: '22:00', end: '06:00', timezone: 'Europe/Berlin', days: ['FRIDAY'] };
+/** A check's problem: the reason's catalogue key, decided by the check, with the catalogue's text. */
+const problem = (key: keyof typeof operationErrors) => ({ key, message: operationErrors[key] });
 
 describe('time rules, in the rule’s own zone', () => {
   it('admit 10:00 in New York on a Monday (15:00 UTC) and refuse 18:00 there (23:00 UTC)', () => {
@@ -46,20 +48,24 @@ describe('usage requirements', () => {
 
   it('refuse outside every time rule, and with a zone this runtime does not know', () => {
     const at = Date.UTC(2026, 0, 5, 23, 0);
-    expect(checkUsageRequirements({ time: [officeHoursNewYork] }, undefined, at)).toBe(operationErrors.lockHours);
+    expect(checkUsageRequirements({ time: [officeHoursNewYork] }, undefined, at)).toEqual(problem('lockHours'));
     expect(checkUsageRequirements({ time: [officeHoursNewYork, { ...officeHoursNewYork, start: '17:00', end: '19:00' }] }, undefined, at)).toBeNull();
-    expect(checkUsageRequirements({ time: [{ ...officeHoursNewYork, timezone: 'Mars/Olympus' }] }, undefined, at)).toBe(operationErrors.unknownTimeZone);
+    expect(checkUsageRequirements({ time: [{ ...officeHoursNewYork, timezone: 'Mars/Olympus' }] }, undefined, at)).toEqual(problem('unknownTimeZone'));
   });
 
   it('need a location when the rule is on, accurate enough and within the radius', () => {
     const rules: UsageRequirements = { location: berlin };
-    expect(checkUsageRequirements(rules, undefined, Date.now())).toBe(operationErrors.locationRequired);
+    expect(checkUsageRequirements(rules, undefined, Date.now())).toEqual(problem('locationRequired'));
     expect(checkUsageRequirements({ location: { ...berlin, enabled: false } }, undefined, Date.now())).toBeNull();
-    expect(checkUsageRequirements(rules, { latitude: 52.52, longitude: 13.405, accuracy: 101 }, Date.now())).toMatch(new RegExp(`^${operationErrors.locationInaccurate} `));
+    expect(checkUsageRequirements(rules, { latitude: 52.52, longitude: 13.405, accuracy: 101 }, Date.now())).toEqual({
+      key: 'locationInaccurate',
+      message: expect.stringMatching(new RegExp(`^${operationErrors.locationInaccurate} `)),
+    });
     // 0.001° of latitude is about 111 m.
-    expect(checkUsageRequirements(rules, { latitude: 52.521, longitude: 13.405, accuracy: 10 }, Date.now())).toBe(
-      `${operationErrors.locationTooFar} (111 m away; the lock allows 100 m)`,
-    );
+    expect(checkUsageRequirements(rules, { latitude: 52.521, longitude: 13.405, accuracy: 10 }, Date.now())).toEqual({
+      key: 'locationTooFar',
+      message: `${operationErrors.locationTooFar} (111 m away; the lock allows 100 m)`,
+    });
     expect(checkUsageRequirements(rules, { latitude: 52.5208, longitude: 13.405, accuracy: 10 }, Date.now())).toBeNull();
   });
 });

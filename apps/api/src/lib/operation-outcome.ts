@@ -1,4 +1,12 @@
-import { OPERATION_TYPES, operationErrors, type LockLogEntry, type Operation, type OperationLocation } from '@latchkey/contract';
+import {
+  OPERATION_TYPES,
+  operationErrors,
+  type LockLogEntry,
+  type Operation,
+  type OperationErrorKey,
+  type OperationLocation,
+  type RuleProblem,
+} from '@latchkey/contract';
 import { AppError } from '../errors.js';
 
 /**
@@ -21,45 +29,59 @@ export interface VerifiedOperation {
 
 /**
  * Why an operation was refused: the key of its reason in the contract's operation catalogue, `offline`
- * (its lock could not be reached), `timeout` (its lock did not answer in time), or `other`.
+ * (its lock could not be reached), `timeout` (its lock did not answer in time), or `other`. It is decided
+ * where the refusal is, never read back from the reason's text.
  */
-export type RefusalKind = keyof typeof operationErrors | 'offline' | 'timeout' | 'other';
-
-const KIND_BY_MESSAGE = Object.entries(operationErrors).map(([key, message]) => [message, key as keyof typeof operationErrors] as const);
+export type RefusalKind = OperationErrorKey | 'offline' | 'timeout' | 'other';
 
 /**
- * The kind of a reason the platform did not write itself (a device's answer, the contract's rule checks,
- * which answer a catalogue message, some with figures after it): its catalogue key, or `other`.
+ * The kind a device named for its refusal (a result's `reasonKey`): a key of the operation catalogue, else
+ * `other` — an unknown key, or none (an older device, or a reason only a lock gives). Its reason's text is
+ * logged as it is and never read for a kind.
  */
-export function refusalKindOf(message: string): RefusalKind {
-  for (const [text, key] of KIND_BY_MESSAGE) if (message === text || message.startsWith(`${text} (`)) return key;
-  return 'other';
+export function deviceRefusalKind(reasonKey: string | undefined): RefusalKind {
+  return reasonKey !== undefined && Object.hasOwn(operationErrors, reasonKey) ? (reasonKey as OperationErrorKey) : 'other';
 }
 
-/** A refused operation: its status, the reason (logged as is), its kind and what kind of entry it is in the log. */
+interface RefusalOptions {
+  /** The refusal's kind, decided where the refusal is; 503 is `offline` and 504 `timeout` unless it says otherwise. */
+  kind: RefusalKind;
+  /** What the log says, when it says more than the answer (e.g. that the lock's device decided). */
+  logReason?: string;
+  /** false: not the caller's doing (the lock is offline or did not answer), so not charged to its budget. */
+  charged?: boolean;
+}
+
+/**
+ * A refused operation: its status, the reason (logged as is), its kind and what kind of entry it is in the
+ * log. Every refusal is made with its kind, but a lock that could not be reached (503) or did not answer (504).
+ */
 export class OperationRefusal extends AppError {
   readonly kind: RefusalKind;
+  readonly options: Omit<RefusalOptions, 'kind'>;
+  constructor(statusCode: 503 | 504, reason: string, logType: LogType, options?: Partial<RefusalOptions>);
+  constructor(statusCode: number, reason: string, logType: LogType, options: RefusalOptions);
   constructor(
     statusCode: number,
     reason: string,
     readonly logType: LogType,
-    readonly options: {
-      /** What the log says, when it says more than the answer (e.g. that the lock's device decided). */
-      logReason?: string;
-      /** false: not the caller's doing (the lock is offline or did not answer), so not charged to its budget. */
-      charged?: boolean;
-      /** The refusal's kind; by default 503 is `offline`, 504 `timeout`, else the reason's catalogue key. */
-      kind?: RefusalKind;
-    } = {},
+    options: Partial<RefusalOptions> = {},
   ) {
     super(statusCode, reason);
-    this.kind = options.kind ?? (statusCode === 503 ? 'offline' : statusCode === 504 ? 'timeout' : refusalKindOf(reason));
+    const { kind, ...rest } = options;
+    this.kind = kind ?? (statusCode === 503 ? 'offline' : statusCode === 504 ? 'timeout' : 'other');
+    this.options = rest;
   }
 }
 
 /** A refusal whose reason is the contract catalogue's `kind`. */
-export function refusal(kind: keyof typeof operationErrors, statusCode: number, logType: LogType): OperationRefusal {
+export function refusal(kind: OperationErrorKey, statusCode: number, logType: LogType): OperationRefusal {
   return new OperationRefusal(statusCode, operationErrors[kind], logType, { kind });
+}
+
+/** A refusal for a rule the operation did not meet (the contract's checks): the problem's message, its key the kind. */
+export function ruleRefusal(problem: RuleProblem, statusCode: number, logType: LogType): OperationRefusal {
+  return new OperationRefusal(statusCode, problem.message, logType, { kind: problem.key });
 }
 
 type Json = Record<string, unknown>;
@@ -112,7 +134,7 @@ export function refusedOutcome(type: string, refused: OperationRefusal): Operati
 /**
  * The outcome of a request that ended in an error other than a decided refusal, by its status: the
  * refusal budget's 429, a request refused before it was decided (401, an invalid body), a service
- * that could not decide in time (503), or anything else.
+ * that could not decide in time (503), or anything else (`other`: no refusal was decided, so it has no kind).
  */
 export function failedOutcome(type: string, error: unknown, status = error instanceof AppError ? error.statusCode : 500): OperationOutcome {
   if (error instanceof OperationRefusal) return refusedOutcome(type, error);
@@ -121,5 +143,5 @@ export function failedOutcome(type: string, error: unknown, status = error insta
   if (status === 429) return { outcome: 'refused', type, reason: 'rate_limited' };
   if (status === 401) return { outcome: 'refused', type, reason: 'unauthenticated' };
   if (status === 400 && !(error instanceof AppError)) return { outcome: 'refused', type, reason: 'invalid_request' };
-  return { outcome: 'refused', type, reason: error instanceof AppError ? refusalKindOf(error.message) : 'other' };
+  return { outcome: 'refused', type, reason: 'other' };
 }

@@ -12,8 +12,8 @@ import { bearerMatches } from '../lib/bearer-token.js';
  *
  * Labels never carry user input: the route is the pattern Fastify matched (`/api/device/:lockId/execute`,
  * never the path), `unmatched` for anything no route took; the method is one of the known ones or
- * `OTHER`; a refusal's reason is its kind (lib/operation-outcome.ts): its message's key in the contract's
- * catalogue, or `other`.
+ * `OTHER`; a refusal's reason is its kind (lib/operation-outcome.ts): the key in the contract's catalogue
+ * of the reason it was refused for, decided where it was refused (never read from its message), or `other`.
  *
  * Served (`GET /metrics`, text format 0.0.4) on its own port (METRICS_PORT on METRICS_HOST — 127.0.0.1 by
  * default — with the admin routes) and/or on the public port behind `Authorization: Bearer $METRICS_TOKEN`.

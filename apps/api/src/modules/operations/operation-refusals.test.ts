@@ -5,6 +5,8 @@ import { createDatabase } from '../../db/client.js';
 import { usedOperationIds } from '../../db/schema.js';
 import { PlatformCa } from '../../plugins/platform-ca.js';
 import { SecretBox } from '../../lib/secret-box.js';
+import { OperationRefusal } from '../../lib/operation-outcome.js';
+import { OperationVerifier } from '../../lib/operation-token.js';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { appUserToken, certify, createLock, createSandbox, execute, lockRow, logOf, share, signJws, signOperation, type KeyHolder, type Sandbox } from '../../../test/fixtures/operations.js';
 
@@ -118,6 +120,25 @@ describe('a refused operation', () => {
     expect(log.find((e) => e.reason === body.message)).toMatchObject({ rejected: true, actor: { userId: alice.userId } });
     expect(await lockRow(t, lockId)).toEqual(lockBefore);
     expect(await spentIds()).toBe(spentBefore);
+  });
+
+  it('is of the kind its check decided, with a detail after the reason too', () => {
+    const verifier = new OperationVerifier(t.app.platformCa);
+    const kindOf = (jws: string) => {
+      try {
+        verifier.verify(jws, lockId, alice.userId);
+        return 'accepted';
+      } catch (error) {
+        if (error instanceof OperationRefusal) return error.kind;
+        throw error;
+      }
+    };
+    expect(kindOf('not-a-jws')).toBe('malformed');
+    expect(kindOf(signed(headerWith({}), claims({ exp: now() + 61 })))).toBe('lifetime');
+    expect(kindOf(signed(headerWith({}), claims({ operation: { type: 'SELF_DESTRUCT' } })))).toBe('unknownOperation');
+    expect(kindOf(signed(headerWith({}), claims({ operation: { ...UNLOCK, duration: 3600 } })))).toBe('operationInvalid');
+    expect(kindOf(signed(headerWith({}), claims({ location: { latitude: 91, longitude: 0, accuracy: 5 } })))).toBe('operationInvalid');
+    expect(kindOf(signed(headerWith({}), claims()))).toBe('accepted');
   });
 
   it('still accepts a good operation after all of them', async () => {

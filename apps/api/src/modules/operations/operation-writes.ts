@@ -4,7 +4,7 @@ import type { Db } from '../../db/client.js';
 import { applicationUsers, locks, lockShares, usedOperationIds } from '../../db/schema.js';
 import { recordActivity, type ActivityActor } from '../activity/activity.service.js';
 import type { LockAccess } from './devices.service.js';
-import { OperationRefusal, logTypeOf, type VerifiedOperation } from '../../lib/operation-outcome.js';
+import { OperationRefusal, logTypeOf, refusal, type RefusalKind, type VerifiedOperation } from '../../lib/operation-outcome.js';
 import { diff, recordChange, type Change } from '../history/history.service.js';
 import { checkGrant } from './rules.js';
 import { publishEvent } from '../../lib/webhook-outbox.js';
@@ -44,7 +44,7 @@ export async function spendOperationId(db: Db, verified: VerifiedOperation): Pro
     .values({ id: verified.useKey, expiresAt: new Date(verified.rememberUntil) })
     .onConflictDoNothing()
     .returning({ id: usedOperationIds.id });
-  if (!fresh) throw new OperationRefusal(409, operationErrors.replayed, logTypeOf(verified.operation));
+  if (!fresh) throw refusal('replayed', 409, logTypeOf(verified.operation));
 }
 
 type RecordHistory = (kind: Change['kind'], subject: string, changes: Change['changes']) => void;
@@ -78,7 +78,8 @@ async function change(tx: Tx, access: LockAccess, signerId: string | null, opera
   }
 }
 
-const refusalOf = (operation: Operation) => (status: number, reason: string) => new OperationRefusal(status, reason, logTypeOf(operation));
+/** A refusal of `operation`'s change: its status, its reason and the reason's kind. */
+const refusalOf = (operation: Operation) => (status: number, reason: string, kind: RefusalKind) => new OperationRefusal(status, reason, logTypeOf(operation), { kind });
 
 /** ADD_USER: the share written (never beyond the signer's own), its history and its share.added announcement. */
 async function addUser(tx: Tx, { lock, terms: signerTerms }: LockAccess, signerId: string | null, operation: Extract<Operation, { type: 'ADD_USER' }>, history: RecordHistory): Promise<string> {
@@ -88,12 +89,12 @@ async function addUser(tx: Tx, { lock, terms: signerTerms }: LockAccess, signerI
     .from(applicationUsers)
     .where(and(eq(applicationUsers.id, operation.user), eq(applicationUsers.applicationId, lock.applicationId)))
     .limit(1);
-  if (!target) throw refuse(404, lockErrors.userNotFound);
+  if (!target) throw refuse(404, operationErrors.unknownUser, 'unknownUser');
   const { start, end } = operation;
-  if (start != null && end != null && end <= start) throw refuse(400, lockMessages.endBeforeStart);
+  if (start != null && end != null && end <= start) throw refuse(400, lockMessages.endBeforeStart, 'other');
   // Never beyond the signer's own share: no later end, and their hours when they have some.
   const grantProblem = checkGrant(signerTerms, target.id === signerId, end == null ? null : end * 1000);
-  if (grantProblem) throw refuse(403, grantProblem);
+  if (grantProblem) throw refuse(403, grantProblem.message, grantProblem.key);
   const terms = {
     role: operation.role ?? 'USER',
     startsAt: start == null ? null : new Date(start * 1000),
@@ -127,7 +128,7 @@ async function removeUsers(tx: Tx, { lock }: LockAccess, operation: Extract<Oper
     .delete(lockShares)
     .where(and(eq(lockShares.lockId, lock.id), inArray(lockShares.userId, operation.users)))
     .returning();
-  if (removed.length === 0) throw refusalOf(operation)(404, lockErrors.shareNotFound);
+  if (removed.length === 0) throw refusalOf(operation)(404, lockErrors.shareNotFound, 'other');
   const people = await tx.select({ id: applicationUsers.id, email: applicationUsers.email }).from(applicationUsers).where(inArray(applicationUsers.id, removed.map((r) => r.userId)));
   for (const share of removed) {
     const who = people.find((p) => p.id === share.userId)?.email ?? share.userId;
@@ -142,7 +143,7 @@ async function mutateSetting(tx: Tx, { lock }: LockAccess, operation: Extract<Op
   // The JVM SDK writes every field, the one it does not set as null: beside a duration, a null
   // unlockBetween leaves the hours alone; alone (both null), it clears them.
   const { unlockDuration, unlockBetween } = operation;
-  if (unlockDuration == null && unlockBetween === undefined) throw refusalOf(operation)(400, operationErrors.operationInvalid);
+  if (unlockDuration == null && unlockBetween === undefined) throw refusalOf(operation)(400, operationErrors.operationInvalid, 'operationInvalid');
   const requirements = { ...(lock.usageRequirements as UsageRequirements) };
   if (unlockBetween) requirements.time = [{ start: unlockBetween.start, end: unlockBetween.end, timezone: unlockBetween.timezone, days: unlockBetween.days }];
   else if (unlockBetween === null && unlockDuration == null) delete requirements.time;

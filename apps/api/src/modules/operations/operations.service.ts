@@ -12,8 +12,8 @@ import {
   logTypeOf,
   operationTypeLabel,
   refusal,
-  refusalKindOf,
   refusedOutcome,
+  ruleRefusal,
   type OperationRecorder,
   type RefusalKind,
   type VerifiedOperation,
@@ -370,14 +370,14 @@ function checkAccess(access: LockAccess, verified: VerifiedOperation, nowMs: num
   // Signed under a certificate the user's password reset or change ended.
   if (access.certifiedAfter != null && verified.certifiedFrom < access.certifiedAfter) throw refusal('certificateRevoked', 403, type);
   const shareProblem = checkShareTerms(access.terms, nowMs);
-  if (shareProblem) throw new OperationRefusal(403, shareProblem, type, { kind: refusalKindOf(shareProblem) });
+  if (shareProblem) throw ruleRefusal(shareProblem, 403, type);
   if (!addressPermitted(access.lock.permittedAddresses, from)) throw new OperationRefusal(403, sdkErrors.addressNotPermitted, type, { kind: 'other' });
   if (operation.type !== 'MUTATE_LOCK') {
     if (access.role !== 'ADMIN') throw refusal('adminOnly', 403, type);
     return;
   }
   const ruleProblem = checkUsageRequirements(access.lock.usageRequirements as UsageRequirements, verified.location, nowMs);
-  if (ruleProblem) throw new OperationRefusal(403, ruleProblem, type, { kind: refusalKindOf(ruleProblem) });
+  if (ruleProblem) throw ruleRefusal(ruleProblem, 403, type);
 }
 
 /**

@@ -5,6 +5,8 @@ import { checkShareTerms } from './rules.js';
 
 const at = (iso: string) => Date.parse(iso);
 const rule = (start: string, end: string, timezone: string, days: TimeRule['days']): TimeRule => ({ start, end, timezone, days });
+/** A check's problem: the reason's catalogue key, decided by the check, with the catalogue's text. */
+const problem = (key: keyof typeof operationErrors) => ({ key, message: operationErrors[key] });
 
 describe('time windows in IANA zones', () => {
   it('reads the local day and minute, daylight saving included', () => {
@@ -50,14 +52,14 @@ describe('share terms', () => {
   const now = at('2026-07-01T12:00:00Z');
   it('holds between the bounds and inside the window', () => {
     expect(checkShareTerms({ start: now - 1000, end: now + 1000, timeWindow: null }, now)).toBeNull();
-    expect(checkShareTerms({ start: now + 1000, end: null, timeWindow: null }, now)).toBe(operationErrors.shareNotStarted);
-    expect(checkShareTerms({ start: null, end: now, timeWindow: null }, now)).toBe(operationErrors.shareEnded);
-    expect(checkShareTerms({ start: null, end: null, timeWindow: rule('13:00', '14:00', 'Europe/Paris', ['WEDNESDAY']) }, now)).toBe(operationErrors.shareWindow);
+    expect(checkShareTerms({ start: now + 1000, end: null, timeWindow: null }, now)).toEqual(problem('shareNotStarted'));
+    expect(checkShareTerms({ start: null, end: now, timeWindow: null }, now)).toEqual(problem('shareEnded'));
+    expect(checkShareTerms({ start: null, end: null, timeWindow: rule('13:00', '14:00', 'Europe/Paris', ['WEDNESDAY']) }, now)).toEqual(problem('shareWindow'));
     expect(checkShareTerms({ start: null, end: null, timeWindow: rule('14:00', '15:00', 'Europe/Paris', ['WEDNESDAY']) }, now)).toBeNull();
   });
 
   it('refuses a window in a zone the runtime does not know', () => {
-    expect(checkShareTerms({ start: null, end: null, timeWindow: rule('00:00', '23:59', 'Mars/Olympus_Mons', ['WEDNESDAY']) }, now)).toBe(operationErrors.unknownTimeZone);
+    expect(checkShareTerms({ start: null, end: null, timeWindow: rule('00:00', '23:59', 'Mars/Olympus_Mons', ['WEDNESDAY']) }, now)).toEqual(problem('unknownTimeZone'));
   });
 });
 
@@ -83,17 +85,23 @@ describe('location', () => {
   const door = { latitude: 51.5, longitude: -0.12, radius: 50, accuracy: 'HIGH' as const, enabled: true };
   const now = at('2026-07-01T12:00:00Z');
   it('needs a close and accurate enough position when the rule is enabled', () => {
-    expect(checkUsageRequirements({ location: door }, undefined, now)).toBe(operationErrors.locationRequired);
+    expect(checkUsageRequirements({ location: door }, undefined, now)).toEqual(problem('locationRequired'));
     expect(checkUsageRequirements({ location: door }, { latitude: 51.5, longitude: -0.12, accuracy: 5 }, now)).toBeNull();
     expect(checkUsageRequirements({ location: door }, { latitude: 51.5003, longitude: -0.12, accuracy: 5 }, now)).toBeNull(); // ~33 m
-    expect(checkUsageRequirements({ location: door }, { latitude: 51.501, longitude: -0.12, accuracy: 5 }, now)).toMatch(/^You are too far from the lock \(111 m away/);
-    expect(checkUsageRequirements({ location: door }, { latitude: 51.5, longitude: -0.12, accuracy: 25 }, now)).toMatch(/^Your location is not accurate enough/);
+    expect(checkUsageRequirements({ location: door }, { latitude: 51.501, longitude: -0.12, accuracy: 5 }, now)).toEqual({
+      key: 'locationTooFar',
+      message: expect.stringMatching(/^You are too far from the lock \(111 m away/),
+    });
+    expect(checkUsageRequirements({ location: door }, { latitude: 51.5, longitude: -0.12, accuracy: 25 }, now)).toEqual({
+      key: 'locationInaccurate',
+      message: expect.stringMatching(/^Your location is not accurate enough/),
+    });
     expect(checkUsageRequirements({ location: { ...door, enabled: false } }, undefined, now)).toBeNull();
   });
 
   it('checks the lock hours before the location', () => {
     const closed = { time: [rule('01:00', '02:00', 'UTC', ['WEDNESDAY'])], location: door };
-    expect(checkUsageRequirements(closed, undefined, now)).toBe(operationErrors.lockHours);
+    expect(checkUsageRequirements(closed, undefined, now)).toEqual(problem('lockHours'));
     expect(checkUsageRequirements({ time: [] }, undefined, now)).toBeNull();
   });
 });

@@ -1,9 +1,9 @@
-import { checkTimeRules, operationErrors, type TimeRule } from '@latchkey/contract';
+import { checkTimeRules, ruleProblem, type RuleProblem, type TimeRule } from '@latchkey/contract';
 
 /**
  * What the platform checks of a share beyond the lock's own rules (those are the contract's
  * usage-rules.ts, which the lock applies too): its bounds and window, and what an admin may grant.
- * Each check answers null when met, or the reason it was not.
+ * Each check answers null when met, or the problem: its reason's catalogue key and message.
  */
 
 /** A share's bounds (epoch ms, null = open) and its own time window. */
@@ -13,10 +13,10 @@ export interface ShareTerms {
   timeWindow: TimeRule | null;
 }
 
-export function checkShareTerms(terms: ShareTerms, atMs: number): string | null {
-  if (terms.start !== null && atMs < terms.start) return operationErrors.shareNotStarted;
-  if (terms.end !== null && atMs >= terms.end) return operationErrors.shareEnded;
-  return terms.timeWindow ? checkTimeRules([terms.timeWindow], atMs, operationErrors.shareWindow) : null;
+export function checkShareTerms(terms: ShareTerms, atMs: number): RuleProblem | null {
+  if (terms.start !== null && atMs < terms.start) return ruleProblem('shareNotStarted');
+  if (terms.end !== null && atMs >= terms.end) return ruleProblem('shareEnded');
+  return terms.timeWindow ? checkTimeRules([terms.timeWindow], atMs, 'shareWindow') : null;
 }
 
 /**
@@ -26,8 +26,8 @@ export function checkShareTerms(terms: ShareTerms, atMs: number): string | null 
  * one (operation-writes.ts). Owners have open terms, so no bound. Roles cannot widen: only an ADMIN gets
  * here, and ADMIN is the highest. `grantEndMs` null = no end.
  */
-export function checkGrant(signer: ShareTerms, toSelf: boolean, grantEndMs: number | null): string | null {
+export function checkGrant(signer: ShareTerms, toSelf: boolean, grantEndMs: number | null): RuleProblem | null {
   if (signer.end === null) return null;
-  if (grantEndMs === null || grantEndMs > signer.end) return toSelf ? operationErrors.shareSelfWiden : operationErrors.shareBeyondOwn;
+  if (grantEndMs === null || grantEndMs > signer.end) return ruleProblem(toSelf ? 'shareSelfWiden' : 'shareBeyondOwn');
   return null;
 }

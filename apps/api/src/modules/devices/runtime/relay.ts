@@ -9,7 +9,7 @@ import { LOCKS_CHANNEL } from '../../../plugins/live-events.js';
 import type { DeviceBus } from '../../../plugins/mqtt/bus.js';
 import type { PlatformCa } from '../../../plugins/platform-ca.js';
 import type { ActivityActor } from '../../activity/activity.service.js';
-import { OperationRefusal, logTypeOf, type VerifiedOperation } from '../../../lib/operation-outcome.js';
+import { OperationRefusal, deviceRefusalKind, logTypeOf, type VerifiedOperation } from '../../../lib/operation-outcome.js';
 import { OperationVerifier } from '../../../lib/operation-token.js';
 import type { DeviceLockAccess, DeviceRelay } from '../../operations/operations.service.js';
 
@@ -67,7 +67,8 @@ interface Waiting {
  * the lock. Waiting for the answer holds no database connection. One log entry per outcome, saying the
  * device decided: DONE → a lock or unlock written here (the lock's state follows the device), any other
  * operation applied by the platform once this resolves (operations.service.ts);
- * REFUSED → 403 with the device's reason; offline → 503 without sending; no answer in time → 504.
+ * REFUSED → 403 with the device's reason, of the kind its `reasonKey` names (other without one);
+ * offline → 503 without sending; no answer in time → 504.
  */
 export class DeviceOperationRelay implements DeviceRelay {
   private readonly waiting = new Map<string, Waiting>();
@@ -112,7 +113,10 @@ export class DeviceOperationRelay implements DeviceRelay {
     if (!result) throw handOff.failed ? unavailable(503, deviceErrors.offline) : unavailable(504, deviceErrors.noAnswer);
     if (result.outcome === 'REFUSED') {
       const reason = result.reason?.trim() || deviceLogReasons.noReason;
-      throw new OperationRefusal(403, reason, type, { logReason: deviceLogReasons.refused(reason) });
+      // The kind is the catalogue key the device named, else other: the reason is the device's text, never parsed.
+      const kind = deviceRefusalKind(result.reasonKey);
+      if (kind === 'other' && result.reasonKey !== undefined) this.log.warn({ deviceId, reasonKey: result.reasonKey }, 'device refusal with a reason key the catalogue does not have: counted as other');
+      throw new OperationRefusal(403, reason, type, { kind, logReason: deviceLogReasons.refused(reason) });
     }
     await this.carryOut(access, verified, actor, result, method);
   }

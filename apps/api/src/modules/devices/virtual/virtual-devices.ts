@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { LRUCache } from 'lru-cache';
-import { deviceLogReasons, operationErrors, type DeviceConfig, type DeviceConfigUser } from '@latchkey/contract';
+import { deviceLogReasons, type DeviceConfig, type DeviceConfigUser } from '@latchkey/contract';
 import { sql } from 'drizzle-orm';
 import { LockController, PlatformTrust, type CodeResult, type LockEvent, type SensorReport } from '@latchkey/device';
 import type { Db } from '../../../db/client.js';
@@ -8,7 +8,7 @@ import { SecretBox } from '../../../lib/secret-box.js';
 import { VirtualOfflineSecrets } from '../../access-codes/offline-secrets.service.js';
 import type { LockAccess } from '../../operations/devices.service.js';
 import { isVirtuallyOffline } from '../../locks/locks.service.js';
-import { OperationRefusal, logTypeOf, type VerifiedOperation } from '../../../lib/operation-outcome.js';
+import { OperationRefusal, logTypeOf, refusal, type VerifiedOperation } from '../../../lib/operation-outcome.js';
 import type { VirtualDeviceCheck } from '../../operations/operations.service.js';
 import { lockConfigContent, logLockEvent, type EventLock } from '../runtime/index.js';
 
@@ -143,9 +143,9 @@ export class VirtualDevices implements VirtualDeviceCheck {
     if (result.outcome === 'DONE') return;
     const type = logTypeOf(verified.operation);
     const reason = result.reason?.trim() || deviceLogReasons.noReason;
-    if (reason === operationErrors.replayed) throw new OperationRefusal(409, operationErrors.replayed, type);
+    if (result.reasonKey === 'replayed') throw refusal('replayed', 409, type);
     this.log.info({ lockId, userId, reason }, 'operation refused by the lock’s virtual device');
-    throw new OperationRefusal(403, reason, type, { logReason: deviceLogReasons.refused(reason) });
+    throw new OperationRefusal(403, reason, type, { kind: result.reasonKey ?? 'other', logReason: deviceLogReasons.refused(reason) });
   }
 
   /**
