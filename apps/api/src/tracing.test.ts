@@ -10,7 +10,6 @@ import { startTracing, type SpanExporter } from './tracing.js';
 import { loadConfig } from './config.js';
 import type { Database } from './db/client.js';
 import { MemoryExporter } from '../test/fixtures/memory-exporter.js';
-import { scratchPostgres } from '../test/fixtures/scratch-database.js';
 
 /**
  * Traces: with OTEL_EXPORTER_OTLP_ENDPOINT set, every request is a trace (HTTP and Fastify
@@ -31,13 +30,6 @@ let dataDir: string;
 let database: Database;
 let dropDatabase: (() => Promise<void>) | undefined;
 
-/** A fresh database on TEST_DATABASE_URL's server, dropped after. */
-async function freshPostgres(): Promise<string> {
-  const { url, drop } = await scratchPostgres('latchkey_trace');
-  dropDatabase = drop;
-  return url;
-}
-
 /** Hands the spans ended so far to the exporter (the SDK's batch processor holds them otherwise). */
 async function flush(): Promise<void> {
   const provider = trace.getTracerProvider() as { getDelegate?: () => { forceFlush?: () => Promise<void> } };
@@ -49,9 +41,8 @@ beforeAll(async () => {
   sdk = startTracing(config.tracing, exporter as unknown as SpanExporter);
   // As main.ts does: the service's modules (Fastify, http, pg) are loaded after tracing has started.
   const { buildApp } = await import('./app.js');
-  const { createDatabase } = await import('./db/client.js');
-  database = await createDatabase(onPostgres ? { url: await freshPostgres(), poolSize: 2 } : {});
-  await database.migrate();
+  const { createTestDatabase } = await import('../test/helpers.js');
+  ({ database, drop: dropDatabase } = await createTestDatabase());
   app = await buildApp(config, { database, logStream: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } });
   await app.listen({ host: '127.0.0.1', port: 0 });
 });

@@ -37,9 +37,10 @@ function loadPgliteTemplate(): Promise<Blob | undefined> {
 
 /**
  * A migrated database of its own: a copy of the one test/global-setup.ts migrated (PGlite loads its dump,
- * PostgreSQL creates the database from its template), or — without that set-up — migrated here.
+ * PostgreSQL creates the database from its template), or — without that set-up — migrated here. For a
+ * test that builds its service itself; `drop()` after the database is closed.
  */
-async function createTestDatabase(): Promise<{ database: Database; url?: string; drop: () => Promise<void> }> {
+export async function createTestDatabase(): Promise<{ database: Database; url?: string; drop: () => Promise<void> }> {
   if (testDbKind === 'pglite') {
     const template = await loadPgliteTemplate();
     const database = await createDatabase({ loadDataDir: template });

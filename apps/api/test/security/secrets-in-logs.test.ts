@@ -11,7 +11,6 @@ import { loadConfig, type Env } from '../../src/config.js';
 import type { Database } from '../../src/db/client.js';
 import type { TestApp } from '../helpers.js';
 import { MemoryExporter } from '../fixtures/memory-exporter.js';
-import { scratchPostgres } from '../fixtures/scratch-database.js';
 
 /**
  * Every flow that emails a one-time secret — email verification (the portal's body and the SDKs' `?code=`),
@@ -24,8 +23,6 @@ import { scratchPostgres } from '../fixtures/scratch-database.js';
  * Nothing that loads pg, http or Fastify is imported above: they load after tracing has started, as in
  * main.ts (tracing.test.ts).
  */
-const onPostgres = process.env.TEST_DB_KIND === 'postgres';
-
 const PUBLIC_URL = 'http://localhost:3000';
 const exporter = new MemoryExporter();
 let sdk: ReturnType<typeof startTracing>;
@@ -37,18 +34,11 @@ interface Service {
   log: string[];
 }
 
-/** A fresh database of this run's kind (on PostgreSQL a database of its own, dropped after). */
+/** A migrated database of this run's kind, of its own (on PostgreSQL dropped after). */
 async function freshDatabase(): Promise<Database> {
-  const { createDatabase } = await import('../../src/db/client.js');
-  if (!onPostgres) {
-    const database = await createDatabase({});
-    await database.migrate();
-    return database;
-  }
-  const { url, drop } = await scratchPostgres('latchkey_secrets');
+  const { createTestDatabase } = await import('../helpers.js');
+  const { database, drop } = await createTestDatabase();
   cleanups.push(drop);
-  const database = await createDatabase({ url, poolSize: 4 });
-  await database.migrate();
   return database;
 }
 
