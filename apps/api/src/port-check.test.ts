@@ -4,15 +4,17 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtService } from '../test/fixtures/built-service.js';
 import { checkPorts, PortError } from './port-check.js';
 
-/** The service as `npm run dev` starts it (src/main.ts through tsx), with these variables. */
-function startService(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** The service as `npm start` starts it (the built main.js), with these variables. */
+async function startService(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const main = await builtService();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-ports-'));
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
-      ['--import', 'tsx', path.join(import.meta.dirname, 'main.ts')],
+      [main],
       { env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', MQTT_PORT: '0', LOG_LEVEL: 'silent', ...env }, timeout: 50_000 },
       (_error, stdout, stderr) => {
         fs.rmSync(dataDir, { recursive: true, force: true });
@@ -33,7 +35,8 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => held.close(() => resolve())));
 
 describe('a busy port at start-up', () => {
-  it.each(['PORT', 'MQTT_PORT', 'METRICS_PORT'])('%s: one line naming the variable to change, exit 1, no stack', async (variable) => {
+  // Each start is a process of its own that mostly waits: the three run side by side.
+  it.concurrent.each(['PORT', 'MQTT_PORT', 'METRICS_PORT'])('%s: one line naming the variable to change, exit 1, no stack', async (variable) => {
     const { code, stdout, stderr } = await startService({ [variable]: String(busy) });
     expect(code).toBe(1);
     const lines = stderr.trim().split('\n');

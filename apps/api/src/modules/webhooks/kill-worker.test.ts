@@ -3,16 +3,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookDelivery, WebhookWithSecret } from '@latchkey/contract';
+import { builtService } from '../../../test/fixtures/built-service.js';
+import { migratedPgliteDir, migratedPostgres } from '../../../test/fixtures/migrated-database.js';
 import { startReceiver, verifySignature } from '../../../test/fixtures/webhook-receiver.js';
 import { eventually, testDbKind } from '../../../test/helpers.js';
 import { freePort, waitReady } from '../../../test/scale/processes.js';
 
 /**
  * A worker killed with SIGKILL in the middle of a delivery loses nothing. The service runs
- * as real processes (from the sources, through tsx) on one database — PostgreSQL, or the embedded
+ * as real processes (the built service) on one migrated database — PostgreSQL, or the embedded
  * PGlite's data directory, reopened by the next process. The first process is killed while the
  * receiver holds its delivery open; the second finds the job expired and delivers it again, with the
  * same webhook-id (at least once).
@@ -26,7 +27,7 @@ const children: ReturnType<typeof spawn>[] = [];
 async function startService() {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [await builtService()], {
     cwd: apiDir,
     env: {
       PATH: process.env.PATH ?? '',
@@ -59,22 +60,8 @@ async function startService() {
 }
 
 beforeAll(async () => {
-  if (testDbKind !== 'postgres') return;
-  const adminUrl = process.env.TEST_DATABASE_URL!;
-  const name = `latchkey_kill_${randomUUID().replace(/-/g, '')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  databaseUrl = url.toString();
-  dropDatabase = async () => {
-    const c = new pg.Client({ connectionString: adminUrl });
-    await c.connect();
-    await c.query(`drop database if exists ${name} with (force)`);
-    await c.end();
-  };
+  if (testDbKind !== 'postgres') return migratedPgliteDir(path.join(dataDir, 'pgdata'));
+  ({ url: databaseUrl, drop: dropDatabase } = await migratedPostgres('latchkey_kill'));
 });
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
