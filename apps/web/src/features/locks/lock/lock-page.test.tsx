@@ -1,6 +1,7 @@
 import { createPublicKey, verify } from 'node:crypto';
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
+import { Profiler, type ReactElement } from 'react';
 import { describe, expect, it, vi } from 'vitest';
 import { storeSignIn } from '../../../lib/session';
 import { setLanguage } from '../../../app/i18n';
@@ -19,7 +20,10 @@ import { LockPage } from './lock-page';
 const LOCK = `${LOCKS}/lock-1`;
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
-function setup(answer: (call: Call) => Response | undefined = () => undefined) {
+function setup(
+  answer: (call: Call) => Response | Promise<Response> | undefined = () => undefined,
+  wrap: (page: ReactElement) => ReactElement = (page) => page,
+) {
   storeSignIn({
     authToken: makeJwt({ exp: nowSeconds() + 600 }),
     refreshToken: 'r',
@@ -43,11 +47,13 @@ function setup(answer: (call: Call) => Response | undefined = () => undefined) {
       });
     return json({ code: 404, message: 'Not found' }, 404);
   });
-  renderRoute(<LockPage />, { path: '/:appId/locks/:lockId', initial: '/app-1/locks/lock-1' });
+  renderRoute(wrap(<LockPage />), { path: '/:appId/locks/:lockId', initial: '/app-1/locks/lock-1' });
   return { calls, stream, u: userEvent.setup() };
 }
 
 const activity = () => screen.getByRole('region', { name: 'Activity' });
+/** The activity card, drawn last of the cards under the header. */
+const activityDrawn = () => screen.findByRole('region', { name: 'Activity' });
 /** The non-blocking notice a save gives (the live badge is a status too), and no dialog to dismiss. */
 const notice = (text: string) =>
   waitFor(() => {
@@ -61,7 +67,7 @@ describe('Lock page', () => {
     expect(await screen.findByRole('heading', { name: 'Front Door', level: 1 })).toBeInTheDocument();
     expect(await screen.findByText('guest@example.com')).toBeInTheDocument();
     expect(screen.getByText('Invited')).toBeInTheDocument();
-    expect(await within(activity()).findByText('Share')).toBeInTheDocument();
+    expect(await within(await activityDrawn()).findByText('Share')).toBeInTheDocument();
     expect(screen.getByText('Locked')).toBeInTheDocument();
     await screen.findByText('Live');
     expect(calls.find((c) => c.url.endsWith('/lock/events'))!.headers.Authorization).toMatch(/^Bearer /);
@@ -481,5 +487,62 @@ describe('Lock page', () => {
     second = true;
     stream.push('activity', sampleEntry({ id: 'made', type: 'ACCESS_CODE', subject: 'Plumber', timestamp: Date.now() / 1000 + 1 }));
     expect(await within(codes).findByText('5521')).toBeInTheDocument();
+  });
+
+  it('draws the cards under the header one per commit, top to bottom, once the codes and tiles they show are in', async () => {
+    const headings = ['device', 'shares', 'access-codes', 'tiles', 'settings', 'activity'].map((c) => `${c}-heading`);
+    const drawn = () => headings.filter((id) => document.getElementById(id) !== null);
+    // What each commit left on the page: the cards drawn, and whether the codes and tiles had been asked for.
+    const commits: { cards: string[]; asked: boolean }[] = [];
+    let calls: Call[] = [];
+    const asked = (path: string) => calls.some((c) => c.url.split('?')[0] === `${LOCK}/${path}`);
+    ({ calls } = setup(undefined, (page) => (
+      <Profiler id="lock" onRender={() => commits.push({ cards: drawn(), asked: asked('access-code') && asked('tile') })}>
+        {page}
+      </Profiler>
+    )));
+    await activityDrawn();
+    const firstWithCards = commits.findIndex((c) => c.cards.length > 0);
+    expect(commits[firstWithCards]!.asked).toBe(true);
+    for (const [i, commit] of commits.entries()) {
+      const before = i === 0 ? [] : commits[i - 1]!.cards;
+      // Each commit adds at most the next card, and takes none away.
+      expect(commit.cards).toEqual(headings.slice(0, commit.cards.length));
+      expect(commit.cards.length - before.length).toBeGreaterThanOrEqual(0);
+      expect(commit.cards.length - before.length).toBeLessThanOrEqual(1);
+    }
+    expect(drawn()).toEqual(headings);
+  });
+
+  it('keeps its cards while a new date range loads: only the activity waits for it', async () => {
+    let answer = () => {};
+    const ranged = new Promise<void>((resolve) => (answer = resolve));
+    const { u } = setup((call) =>
+      call.url.startsWith(`${LOCK}/log?start=`)
+        ? ranged.then(() => json({ items: [sampleEntry({ id: 'old', type: 'SHARE', subject: 'guest@example.com' })], nextCursor: null }))
+        : undefined,
+    );
+    await within(await activityDrawn()).findByText('Share');
+    const shares = screen.getByRole('region', { name: 'Shared with' });
+    await u.type(within(activity()).getByLabelText('From'), '2024-01-01');
+    expect(await within(activity()).findByRole('status', { name: 'Loading…' })).toBeInTheDocument();
+    expect(screen.getByRole('region', { name: 'Shared with' })).toBe(shares);
+    answer();
+    expect(await within(activity()).findByText('Share')).toBeInTheDocument();
+    expect(screen.getByRole('region', { name: 'Shared with' })).toBe(shares);
+  });
+
+  it('a virtual lock’s page never asks for a device, also when live events about the lock arrive', async () => {
+    const { calls, stream } = setup((call) =>
+      call.url.split('?')[0] === LOCK && call.method === 'GET' ? json(sampleLock({ device: null })) : undefined,
+    );
+    const device = await screen.findByRole('region', { name: /^Device$/ });
+    expect(within(device).getByRole('button', { name: 'Connect a device' })).toBeInTheDocument();
+    await activityDrawn();
+    await screen.findByText('Live');
+    stream.push('lock', sampleLock({ device: null, door: 'open' }));
+    stream.push('activity', sampleEntry({ id: 'opened', type: 'DOOR_OPENED', source: 'device', actor: { userId: null, email: null, displayName: null } }));
+    await waitFor(() => expect(screen.getByRole('group', { name: 'Door' })).toHaveTextContent('Door: open'));
+    expect(calls.filter((c) => c.url.includes('/device'))).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { faArrowLeft } from '@fortawesome/free-solid-svg-icons';
 import { Box, Link, Paper, Typography } from '@mui/material';
-import { useDeferredValue } from 'react';
+import { memo, startTransition, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useParams, useSearchParams } from 'react-router';
 import { paths } from '../../../lib/paths';
@@ -13,13 +13,15 @@ import { useLockLog } from '../log-api';
 import { useShares } from '../shares-api';
 import { LiveStatusBadge } from '../live-status';
 import { LockStateChip } from '../lock-state';
-import { ActivityCard, rangeFromDays } from './activity-card';
-import { SettingsCard } from './settings-card';
-import { SharesCard } from './shares-card';
+import { ActivityCard as ActivityCardAlways, rangeFromDays } from './activity-card';
+import { SettingsCard as SettingsCardAlways } from './settings-card';
+import { SharesCard as SharesCardAlways } from './shares-card';
 import { UnlockButton } from './unlock-button';
-import { TilesCard } from '../tiles/tiles-card';
-import { DeviceCard } from '../device/device-card';
-import { AccessCodesCard } from '../access-codes/access-codes-card';
+import { TilesCard as TilesCardAlways } from '../tiles/tiles-card';
+import { useLockTiles } from '../tiles/api';
+import { DeviceCard as DeviceCardAlways } from '../device/device-card';
+import { AccessCodesCard as AccessCodesCardAlways } from '../access-codes/access-codes-card';
+import { useAccessCodes } from '../access-codes/api';
 import { DoorStatus } from '../door/door-status';
 import { SimulateMenu } from '../simulate/simulate-menu';
 import { RetryAlert } from '../../../components/ui/retry-alert';
@@ -32,6 +34,36 @@ function LiveBadge({ appId }: { appId: string }) {
   return <LiveStatusBadge status={useLockEvents(appId)} />;
 }
 
+// A live event about the lock redraws the cards that show the lock (device, settings), not the others.
+const DeviceCard = memo(DeviceCardAlways);
+const SharesCard = memo(SharesCardAlways);
+const AccessCodesCard = memo(AccessCodesCardAlways);
+const TilesCard = memo(TilesCardAlways);
+const SettingsCard = memo(SettingsCardAlways);
+const ActivityCard = memo(ActivityCardAlways);
+
+/** The cards under the lock's header, top to bottom: device, shares, access codes, tiles, settings, activity. */
+const CARD_COUNT = 6;
+
+/**
+ * How many of the cards under the header are drawn. None until `ready` (their data are in); then one more
+ * after each commit, in a task of its own and a transition: one render and commit of all of them was the
+ * page's longest task on a slow phone, and the browser paints and takes input between two cards. A card is
+ * added below those drawn, so nothing on screen moves. Once drawn a card stays (a new date filter reloads
+ * the activity inside its card); another lock starts again.
+ */
+function useCardsShown(lockId: string, ready: boolean): number {
+  const [shown, setShown] = useState({ lockId, count: 0 });
+  const count = shown.lockId === lockId ? shown.count : 0;
+  const started = count > 0 || ready;
+  useEffect(() => {
+    if (!started || count >= CARD_COUNT) return;
+    const timer = setTimeout(() => startTransition(() => setShown({ lockId, count: count + 1 })));
+    return () => clearTimeout(timer);
+  }, [lockId, started, count]);
+  return count;
+}
+
 /**
  * One lock: its live state, its door's state and Unlock (and, on a virtual lock, Simulate), the device it
  * runs on, who it is shared with, its access codes, its settings, and its live activity.
@@ -40,13 +72,15 @@ export function LockPage() {
   const { t } = useTranslation();
   const { appId = '', lockId = '' } = useParams();
   const lock = useLock(appId, lockId);
-  // The cards under the lock's header mount in one deferred render, which React time-slices, once their
-  // shares and activity are in (the shell started loading them with the application): a query answering
-  // in the middle of that render would redo it synchronously, one long task on a slow phone.
+  // The cards under the lock's header are drawn once what they show is in (the shell started loading the
+  // shares and activity with the application; the codes and tiles start here, with the page): a query
+  // answering while a card renders would redo that render synchronously, a long task on a slow phone.
   const [params] = useSearchParams();
   const sharesPending = useShares(appId, lockId).isPending;
   const logPending = useLockLog(appId, lockId, rangeFromDays(params.get('from'), params.get('to'))).isPending;
-  const cardsReady = useDeferredValue(!sharesPending && !logPending, false);
+  const codesPending = useAccessCodes(appId, lockId).isPending;
+  const tilesPending = useLockTiles(appId, lockId).isPending;
+  const shown = useCardsShown(lockId, !sharesPending && !logPending && !codesPending && !tilesPending);
   const back = (
     <Link
       component={RouterLink}
@@ -106,11 +140,11 @@ export function LockPage() {
           </Box>
         </Box>
       </Paper>
-      {cardsReady && <DeviceCard appId={appId} lock={lock.data} />}
-      {cardsReady && <SharesCard appId={appId} lockId={lockId} />}
-      {cardsReady && <AccessCodesCard appId={appId} lockId={lockId} />}
-      {cardsReady && <TilesCard appId={appId} lockId={lockId} />}
-      {cardsReady && (
+      {shown > 0 && <DeviceCard appId={appId} lock={lock.data} />}
+      {shown > 1 && <SharesCard appId={appId} lockId={lockId} />}
+      {shown > 2 && <AccessCodesCard appId={appId} lockId={lockId} />}
+      {shown > 3 && <TilesCard appId={appId} lockId={lockId} />}
+      {shown > 4 && (
         <Box
           sx={{
             display: 'grid',
@@ -121,7 +155,7 @@ export function LockPage() {
           }}
         >
           <SettingsCard appId={appId} lock={lock.data} />
-          <ActivityCard appId={appId} lockId={lockId} />
+          {shown > 5 && <ActivityCard appId={appId} lockId={lockId} />}
         </Box>
       )}
     </Box>
