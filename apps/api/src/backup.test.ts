@@ -11,7 +11,7 @@ import { knownMigrations } from './db/client.js';
 import { BackupRefused, backup, readBackup, registerAdminRoutes, restore, serveAdminSocket, writeBackupFile } from './backup.js';
 import { SECRETS_UNENCRYPTED_WARNING } from './app.js';
 import { countClearSecrets } from './lib/clear-secrets.js';
-import { scratchPostgres } from '../test/fixtures/scratch-database.js';
+import { migratedPgliteDir, migratedPostgres } from '../test/fixtures/migrated-database.js';
 import { decodeProtectedHeader } from 'jose';
 import { SecretBox } from './lib/secret-box.js';
 import { rotateSigningKey } from './lib/signing-keys.js';
@@ -31,11 +31,20 @@ afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-async function freshDatabaseUrl(): Promise<string | undefined> {
-  if (testDbKind !== 'postgres') return undefined;
-  const { url, drop } = await scratchPostgres('latchkey_backup');
+/**
+ * A data directory and, on PostgreSQL, a database of their own for a service started here, migrated as its
+ * first start leaves them (a copy of the run's migrated database: see test/fixtures/migrated-database.ts).
+ */
+async function freshDatabase(prefix: string): Promise<{ dataDir: string; url: string | undefined }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  if (testDbKind !== 'postgres') {
+    await migratedPgliteDir(path.join(dataDir, 'pgdata'));
+    return { dataDir, url: undefined };
+  }
+  const { url, drop } = await migratedPostgres('latchkey_backup');
   cleanups.push(drop);
-  return url;
+  return { dataDir, url };
 }
 
 /** Empties the database: the PGlite directory removed, or every schema of the PostgreSQL database dropped. */
@@ -72,9 +81,7 @@ const configOf = (dataDir: string, url: string | undefined) => loadConfig({ DATA
 
 describe(`backup and restore (${testDbKind})`, { timeout: 120_000 }, () => {
   it('restores every acknowledged write and every signing key of a backup taken while writes went on', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-backup-'));
-    cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-    const url = await freshDatabaseUrl();
+    const { dataDir, url } = await freshDatabase('latchkey-backup-');
     let app = await start(dataDir, url);
 
     // Fill: an owner, an application, some locks.
@@ -156,9 +163,7 @@ describe(`backup and restore (${testDbKind})`, { timeout: 120_000 }, () => {
   });
 
   it('refuses a truncated, a damaged and a newer-schema backup with a clear message, changing nothing', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-backup-'));
-    cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-    const url = await freshDatabaseUrl();
+    const { dataDir, url } = await freshDatabase('latchkey-backup-');
     const app = await start(dataDir, url);
     const email = uniqueEmail('kept');
     expect((await app.inject({ method: 'POST', url: '/api/auth/register', payload: { email, password: 'kept-pass' } })).statusCode).toBe(200);
@@ -200,8 +205,7 @@ describe.skipIf(testDbKind !== 'pglite')('the backup route on the metrics port',
   });
 
   it('answers POST /admin/backup to the METRICS_TOKEN bearer only; without METRICS_TOKEN never, and npm run backup still works', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-admin-'));
-    cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+    const { dataDir } = await freshDatabase('latchkey-admin-');
     const token = 'admin-token-0123456789abcdef';
     const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', HOST: '0.0.0.0', METRICS_PORT: '0', METRICS_TOKEN: token });
     const app = await buildApp(config, { logger: false, adminRoutes: registerAdminRoutes });
@@ -257,9 +261,7 @@ describe(`secrets at rest and backups (${testDbKind})`, { timeout: 120_000 }, ()
   const clearSecrets = (app: FastifyInstance) => countClearSecrets((text, values) => app.database.executeSql(text, values));
 
   it('refuses to write a backup holding secrets in clear unless asked; warns at start without a key; a key seals them at the next start', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-clear-'));
-    cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-    const url = await freshDatabaseUrl();
+    const { dataDir, url } = await freshDatabase('latchkey-clear-');
 
     // Without a key: a warning at start, and the CA keys, the signing key and a webhook secret in clear.
     let { app, log } = await startLogged(dataDir, url, undefined);
