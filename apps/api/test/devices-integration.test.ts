@@ -16,18 +16,25 @@ import { buildApp } from '../src/app.js';
 import { lockActivity, lockDevices, webhookDeliveries, webhooks } from '../src/db/schema.js';
 import { deviceCrl } from '../src/modules/devices/device-binding.service.js';
 import { createTestApp, eventually, type TestApp } from './helpers.js';
+import { buildDeviceCli, DEVICE_PACKAGE } from './fixtures/device-cli.js';
 import { MOSQUITTO, startMosquitto, type Mosquitto } from './fixtures/mosquitto.js';
 import { appUserToken, certify, createLock, createSandbox, share, signOperation, type KeyHolder, type Sandbox } from './fixtures/operations.js';
 import { bearer } from './fixtures/platform-users.js';
 
 /**
- * A real `latchkey-device` process (the command, from source through tsx) against the service over a real
+ * A real `latchkey-device` process (the command as the package builds it) against the service over a real
  * HTTP port and mutual TLS, on the embedded broker and on Mosquitto 2: provisioning, presence, an unlock,
- * a refusal only the lock could make, a stopped, a frozen and a killed device, and an unbind.
+ * a refusal only the lock could make, a stopped, a frozen and a killed device, and an unbind. The two
+ * brokers' runs are independent (a service, a lock and a device each) and go side by side: most of their
+ * time is spent waiting on the device and the broker.
  */
 
-const CLI = path.resolve(import.meta.dirname, '../../../packages/device/src/cli.ts');
-const DEVICE_PACKAGE = path.dirname(path.dirname(CLI));
+let cli: string;
+let removeCli = () => {};
+beforeAll(async () => {
+  ({ cli, remove: removeCli } = await buildDeviceCli());
+});
+afterAll(() => removeCli());
 /** What the service waits for a device's answer (DEVICE_TIMEOUT_SECONDS). */
 const TIMEOUT_S = 1;
 /** The device's MQTT keepalive: a device that went away is offline within it. */
@@ -43,10 +50,9 @@ interface DeviceProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-const children = new Set<ChildProcess>();
-
-function latchkeyDevice(...args: string[]): DeviceProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: DEVICE_PACKAGE, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Started in `children`, and removed from it when it exits: what a run's clean-up must still end. */
+function latchkeyDevice(children: Set<ChildProcess>, ...args: string[]): DeviceProcess {
+  const child = spawn(process.execPath, [cli, ...args], { cwd: DEVICE_PACKAGE, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -117,8 +123,10 @@ const BROKERS = [
   { broker: 'Mosquitto 2 (MQTT_URL)', external: true },
 ] as const;
 
-describe.each(BROKERS)('a latchkey-device process through $broker', ({ external }) => {
-  describe.skipIf(external && !MOSQUITTO)('over mutual TLS', () => {
+describe.concurrent.each(BROKERS)('a latchkey-device process through $broker', ({ external }) => {
+  // Each test goes on from where the one before left the device.
+  describe.skipIf(external && !MOSQUITTO)('over mutual TLS', { sequential: true }, () => {
+    const children = new Set<ChildProcess>();
     let t: TestApp;
     /** The instance serving HTTP: the test app itself, or one built as a client of Mosquitto. */
     let app: FastifyInstance;
@@ -155,7 +163,7 @@ describe.each(BROKERS)('a latchkey-device process through $broker', ({ external 
     /** Runs the device and waits until the platform shows it online and it holds the lock's signed config. */
     const runDevice = async (...args: string[]) => {
       fs.rmSync(path.join(dir, 'config.jws'), { force: true });
-      device = latchkeyDevice('run', '--dir', dir, ...args);
+      device = latchkeyDevice(children, 'run', '--dir', dir, ...args);
       const online = await eventually(async () => (await connected()) && fs.existsSync(path.join(dir, 'config.jws')), 10_000);
       expect(online, device.output).toBe(true);
       return device;
@@ -203,7 +211,7 @@ describe.each(BROKERS)('a latchkey-device process through $broker', ({ external 
       deviceId = created.deviceId;
 
       const proxy = await recordingProxy(origin);
-      const provisioned = latchkeyDevice('provision', '--api', `${proxy.url}/api`, '--code', created.provisioningCode, '--dir', dir);
+      const provisioned = latchkeyDevice(children, 'provision', '--api', `${proxy.url}/api`, '--code', created.provisioningCode, '--dir', dir);
       const { code } = await provisioned.exited;
       await proxy.close();
       expect(code, provisioned.output).toBe(0);
@@ -284,7 +292,7 @@ describe.each(BROKERS)('a latchkey-device process through $broker', ({ external 
       // Offline: decided by `execute`, kept, and logged once the device is connected again.
       expect((await stopDevice('SIGTERM')).code).toBe(0);
       const offline = signOperation(alice, lockId, { type: 'MUTATE_LOCK', locked: true });
-      const decided = latchkeyDevice('execute', offline, '--dir', dir);
+      const decided = latchkeyDevice(children, 'execute', offline, '--dir', dir);
       expect((await decided.exited).code, decided.output).toBe(0);
       expect(fs.existsSync(path.join(dir, 'pending-results.json'))).toBe(true);
       await runDevice('--actuator', 'virtual');
