@@ -17,23 +17,24 @@ let lockId: string;
 const RETRY_DELAY_S = 1;
 const RETRY_LIMIT = 2;
 
-const base = () => `/api/platform/application/${sandbox.applicationId}`;
-const owner = () => bearer(sandbox.owner.token);
+// The application the tests share unless one passes its own (`s`).
+const base = (s = sandbox) => `/api/platform/application/${s.applicationId}`;
+const owner = (s = sandbox) => bearer(s.owner.token);
 
-async function register(events: string[], url = receiver.url): Promise<WebhookWithSecret> {
-  const res = await t.app.inject({ method: 'POST', url: `${base()}/webhook`, headers: owner(), payload: { url, events } });
+async function register(events: string[], url = receiver.url, s = sandbox): Promise<WebhookWithSecret> {
+  const res = await t.app.inject({ method: 'POST', url: `${base(s)}/webhook`, headers: owner(s), payload: { url, events } });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }
-async function deliveries(webhookId: string): Promise<WebhookDelivery[]> {
-  const res = await t.app.inject({ url: `${base()}/webhook/${webhookId}/delivery`, headers: owner() });
+async function deliveries(webhookId: string, s = sandbox): Promise<WebhookDelivery[]> {
+  const res = await t.app.inject({ url: `${base(s)}/webhook/${webhookId}/delivery`, headers: owner(s) });
   expect(res.statusCode, res.body).toBe(200);
   return res.json();
 }
-async function remove(webhookId: string) {
-  expect((await t.app.inject({ method: 'DELETE', url: `${base()}/webhook/${webhookId}`, headers: owner() })).statusCode).toBe(204);
+async function remove(webhookId: string, s = sandbox) {
+  expect((await t.app.inject({ method: 'DELETE', url: `${base(s)}/webhook/${webhookId}`, headers: owner(s) })).statusCode).toBe(204);
 }
-const rename = (name: string) => t.app.inject({ method: 'POST', url: base(), headers: owner(), payload: { name } });
+const rename = (name: string, s = sandbox) => t.app.inject({ method: 'POST', url: base(s), headers: owner(s), payload: { name } });
 const bodyOf = (r: Received) => JSON.parse(r.body) as WebhookPayload<Record<string, unknown>>;
 const answering = (answer: (r: Received, n: number) => Answer) => receiver.setAnswer(answer);
 
@@ -49,10 +50,19 @@ beforeAll(async () => {
   lockId = await createLock(t, sandbox.applicationId);
   receiver = await startReceiver();
 });
+const ownReceivers: Awaited<ReturnType<typeof startReceiver>>[] = [];
 afterAll(async () => {
   await t?.close();
   await receiver?.close();
+  for (const r of ownReceivers) await r.close();
 });
+
+/** An application and a receiver of the test's own, for a test that runs beside others. */
+async function ownEndpoint(): Promise<{ s: Sandbox; r: Awaited<ReturnType<typeof startReceiver>> }> {
+  const r = await startReceiver();
+  ownReceivers.push(r);
+  return { s: await createSandbox(t), r };
+}
 
 describe('registering', () => {
   it('answers 201 with the whsec_ secret once; the list never shows it; the history redacts it', async () => {
@@ -174,45 +184,6 @@ describe('delivering', () => {
       actor,
       changes: [{ kind: 'cors', subject: null, changes: [{ field: 'corsDomains', before: null, after: 'https://shaped.example.com' }] }],
     });
-    await remove(hook.id);
-  });
-
-  it('retries a failed delivery with exponential backoff, always with the same webhook-id, then gives up', async () => {
-    const hook = await register(['application.updated']);
-    answering(() => 500);
-    const before = receiver.received.length;
-    await rename('Failing Doors');
-    // 1 + RETRY_LIMIT attempts, the k-th retry RETRY_DELAY·2^(k-1) to RETRY_DELAY·2^k seconds after the previous.
-    expect(await eventually(async () => (await deliveries(hook.id))[0]?.status === 'failed', 20_000)).toBe(true);
-    const attempts = receiver.received.slice(before);
-    expect(attempts).toHaveLength(1 + RETRY_LIMIT);
-    expect(new Set(attempts.map((a) => a.id)).size).toBe(1);
-    const gaps = attempts.slice(1).map((a, i) => (a.at - attempts[i]!.at) / 1000);
-    expect(gaps[0]).toBeGreaterThanOrEqual(RETRY_DELAY_S * 0.9);
-    expect(gaps[1]).toBeGreaterThanOrEqual(RETRY_DELAY_S * 2 * 0.9);
-    expect((await deliveries(hook.id))[0]).toMatchObject({ status: 'failed', attempts: 1 + RETRY_LIMIT, responseStatus: 500 });
-
-    // Resend: the same delivery again (same id, same body), and this time the receiver takes it.
-    answering(() => 204);
-    const failed = (await deliveries(hook.id))[0]!;
-    const resent = await t.app.inject({ method: 'POST', url: `${base()}/webhook/${hook.id}/delivery/${failed.id}/resend`, headers: owner() });
-    expect(resent.statusCode, resent.body).toBe(202);
-    expect(await eventually(async () => (await deliveries(hook.id))[0]?.status === 'succeeded', 8000)).toBe(true);
-    const last = receiver.received.at(-1)!;
-    expect(last.id).toBe(failed.id);
-    expect(last.body).toBe(attempts[0]!.body);
-    expect(verifySignature(hook.secret, last)).toBe(true);
-    expect((await deliveries(hook.id))[0]).toMatchObject({ attempts: 2 + RETRY_LIMIT, responseStatus: 204 });
-    await remove(hook.id);
-  });
-
-  it('a receiver that does not answer in time is a failed attempt, retried', async () => {
-    const hook = await register(['application.updated']);
-    let hung = false;
-    answering(() => (hung ? 200 : ((hung = true), 'hang')));
-    await rename('Slow Doors');
-    expect(await eventually(async () => (await deliveries(hook.id))[0]?.status === 'succeeded', 15_000)).toBe(true);
-    expect((await deliveries(hook.id))[0]!.attempts).toBe(2);
     await remove(hook.id);
   });
 
@@ -407,6 +378,52 @@ describe('delivering', () => {
     } finally {
       await b.close();
     }
+  });
+});
+
+/**
+ * Deliveries that wait on the clock (the retry backoff, the delivery time-out, the relay's timer) run side
+ * by side: each on an application and a receiver no other test here uses at the same time.
+ */
+describe.concurrent('delivering, on the clock', () => {
+  it('retries a failed delivery with exponential backoff, always with the same webhook-id, then gives up', async () => {
+    const { s, r } = await ownEndpoint();
+    const hook = await register(['application.updated'], r.url, s);
+    r.setAnswer(() => 500);
+    await rename('Failing Doors', s);
+    // 1 + RETRY_LIMIT attempts, the k-th retry RETRY_DELAY·2^(k-1) to RETRY_DELAY·2^k seconds after the previous.
+    expect(await eventually(async () => (await deliveries(hook.id, s))[0]?.status === 'failed', 20_000)).toBe(true);
+    const attempts = r.received.slice();
+    expect(attempts).toHaveLength(1 + RETRY_LIMIT);
+    expect(new Set(attempts.map((a) => a.id)).size).toBe(1);
+    const gaps = attempts.slice(1).map((a, i) => (a.at - attempts[i]!.at) / 1000);
+    expect(gaps[0]).toBeGreaterThanOrEqual(RETRY_DELAY_S * 0.9);
+    expect(gaps[1]).toBeGreaterThanOrEqual(RETRY_DELAY_S * 2 * 0.9);
+    expect((await deliveries(hook.id, s))[0]).toMatchObject({ status: 'failed', attempts: 1 + RETRY_LIMIT, responseStatus: 500 });
+
+    // Resend: the same delivery again (same id, same body), and this time the receiver takes it.
+    r.setAnswer(() => 204);
+    const failed = (await deliveries(hook.id, s))[0]!;
+    const resent = await t.app.inject({ method: 'POST', url: `${base(s)}/webhook/${hook.id}/delivery/${failed.id}/resend`, headers: owner(s) });
+    expect(resent.statusCode, resent.body).toBe(202);
+    expect(await eventually(async () => (await deliveries(hook.id, s))[0]?.status === 'succeeded', 8000)).toBe(true);
+    const last = r.received.at(-1)!;
+    expect(last.id).toBe(failed.id);
+    expect(last.body).toBe(attempts[0]!.body);
+    expect(verifySignature(hook.secret, last)).toBe(true);
+    expect((await deliveries(hook.id, s))[0]).toMatchObject({ attempts: 2 + RETRY_LIMIT, responseStatus: 204 });
+    await remove(hook.id, s);
+  });
+
+  it('a receiver that does not answer in time is a failed attempt, retried', async () => {
+    const { s, r } = await ownEndpoint();
+    const hook = await register(['application.updated'], r.url, s);
+    let hung = false;
+    r.setAnswer(() => (hung ? 200 : ((hung = true), 'hang')));
+    await rename('Slow Doors', s);
+    expect(await eventually(async () => (await deliveries(hook.id, s))[0]?.status === 'succeeded', 15_000)).toBe(true);
+    expect((await deliveries(hook.id, s))[0]!.attempts).toBe(2);
+    await remove(hook.id, s);
   });
 
   it('a webhook added on instance A receives the next update made on instance B, and after one is removed on A, a new one is announced at once', async () => {
