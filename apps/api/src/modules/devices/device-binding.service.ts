@@ -7,6 +7,7 @@ import type { Db } from '../../db/client.js';
 import { lockDevices, revokedDeviceCertificates } from '../../db/schema.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { SecretBox } from '../../lib/secret-box.js';
+import { GroupCommit } from '../../lib/group-commit.js';
 import { normaliseSerial, type DeviceAuthority } from '../../plugins/mqtt/authority.js';
 import { resetCodesForNewSecret } from '../access-codes/access-codes.service.js';
 import { newOfflineCodeSecret } from '../access-codes/offline-secrets.service.js';
@@ -31,15 +32,42 @@ const hashCode = (code: string) => createHash('sha256').update(code.toUpperCase(
 
 const seconds = (date: Date | null) => (date ? Math.floor(date.getTime() / 1000) : null);
 
-/** What the broker asks of the database: a device is admitted with the certificate its row holds now. */
+/**
+ * What the broker asks of the database: a device is admitted with the certificate its row holds now. The
+ * connects waiting together are looked up together, in one statement (lib/group-commit.ts): in a reconnect
+ * storm a device's admission waits for one lookup, not for one per device ahead of it.
+ */
 export function deviceAuthority(db: Db, ca: DeviceCa): DeviceAuthority {
   let brokerTls: Promise<Awaited<ReturnType<DeviceAuthority['brokerTls']>>> | null = null;
   let serviceTls: Promise<Awaited<ReturnType<DeviceAuthority['serviceTls']>>> | null = null;
+  const lookups = new GroupCommit<Lookup, boolean>((items) => currentCertificates(db, items), { missing: false });
   return {
-    isCurrentCertificate: (deviceId, serial) => isCurrentCertificate(db, deviceId, serial),
+    isCurrentCertificate: async (deviceId, serial) => DEVICE_ID.test(deviceId) && lookups.submit({ deviceId, serial: normaliseSerial(serial) }),
     brokerTls: (hosts) => (brokerTls ??= ca.issueServerCertificate(hosts)),
     serviceTls: () => (serviceTls ??= ca.issueServiceCertificate()),
   };
+}
+
+const DEVICE_ID = /^[0-9a-f-]{36}$/;
+
+interface Lookup {
+  deviceId: string;
+  /** Normalised (normaliseSerial). */
+  serial: string;
+}
+
+/** isCurrentCertificate for several certificates in one statement: → the numbers (`n`) of those that are current. */
+async function currentCertificates(db: Db, items: (Lookup & { n: number })[]): Promise<Map<number, boolean>> {
+  const rows = (
+    (await db.execute(sql`
+      select i.n from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as i(n int, "deviceId" uuid, serial text)
+      join ${lockDevices} d on d.id = i."deviceId"
+      where (d.certificate_serial = i.serial
+          or exists (select 1 from ${revokedDeviceCertificates} r where r.serial = i.serial and r.device_id = d.id and r.revoked_at > now()))
+        -- A serial once revoked is never accepted again.
+        and not exists (select 1 from ${revokedDeviceCertificates} r where r.serial = i.serial and r.revoked_at <= now())`)) as unknown as { rows: { n: number }[] }
+  ).rows;
+  return new Map(rows.map((row) => [Number(row.n), true]));
 }
 
 /**
@@ -48,7 +76,7 @@ export function deviceAuthority(db: Db, ca: DeviceCa): DeviceAuthority {
  * provisioned is refused.
  */
 export async function isCurrentCertificate(db: Db, deviceId: string, serial: string): Promise<boolean> {
-  if (!/^[0-9a-f-]{36}$/.test(deviceId)) return false;
+  if (!DEVICE_ID.test(deviceId)) return false;
   const wanted = normaliseSerial(serial);
   const rows = await db
     .select({ id: lockDevices.id })
