@@ -27,10 +27,13 @@ import { InstanceHeartbeat } from './instance-heartbeat.js';
 import { EmbeddedBus } from '../../../plugins/mqtt/embedded.js';
 import { DeviceEventRecorder, MAX_EVENTS_WAITING, type EventOutcome, type EventRefusal } from './device-events.js';
 import { parseDeviceTopic, readJson, readPresence } from './device-messages.js';
-import { markAllOffline, recordPresence, recordState } from './device-status.js';
+import { markAllOffline, recordPresences, recordState, type PresenceChange, type PresenceReport } from './device-status.js';
+import { GroupCommit } from '../../../lib/group-commit.js';
 import { DeviceOperationRelay } from './relay.js';
 import { PresenceAnnouncer, ReportLimiter } from './report-pacing.js';
 
+/** Presence reports recorded in one statement at most. */
+const PRESENCE_BATCH = 100;
 /** Events of one device logged in one transaction, at most (a reconnected door's backlog goes in runs this long). */
 const EVENTS_PER_TRANSACTION = 500;
 
@@ -94,6 +97,11 @@ export class DeviceRuntime {
   /** Reports over a device's rate, the latest of each kind, until the rate allows them. */
   private readonly held = new Map<string, { reports: Map<string, Buffer>; timer: NodeJS.Timeout }>();
   private readonly presence: PresenceAnnouncer;
+  /**
+   * Presence reports of different devices that arrive together are recorded together, one statement for
+   * PRESENCE_BATCH at most (a device's next report waits for its previous one: its chain).
+   */
+  private readonly presenceWrites: GroupCommit<PresenceReport, PresenceChange | null>;
   private pruner: NodeJS.Timeout | undefined;
   private stopNotices: (() => void) | null = null;
 
@@ -103,6 +111,7 @@ export class DeviceRuntime {
     this.reissuer = new ConfigReissuer({ db: options.db, bus: options.bus, reissue: (lockId) => this.configs.reissue(lockId), log: options.log });
     this.configs.fresh = (lockId) => this.reissuer.fresh(lockId);
     this.presence = new PresenceAnnouncer(options.db, DEVICE_PRESENCE_SETTLE_S, options.log);
+    this.presenceWrites = new GroupCommit((reports) => this.writePresences(reports), { missing: null, key: (report) => report.deviceId, maxBatch: PRESENCE_BATCH });
     this.events = new DeviceEventRecorder(options.db, options.log, options.countEvent);
   }
 
@@ -299,12 +308,17 @@ export class DeviceRuntime {
     this.chains.set(deviceId, next);
   }
 
+  private async writePresences(reports: (PresenceReport & { n: number })[]): Promise<Map<number, PresenceChange | null>> {
+    const changes = await recordPresences(this.options.db, reports, DEVICE_PRESENCE_SETTLE_S);
+    return new Map(reports.map((report, i) => [report.n, changes[i] ?? null]));
+  }
+
   private async handleReport(deviceId: string, kind: string, payload: Buffer): Promise<void> {
     const { db, log } = this.options;
     if (kind === 'presence') {
       const presence = readPresence(payload);
       if (!presence.ok) return void log.warn({ deviceId, problem: presence.problem }, 'device presence dropped');
-      const change = await recordPresence(db, deviceId, presence.value === 'online', DEVICE_PRESENCE_SETTLE_S);
+      const change = await this.presenceWrites.submit({ deviceId, online: presence.value === 'online' });
       if (!change) return void log.info({ deviceId }, 'presence of no provisioned device: ignored');
       if (change.unannounced) this.presence.schedule(deviceId);
       if (presence.value === 'online' && (change.changed || change.neverConfigured)) this.configs.deviceOnline(change.lockId, change.neverConfigured);

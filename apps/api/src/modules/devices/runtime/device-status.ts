@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { DeviceStateMessage } from '@latchkey/contract';
 import type { Db } from '../../../db/client.js';
-import { publishEvent } from '../../../lib/webhook-outbox.js';
+import { publishEvent, publishEventsSql } from '../../../lib/webhook-outbox.js';
 import { LOCKS_CHANNEL } from '../../../plugins/live-events.js';
 
 /**
@@ -12,10 +12,6 @@ import { LOCKS_CHANNEL } from '../../../plugins/live-events.js';
  */
 
 const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows;
-
-/** The lock channel's notice for a device change, as SQL: `<applicationId> <lockId> device`. */
-const notifyDevice = (applicationId: string, lockId: string) =>
-  sql`select pg_notify(${LOCKS_CHANNEL}, ${`${applicationId} ${lockId} device`})`;
 
 export interface PresenceChange {
   lockId: string;
@@ -42,6 +38,22 @@ const announce = (tx: Db, row: AnnouncedDevice, deviceId: string, online: boolea
     deviceId,
   });
 
+/** A presence report: the device and what it said. */
+export interface PresenceReport {
+  deviceId: string;
+  online: boolean;
+}
+
+/** The presence changes of `reported` announced now, as webhook deliveries of `type`. */
+const announceReported = (type: 'device.online' | 'device.offline', online: boolean) =>
+  sql.raw(
+    publishEventsSql(
+      type,
+      `select application_id, jsonb_build_object('applicationId', application_id, 'lockId', lock_id, 'lockName', lock_name, 'deviceId', id) as data
+       from reported where announce_now and online = ${online} order by n`,
+    ),
+  );
+
 /**
  * Records a device's presence. Concurrent reports of one device are taken one at a time (the row lock),
  * so of several instances hearing the same message exactly one sees it as a change. A change after a quiet
@@ -50,32 +62,58 @@ const announce = (tx: Db, row: AnnouncedDevice, deviceId: string, online: boolea
  * twice at most, however often it flaps.
  */
 export async function recordPresence(db: Db, deviceId: string, online: boolean, settleS: number): Promise<PresenceChange | null> {
-  return db.transaction(async (tx) => {
-    const [row] = rowsOf<AnnouncedDevice & { was: boolean; config_version: number; announced: boolean; quiet: boolean }>(
-      await tx.execute(sql`
-        with before as (
-          select d.id, d.lock_id, d.connected, d.config_version, d.presence_announced, d.presence_changed_at from lock_devices d
-          where d.id = ${deviceId} and d.provisioned_at is not null for update
-        ), changed as (
-          update lock_devices d set connected = ${online}, last_seen = now(),
-            presence_changed_at = case when b.connected is distinct from ${online} then now() else d.presence_changed_at end
-          from before b where d.id = b.id returning d.id
-        )
-        select b.lock_id, l.application_id, l.name as lock_name, b.connected as was, b.config_version, b.presence_announced as announced,
-          (b.presence_changed_at is null or b.presence_changed_at <= now() - make_interval(secs => ${settleS})) as quiet
-        from before b join locks l on l.id = b.lock_id join changed c on c.id = b.id`),
-    );
-    if (!row) return null;
-    const changed = row.was !== online;
-    await tx.execute(notifyDevice(row.application_id, row.lock_id));
-    let announced = row.announced;
-    if (changed && row.quiet && announced !== online) {
-      await tx.execute(sql`update lock_devices set presence_announced = ${online} where id = ${deviceId}`);
-      await announce(tx as unknown as Db, row, deviceId, online);
-      announced = online;
-    }
-    return { lockId: row.lock_id, applicationId: row.application_id, changed, neverConfigured: row.config_version === 0, unannounced: announced !== online };
-  });
+  return (await recordPresences(db, [{ deviceId, online }], settleS))[0] ?? null;
+}
+
+/**
+ * recordPresence for several devices in one statement (one report of each at most), the rows locked in
+ * the order of their ids: → each report's change, in the order given (null: no provisioned device). Each
+ * device's lock channel notice and webhook delivery is its own, as with one statement per report.
+ */
+export async function recordPresences(db: Db, reports: PresenceReport[], settleS: number): Promise<(PresenceChange | null)[]> {
+  if (reports.length === 0) return [];
+  const input = reports.map((report, n) => ({ n, device_id: report.deviceId, online: report.online }));
+  const rows = rowsOf<AnnouncedDevice & { n: number; was: boolean; config_version: number; announced: boolean }>(
+    await db.execute(sql`
+      with input as (
+        select * from jsonb_to_recordset(${JSON.stringify(input)}::jsonb) as t(n int, device_id uuid, online boolean)
+      ), before as (
+        select d.id, d.lock_id, d.connected, d.config_version, d.presence_announced, d.presence_changed_at from lock_devices d
+        where d.id in (select device_id from input) and d.provisioned_at is not null order by d.id for update
+      ), decided as (
+        select b.*, i.n, i.online, l.application_id, l.name as lock_name,
+          b.connected is distinct from i.online
+            and (b.presence_changed_at is null or b.presence_changed_at <= now() - make_interval(secs => ${settleS}))
+            and b.presence_announced is distinct from i.online as announce_now
+        from before b join input i on i.device_id = b.id join locks l on l.id = b.lock_id
+      ), reported as (
+        update lock_devices d set connected = x.online, last_seen = now(),
+          presence_changed_at = case when x.connected is distinct from x.online then now() else d.presence_changed_at end,
+          presence_announced = case when x.announce_now then x.online else d.presence_announced end
+        from decided x where d.id = x.id
+        returning x.n, x.id, x.lock_id, x.application_id, x.lock_name, x.online, x.connected as was, x.config_version,
+          d.presence_announced as announced, x.announce_now
+      ), online as (
+        ${announceReported('device.online', true)} returning 1
+      ), offline as (
+        ${announceReported('device.offline', false)} returning 1
+      )
+      select r.n, r.lock_id, r.application_id, r.lock_name, r.was, r.config_version, r.announced,
+        pg_notify(${LOCKS_CHANNEL}, r.application_id || ' ' || r.lock_id || ' device') as notified
+      from reported r order by r.n`),
+  );
+  const changes: (PresenceChange | null)[] = reports.map(() => null);
+  for (const row of rows) {
+    const { online } = reports[Number(row.n)]!;
+    changes[Number(row.n)] = {
+      lockId: row.lock_id,
+      applicationId: row.application_id,
+      changed: row.was !== online,
+      neverConfigured: Number(row.config_version) === 0,
+      unannounced: row.announced !== online,
+    };
+  }
+  return changes;
 }
 
 /**
@@ -127,8 +165,11 @@ export async function recordState(db: Db, deviceId: string, report: DeviceStateM
 /**
  * The embedded broker starts with no device connected and no retained presence: whatever the database
  * says about presence is from before, so every device is offline until it connects again. That is not
- * announced (the service was down, not the devices): what webhooks were told is reset with it.
+ * announced (the service was down, not the devices): what webhooks were told is reset with it. Nor does
+ * the instance before this one hold any device now: its holdings go too, or the heartbeat would take it
+ * for a crashed peer and record each of its devices offline again, while they reconnect (instance-heartbeat.ts).
  */
 export async function markAllOffline(db: Db): Promise<void> {
   await db.execute(sql`update lock_devices set connected = false, presence_announced = false where connected or presence_announced`);
+  await db.execute(sql`delete from device_connections`);
 }

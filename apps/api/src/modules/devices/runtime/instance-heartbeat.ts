@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import { DEVICE_PRESENCE_SETTLE_S } from '@latchkey/contract';
 import type { Db } from '../../../db/client.js';
-import { recordPresence, type PresenceChange } from './device-status.js';
+import { recordPresence, recordPresences, type PresenceChange } from './device-status.js';
 
 /**
  * A device's Last Will is sent by the broker that holds its connection. With the embedded broker that is
@@ -24,8 +24,8 @@ export const HEARTBEAT_MS = 2_000;
 export const DEAD_AFTER_S = 10;
 /** Heartbeats of instances gone for longer than this are removed. */
 const FORGET_AFTER_S = 3_600;
-/** A dead instance's devices recorded offline at once at most (each one transaction). */
-const SWEEP_CONCURRENCY = 8;
+/** A dead instance's devices recorded offline in one transaction at most. */
+const SWEEP_BATCH = 100;
 /** Holdings are written together once this long has passed since the first waiting (a reconnect storm is a few statements). */
 const FLUSH_MS = 50;
 
@@ -179,38 +179,40 @@ export class InstanceHeartbeat {
       await db.execute(sql`
         select c.device_id, c.instance_id from device_connections c
         where c.instance_id <> ${this.instanceId} and not exists (
-          select 1 from instance_heartbeats h where h.instance_id = c.instance_id and h.last_seen > now() - make_interval(secs => ${this.deadAfterS}))`),
+          select 1 from instance_heartbeats h where h.instance_id = c.instance_id and h.last_seen > now() - make_interval(secs => ${this.deadAfterS}))
+        order by c.device_id`),
     );
     if (orphans.length === 0) return [];
     this.options.log.warn({ devices: orphans.length, instances: [...new Set(orphans.map((o) => o.instance_id))] }, 'devices of an instance that stopped heartbeating: recorded offline');
     const recorded: string[] = [];
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: Math.min(SWEEP_CONCURRENCY, orphans.length) }, async () => {
-        while (next < orphans.length) {
-          const orphan = orphans[next++]!;
-          try {
-            const change = await this.recordOffline(orphan.device_id, orphan.instance_id);
-            if (!change) continue;
-            recorded.push(orphan.device_id);
-            if (change.unannounced) this.options.unannounced?.(orphan.device_id);
-          } catch (err) {
-            this.options.log.warn({ err, deviceId: orphan.device_id }, 'device of a silent instance not recorded offline');
-          }
+    for (let from = 0; from < orphans.length; from += SWEEP_BATCH) {
+      const batch = orphans.slice(from, from + SWEEP_BATCH);
+      try {
+        for (const [deviceId, change] of await this.recordOffline(batch)) {
+          recorded.push(deviceId);
+          if (change.unannounced) this.options.unannounced?.(deviceId);
         }
-      }),
-    );
+      } catch (err) {
+        this.options.log.warn({ err, devices: batch.length }, 'devices of a silent instance not recorded offline');
+      }
+    }
     return recorded;
   }
 
-  /** The device offline, as its Last Will would say, if the silent instance still holds it (row lock: one sweeper wins). */
-  private recordOffline(deviceId: string, instanceId: string): Promise<PresenceChange | null> {
+  /**
+   * The devices offline, as their Last Wills would say, those the silent instances still hold (row locks: one
+   * sweeper wins each): one transaction for the batch, which on the embedded database holds its only
+   * connection, so the connects of a reconnect storm wait for a few of these, not one per device.
+   */
+  private recordOffline(orphans: { device_id: string; instance_id: string }[]): Promise<[string, PresenceChange][]> {
     return this.options.db.transaction(async (tx) => {
-      const [gone] = rowsOf<{ device_id: string }>(
-        await tx.execute(sql`delete from device_connections where device_id = ${deviceId} and instance_id = ${instanceId} returning device_id`),
+      const gone = rowsOf<{ device_id: string }>(
+        await tx.execute(sql`
+          delete from device_connections c using jsonb_to_recordset(${JSON.stringify(orphans)}::jsonb) as o(device_id uuid, instance_id text)
+          where c.device_id = o.device_id and c.instance_id = o.instance_id returning c.device_id`),
       );
-      if (!gone) return null;
-      return recordPresence(tx as unknown as Db, deviceId, false, DEVICE_PRESENCE_SETTLE_S);
+      const changes = await recordPresences(tx as unknown as Db, gone.map((row) => ({ deviceId: row.device_id, online: false })), DEVICE_PRESENCE_SETTLE_S);
+      return gone.flatMap((row, i): [string, PresenceChange][] => (changes[i] ? [[row.device_id, changes[i]]] : []));
     });
   }
 }
