@@ -33,16 +33,17 @@ function since(now, before) {
 }
 
 /**
- * Until every device is connected: a timeline (connected every 250 ms) → { allAt, peak (most connects in
- * one second) }.
+ * Until every device is connected: a timeline (connected and attempts so far, every 250 ms) → { allAt, peak
+ * (most connects in one second), stalls }. A stall is a spell of 3 s or more with no connect: with no
+ * attempt either, the devices were all waiting out their backoff; with attempts, the broker admitted none.
  */
 async function untilAll(swarm, count, t0) {
   const timeline = [];
   let shown = Date.now();
   await waitUntil(
     () => {
-      const { connected } = swarm.totals();
-      timeline.push([Date.now() - t0, connected]);
+      const { connected, retries } = swarm.totals();
+      timeline.push([Date.now() - t0, connected, retries]);
       if (Date.now() - shown >= 10_000) {
         shown = Date.now();
         const t = swarm.totals();
@@ -59,7 +60,21 @@ async function untilAll(swarm, count, t0) {
     while (timeline[i][0] - timeline[j][0] > 1000) j++;
     peak = Math.max(peak, timeline[i][1] - timeline[j][1]);
   }
-  return { allAt: Date.now() - t0, peak, timeline };
+  return { allAt: Date.now() - t0, peak, timeline, stalls: stallsOf(timeline) };
+}
+
+/** Spells of STALL_MS or more in which no device connected: [from ms, to ms, attempts meanwhile]. */
+const STALL_MS = 3000;
+function stallsOf(timeline) {
+  const stalls = [];
+  let from = 0;
+  for (let i = 1; i < timeline.length; i++) {
+    if (timeline[i][1] > timeline[from][1] || i === timeline.length - 1) {
+      if (timeline[i - 1][0] - timeline[from][0] >= STALL_MS && timeline[from][1] > 0) stalls.push([timeline[from][0], timeline[i - 1][0], timeline[i - 1][2] - timeline[from][2]]);
+      from = i;
+    }
+  }
+  return stalls;
 }
 
 /**
@@ -85,12 +100,15 @@ async function storm(label, { url, ca, devices, restart, pid }) {
     const after = since(swarm.totals(), before);
     const fromOpen = back.allAt - openAt;
     const rate = count / (fromOpen / 1000);
-    const figures = { label, count, openAt, allAt: back.allAt, fromOpen, rate, peak: back.peak, cpuS, ...after, load: loadAverage(), firstRate: count / (fill.allAt / 1000) };
+    const cpuMsPerConnect = (cpuS * 1000) / count;
+    const figures = { label, count, openAt, allAt: back.allAt, fromOpen, rate, peak: back.peak, cpuS, cpuMsPerConnect, stalls: back.stalls, ...after, load: loadAverage(), firstRate: count / (fill.allAt / 1000) };
     log(
-      `${label}: restart → port open ${s(openAt)}, all ${count} connected again ${s(back.allAt)} after the restart, ${s(fromOpen)} after the port opened: ${rate.toFixed(0)}/s (peak ${back.peak}/s); retries ${after.retries}, refusals ${JSON.stringify(after.refusals)}, errors ${JSON.stringify(after.errors)}, gave up ${after.failed}; service CPU ${cpuS.toFixed(1)} s; load ${figures.load}`,
+      `${label}: restart → port open ${s(openAt)}, all ${count} connected again ${s(back.allAt)} after the restart, ${s(fromOpen)} after the port opened: ${rate.toFixed(0)}/s (peak ${back.peak}/s); retries ${after.retries}, refusals ${JSON.stringify(after.refusals)}, errors ${JSON.stringify(after.errors)}, gave up ${after.failed}; service CPU ${cpuS.toFixed(1)} s (${cpuMsPerConnect.toFixed(1)} ms per reconnect, from the port opening); load ${figures.load}`,
     );
-    const marks = back.timeline.filter((_, i) => i % 8 === 0).map(([t, c]) => `${(t / 1000).toFixed(0)}s:${c}`);
-    log(`${label}: timeline ${marks.join(' ')}`);
+    const marks = back.timeline.filter((_, i) => i % 8 === 0).map(([t, c, r]) => `${(t / 1000).toFixed(0)}s:${c}/${r - before.retries}`);
+    log(`${label}: timeline (s: connected/attempts since the restart) ${marks.join(' ')}`);
+    const stalls = back.stalls.map(([from, to, attempts]) => `${s(from)}–${s(to)} (${attempts} attempts)`);
+    log(`${label}: stalls of ${STALL_MS / 1000} s or more with no connect: ${stalls.join(', ') || 'none'}`);
     void pid;
     return figures;
   } finally {
@@ -185,6 +203,7 @@ if (ours) {
     const ratio = ours.rate / results.floor.rate;
     console.log(`| floor: bare Aedes with mutual TLS | ${s(results.floor.fromOpen)}, ${results.floor.rate.toFixed(0)}/s, peak ${results.floor.peak}/s, retries ${results.floor.retries} | — | — |`);
     console.log(`| connect rate, ours ÷ floor | ${ratio.toFixed(2)}× | ≥ ${RATIO_BUDGET}× | ${ratio >= RATIO_BUDGET ? 'met' : 'NOT met'} |`);
+    console.log(`| CPU per reconnect, ours · floor (from the port opening) | ${ours.cpuMsPerConnect.toFixed(1)} ms · ${results.floor.cpuMsPerConnect.toFixed(1)} ms | — | — |`);
   }
 }
 console.log(JSON.stringify(results, (k, v) => (k === 'timeline' ? undefined : v)));
