@@ -3,16 +3,17 @@ import { eq, sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import type { MqttClient } from 'mqtt';
 import { DEFAULT_OFFLINE_GRACE_S, deviceTopic, type DeviceConfig } from '@latchkey/contract';
-import { lockDevices, locks } from '../../../db/schema.js';
+import { deviceConnections, instanceHeartbeats, lockDevices, locks } from '../../../db/schema.js';
 import { createTestApp, type TestApp } from '../../../../test/helpers.js';
 import { connectMqtt, deviceTls, provisionDevice, type ProvisionedDevice } from '../../../../test/fixtures/devices.js';
 import { createLock, createSandbox, type Sandbox } from '../../../../test/fixtures/operations.js';
 import { reissueInterval } from './config-reissue.js';
 
 /**
- * A restarted service knows which config each device holds (the database recorded it when it was
- * published): a device that comes back holding its current config is not issued it again; one whose config
- * changed, or is due again, is.
+ * A restarted service and the devices that come back to it. It knows which config each device holds (the
+ * database recorded it when it was published): a device that comes back holding its current config is not
+ * issued it again; one whose config changed, or is due again, is. On the embedded database it stands alone:
+ * no instance before it holds a device any more.
  */
 let t: TestApp;
 let sandbox: Sandbox;
@@ -121,5 +122,20 @@ describe('a restarted service', () => {
     expect(configs.map((c) => c.version)).toEqual([1, 2]);
     expect(configs[1]!.issuedAt).toBeGreaterThanOrEqual(configs[0]!.issuedAt!);
     expect(await deviceRow()).toMatchObject({ configVersion: 2 });
+  });
+});
+
+describe('the instance before a restart', () => {
+  it('holds no device once a standalone broker starts (PGlite); with PostgreSQL its holdings stay, for its peers to record offline', async () => {
+    await restart(async () => {
+      // An instance that beats still: with PostgreSQL, none of its peers takes it for a crashed one.
+      await t.database.db.insert(instanceHeartbeats).values({ instanceId: 'stopped' }).onConflictDoNothing();
+      await t.database.db
+        .insert(deviceConnections)
+        .values({ deviceId: device.deviceId, instanceId: 'stopped', since: Date.now() })
+        .onConflictDoUpdate({ target: deviceConnections.deviceId, set: { instanceId: 'stopped' } });
+    });
+    const held = await t.database.db.select().from(deviceConnections).where(eq(deviceConnections.instanceId, 'stopped'));
+    expect(held.map((row) => row.deviceId)).toEqual(t.database.kind === 'pglite' ? [] : [device.deviceId]);
   });
 });
