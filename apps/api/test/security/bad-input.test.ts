@@ -36,6 +36,33 @@ function rowsOf<T>(result: unknown): T[] {
   return ((result as { rows?: T[] }).rows ?? (result as T[])) as T[];
 }
 
+/**
+ * Sends requests a few at a time: `add` starts one, waiting first only while `limit` are in flight, and
+ * `drain` waits for the rest (and throws what one of them threw). Every request here is refused or only
+ * reads, so none depends on another's outcome, and on PostgreSQL their round trips overlap. A request
+ * `alone` is sent with none other in flight, and none is sent until it is answered.
+ */
+function inFlight(limit: number) {
+  const running = new Set<Promise<void>>();
+  const failures: unknown[] = [];
+  return {
+    async add(request: () => Promise<void>, alone = false): Promise<void> {
+      while (running.size >= (alone ? 1 : limit)) await Promise.race(running);
+      const sent: Promise<void> = request()
+        .catch((error: unknown) => void failures.push(error))
+        .finally(() => running.delete(sent));
+      running.add(sent);
+      if (alone) await sent;
+    },
+    async drain(): Promise<void> {
+      await Promise.all(running);
+      if (failures.length) throw failures[0];
+    },
+  };
+}
+/** Fewer than a PostgreSQL test app's pool of 5 connections: no request waits for one. */
+const IN_FLIGHT = 4;
+
 beforeAll(async () => {
   t = await createTestApp();
   const reg = await t.app.inject({ method: 'POST', url: '/api/auth/register', payload: { email: uniqueEmail('fuzz'), password: 'fuzz-pass' } });
@@ -161,7 +188,11 @@ describe('bad input never breaks the service', () => {
     let requests = 0;
     let hostile = 0;
     const problems: string[] = [];
+    const pool = inFlight(IN_FLIGHT);
     for (const route of routes) {
+      // The readiness probe answers 503 when the database takes 1.5 s to answer its ping, as a loaded host's
+      // PostgreSQL can with other requests in flight: it is sent alone.
+      const probe = route.url === '/api/ready';
       await fc.assert(
         fc.asyncProperty(segment, query, rawBody, fc.boolean(), async (param, q, body, withToken) => {
           // The owner's lock routes also get the real Front Door. Not /device/*: a refused operation there is
@@ -170,22 +201,24 @@ describe('bad input never breaks the service', () => {
           const real = (name: string) => (name === 'applicationId' && param === 'APP' ? appId : name === 'lockId' && realLock ? lockId : param);
           const path = route.url.replace(/:(\w+)|\*/g, (_m, name: string) => encodeURIComponent(real(name)));
           const qs = new URLSearchParams(q).toString();
-          const res = await injectAny(t.app, route.url, {
-            method: route.method as 'POST',
-            url: qs ? `${path}?${qs}` : path,
-            headers: {
-              'content-type': body.type,
-              ...(withToken && !stateful(route.method, route.url) ? { authorization: `Bearer ${token}` } : {}),
-            },
-            ...(route.method === 'GET' ? {} : { payload: body.payload }),
-          });
-          requests++;
-          if (isHostile(param) || Object.entries(q).some(([k, v]) => isHostile(k) || isHostile(v)) || isHostile(String(body.payload))) hostile++;
-          if (res.statusCode >= 500) problems.push(`${route.method} ${path} → ${res.statusCode} ${res.body.slice(0, 200)}`);
-          if (res.statusCode >= 400 && res.headers['content-type']?.toString().includes('json')) {
-            const b = res.json();
-            if (typeof b.code !== 'number' || typeof b.message !== 'string') problems.push(`${route.method} ${path}: error body ${res.body.slice(0, 100)}`);
-          }
+          await pool.add(async () => {
+            const res = await injectAny(t.app, route.url, {
+              method: route.method as 'POST',
+              url: qs ? `${path}?${qs}` : path,
+              headers: {
+                'content-type': body.type,
+                ...(withToken && !stateful(route.method, route.url) ? { authorization: `Bearer ${token}` } : {}),
+              },
+              ...(route.method === 'GET' ? {} : { payload: body.payload }),
+            });
+            requests++;
+            if (isHostile(param) || Object.entries(q).some(([k, v]) => isHostile(k) || isHostile(v)) || isHostile(String(body.payload))) hostile++;
+            if (res.statusCode >= 500) problems.push(`${route.method} ${path} → ${res.statusCode} ${res.body.slice(0, 200)}`);
+            if (res.statusCode >= 400 && res.headers['content-type']?.toString().includes('json')) {
+              const b = res.json();
+              if (typeof b.code !== 'number' || typeof b.message !== 'string') problems.push(`${route.method} ${path}: error body ${res.body.slice(0, 100)}`);
+            }
+          }, probe);
           return true;
         }),
         { numRuns: perRoute, seed: 42 },
@@ -208,11 +241,12 @@ describe('bad input never breaks the service', () => {
     );
     await fc.assert(
       fc.asyncProperty(invalidMember, fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 }), async (bad, junk) => {
-        for (const url of [`/api/platform/application/${appId}`, '/api/platform/application', '/api/account']) {
-          const res = await t.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${token}` }, payload: { ...junk, ...bad, ...(url === '/api/account' ? { displayName: '' } : {}) } });
-          requests++;
-          if (res.statusCode !== 400) problems.push(`POST ${url} ${JSON.stringify({ ...junk, ...bad })} → ${res.statusCode}`);
-        }
+        for (const url of [`/api/platform/application/${appId}`, '/api/platform/application', '/api/account'])
+          await pool.add(async () => {
+            const res = await t.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${token}` }, payload: { ...junk, ...bad, ...(url === '/api/account' ? { displayName: '' } : {}) } });
+            requests++;
+            if (res.statusCode !== 400) problems.push(`POST ${url} ${JSON.stringify({ ...junk, ...bad })} → ${res.statusCode}`);
+          });
         return true;
       }),
       { numRuns: 300, seed: 7 },
@@ -250,11 +284,12 @@ describe('bad input never breaks the service', () => {
           ['PUT', `${lockUrl}/${lockId}`, badLock],
           ['POST', lockUrl, badCreate],
           ['POST', `${lockUrl}/${lockId}/user`, badShare],
-        ] as const) {
-          const res = await t.app.inject({ method, url, headers: { authorization: `Bearer ${token}` }, payload });
-          requests++;
-          if (res.statusCode !== 400) problems.push(`${method} ${url} ${JSON.stringify(payload)} → ${res.statusCode}`);
-        }
+        ] as const)
+          await pool.add(async () => {
+            const res = await t.app.inject({ method, url, headers: { authorization: `Bearer ${token}` }, payload });
+            requests++;
+            if (res.statusCode !== 400) problems.push(`${method} ${url} ${JSON.stringify(payload)} → ${res.statusCode}`);
+          });
         return true;
       }),
       { numRuns: 100, seed: 17 },
@@ -263,6 +298,7 @@ describe('bad input never breaks the service', () => {
     // separator, a time a Date cannot hold), for every route that takes a body or a query: each must be
     // refused (4xx, nothing stored), never a 5xx. The rest of each request is valid, so the hostile member is
     // what the service meets — random bodies above are mostly refused before it gets that far.
+    await pool.drain();
     const targeted = await hostileMembers(routes, problems);
     requests += targeted.requests;
     hostile += targeted.requests;
@@ -481,6 +517,7 @@ async function hostileMembers(routes: { method: string; url: string }[], problem
   const table = templates();
   const statuses = new Map<string, number>();
   const reported = new Set<string>();
+  const pool = inFlight(IN_FLIGHT);
   let requests = 0;
   // Every route of the OpenAPI document with a body or a query has a template (or a stated reason not to),
   // and every route of the route table is in the document: a new route cannot be left out silently.
@@ -542,15 +579,16 @@ async function hostileMembers(routes: { method: string; url: string }[], problem
         fc.asyncProperty(
           fc.constantFrom(...members).chain((m) => hostileFor(m.leaf).map((v) => ({ ...m, v }))),
           async (one) => {
-            await attempt(one);
+            await pool.add(() => attempt(one));
             return true;
           },
         ),
         { numRuns: Math.max(40, members.length * 10), seed: 26 },
       );
       // Every hostile cursor on every list, not only the ones the draw above picks.
-      for (const m of members.filter((x) => x.leaf.path === 'cursor')) for (const v of HOSTILE_CURSORS) await attempt({ ...m, v });
+      for (const m of members.filter((x) => x.leaf.path === 'cursor')) for (const v of HOSTILE_CURSORS) await pool.add(() => attempt({ ...m, v }));
     }
   }
+  await pool.drain();
   return { requests, routes: covered.length, statuses };
 }
