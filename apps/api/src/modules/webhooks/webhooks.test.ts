@@ -379,52 +379,6 @@ describe('delivering', () => {
       await b.close();
     }
   });
-});
-
-/**
- * Deliveries that wait on the clock (the retry backoff, the delivery time-out, the relay's timer) run side
- * by side: each on an application and a receiver no other test here uses at the same time.
- */
-describe.concurrent('delivering, on the clock', () => {
-  it('retries a failed delivery with exponential backoff, always with the same webhook-id, then gives up', async () => {
-    const { s, r } = await ownEndpoint();
-    const hook = await register(['application.updated'], r.url, s);
-    r.setAnswer(() => 500);
-    await rename('Failing Doors', s);
-    // 1 + RETRY_LIMIT attempts, the k-th retry RETRY_DELAY·2^(k-1) to RETRY_DELAY·2^k seconds after the previous.
-    expect(await eventually(async () => (await deliveries(hook.id, s))[0]?.status === 'failed', 20_000)).toBe(true);
-    const attempts = r.received.slice();
-    expect(attempts).toHaveLength(1 + RETRY_LIMIT);
-    expect(new Set(attempts.map((a) => a.id)).size).toBe(1);
-    const gaps = attempts.slice(1).map((a, i) => (a.at - attempts[i]!.at) / 1000);
-    expect(gaps[0]).toBeGreaterThanOrEqual(RETRY_DELAY_S * 0.9);
-    expect(gaps[1]).toBeGreaterThanOrEqual(RETRY_DELAY_S * 2 * 0.9);
-    expect((await deliveries(hook.id, s))[0]).toMatchObject({ status: 'failed', attempts: 1 + RETRY_LIMIT, responseStatus: 500 });
-
-    // Resend: the same delivery again (same id, same body), and this time the receiver takes it.
-    r.setAnswer(() => 204);
-    const failed = (await deliveries(hook.id, s))[0]!;
-    const resent = await t.app.inject({ method: 'POST', url: `${base(s)}/webhook/${hook.id}/delivery/${failed.id}/resend`, headers: owner(s) });
-    expect(resent.statusCode, resent.body).toBe(202);
-    expect(await eventually(async () => (await deliveries(hook.id, s))[0]?.status === 'succeeded', 8000)).toBe(true);
-    const last = r.received.at(-1)!;
-    expect(last.id).toBe(failed.id);
-    expect(last.body).toBe(attempts[0]!.body);
-    expect(verifySignature(hook.secret, last)).toBe(true);
-    expect((await deliveries(hook.id, s))[0]).toMatchObject({ attempts: 2 + RETRY_LIMIT, responseStatus: 204 });
-    await remove(hook.id, s);
-  });
-
-  it('a receiver that does not answer in time is a failed attempt, retried', async () => {
-    const { s, r } = await ownEndpoint();
-    const hook = await register(['application.updated'], r.url, s);
-    let hung = false;
-    r.setAnswer(() => (hung ? 200 : ((hung = true), 'hang')));
-    await rename('Slow Doors', s);
-    expect(await eventually(async () => (await deliveries(hook.id, s))[0]?.status === 'succeeded', 15_000)).toBe(true);
-    expect((await deliveries(hook.id, s))[0]!.attempts).toBe(2);
-    await remove(hook.id, s);
-  });
 
   it('a webhook added on instance A receives the next update made on instance B, and after one is removed on A, a new one is announced at once', async () => {
     answering(() => 200);
@@ -471,5 +425,51 @@ describe.concurrent('delivering, on the clock', () => {
     } finally {
       await b.close();
     }
+  });
+});
+
+/**
+ * Deliveries that wait on the retry backoff and the delivery time-out run side by side, each on an
+ * application and a receiver of its own.
+ */
+describe.concurrent('delivering, on the clock', () => {
+  it('retries a failed delivery with exponential backoff, always with the same webhook-id, then gives up', async () => {
+    const { s, r } = await ownEndpoint();
+    const hook = await register(['application.updated'], r.url, s);
+    r.setAnswer(() => 500);
+    await rename('Failing Doors', s);
+    // 1 + RETRY_LIMIT attempts, the k-th retry RETRY_DELAY·2^(k-1) to RETRY_DELAY·2^k seconds after the previous.
+    expect(await eventually(async () => (await deliveries(hook.id, s))[0]?.status === 'failed', 20_000)).toBe(true);
+    const attempts = r.received.slice();
+    expect(attempts).toHaveLength(1 + RETRY_LIMIT);
+    expect(new Set(attempts.map((a) => a.id)).size).toBe(1);
+    const gaps = attempts.slice(1).map((a, i) => (a.at - attempts[i]!.at) / 1000);
+    expect(gaps[0]).toBeGreaterThanOrEqual(RETRY_DELAY_S * 0.9);
+    expect(gaps[1]).toBeGreaterThanOrEqual(RETRY_DELAY_S * 2 * 0.9);
+    expect((await deliveries(hook.id, s))[0]).toMatchObject({ status: 'failed', attempts: 1 + RETRY_LIMIT, responseStatus: 500 });
+
+    // Resend: the same delivery again (same id, same body), and this time the receiver takes it.
+    r.setAnswer(() => 204);
+    const failed = (await deliveries(hook.id, s))[0]!;
+    const resent = await t.app.inject({ method: 'POST', url: `${base(s)}/webhook/${hook.id}/delivery/${failed.id}/resend`, headers: owner(s) });
+    expect(resent.statusCode, resent.body).toBe(202);
+    expect(await eventually(async () => (await deliveries(hook.id, s))[0]?.status === 'succeeded', 8000)).toBe(true);
+    const last = r.received.at(-1)!;
+    expect(last.id).toBe(failed.id);
+    expect(last.body).toBe(attempts[0]!.body);
+    expect(verifySignature(hook.secret, last)).toBe(true);
+    expect((await deliveries(hook.id, s))[0]).toMatchObject({ attempts: 2 + RETRY_LIMIT, responseStatus: 204 });
+    await remove(hook.id, s);
+  });
+
+  it('a receiver that does not answer in time is a failed attempt, retried', async () => {
+    const { s, r } = await ownEndpoint();
+    const hook = await register(['application.updated'], r.url, s);
+    let hung = false;
+    r.setAnswer(() => (hung ? 200 : ((hung = true), 'hang')));
+    await rename('Slow Doors', s);
+    expect(await eventually(async () => (await deliveries(hook.id, s))[0]?.status === 'succeeded', 15_000)).toBe(true);
+    expect((await deliveries(hook.id, s))[0]!.attempts).toBe(2);
+    await remove(hook.id, s);
   });
 });
