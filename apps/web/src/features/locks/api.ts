@@ -15,6 +15,14 @@ export const lockKeys = {
   log: (appId: string, lockId: string) => ['applications', appId, 'locks', 'log', lockId] as const,
 };
 
+/**
+ * How long a lock's shares, log, access codes and tiles just read count as current. The lock page reads them
+ * as it opens and its cards draw that read instead of each reading them again as it mounts (live events and
+ * every change made here keep them current): an answer landing while a card renders would redo that render
+ * synchronously, a long task on a slow phone.
+ */
+export const LOCK_PAGE_FRESH_MS = 10_000;
+
 export const locksPath = (appId: string) => `/platform/application/${encodeURIComponent(appId)}/lock`;
 export const lockPath = (appId: string, lockId: string) =>
   `${locksPath(appId)}/${encodeURIComponent(lockId)}`;

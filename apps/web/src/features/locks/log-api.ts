@@ -1,7 +1,7 @@
 import { lockLogPageSchema, type LockLogEntry, type LockLogPage } from '@latchkey/contract';
 import { useInfiniteQuery, type InfiniteData, type QueryClient } from '@tanstack/react-query';
 import { request } from '../../lib/http';
-import { lockKeys, lockPath } from './api';
+import { LOCK_PAGE_FRESH_MS, lockKeys, lockPath } from './api';
 
 export interface LogRange {
   /** Epoch seconds, inclusive. */
@@ -30,6 +30,7 @@ export const lockLogQuery = (appId: string, lockId: string, range: LogRange) => 
   queryFn: ({ pageParam }: { pageParam: string | undefined }) => listLog(appId, lockId, range, pageParam),
   initialPageParam: undefined as string | undefined,
   getNextPageParam: (last: LockLogPage) => last.nextCursor ?? undefined,
+  staleTime: LOCK_PAGE_FRESH_MS,
 });
 
 export function useLockLog(appId: string, lockId: string, range: LogRange) {

@@ -2,7 +2,7 @@ import { lockShareSchema, type CreateLockShare, type LockShare } from '@latchkey
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import * as z from 'zod/mini';
 import { request } from '../../lib/http';
-import { lockKeys, lockPath } from './api';
+import { LOCK_PAGE_FRESH_MS, lockKeys, lockPath } from './api';
 
 const sharesPath = (appId: string, lockId: string) => `${lockPath(appId, lockId)}/user`;
 const shareListSchema = z.array(lockShareSchema);
@@ -24,6 +24,7 @@ export async function revokeShare(appId: string, lockId: string, userId: string)
 export const sharesQuery = (appId: string, lockId: string) => ({
   queryKey: lockKeys.shares(appId, lockId),
   queryFn: () => listShares(appId, lockId),
+  staleTime: LOCK_PAGE_FRESH_MS,
 });
 
 export function useShares(appId: string, lockId: string) {

@@ -2,7 +2,7 @@ import { accessCodeListSchema, accessCodeSchema, type AccessCode, type CreateAcc
 import { useMutation, useQuery, useQueryClient, type InfiniteData } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import { request } from '../../../lib/http';
-import { lockKeys, lockPath } from '../api';
+import { LOCK_PAGE_FRESH_MS, lockKeys, lockPath } from '../api';
 
 /** A lock's access codes sit beside its shares and log, under the application's key. */
 export const accessCodeKeys = {
@@ -36,6 +36,7 @@ export function useAccessCodes(appId: string, lockId: string) {
   return useQuery({
     queryKey: accessCodeKeys.list(appId, lockId),
     queryFn: () => listAccessCodes(appId, lockId),
+    staleTime: LOCK_PAGE_FRESH_MS,
     refetchInterval: (query) =>
       query.state.data?.some((c) => c.status === 'setting') ? SETTING_POLL_MS : false,
   });

@@ -514,6 +514,14 @@ describe('Lock page', () => {
     expect(drawn()).toEqual(headings);
   });
 
+  it('reads the shares, log, access codes and tiles once as it opens: the cards draw that read', async () => {
+    const { calls } = setup((call) => (call.url === `${LOCK}/tile` && call.method === 'GET' ? json([]) : undefined));
+    await within(await activityDrawn()).findByText('Share');
+    await screen.findByText('Live');
+    const reads = (path: string) => calls.filter((c) => c.method === 'GET' && c.url.split('?')[0] === `${LOCK}/${path}`).length;
+    expect(['user', 'log', 'access-code', 'tile'].map(reads)).toEqual([1, 1, 1, 1]);
+  });
+
   it('keeps its cards while a new date range loads: only the activity waits for it', async () => {
     let answer = () => {};
     const ranged = new Promise<void>((resolve) => (answer = resolve));

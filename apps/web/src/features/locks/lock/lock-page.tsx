@@ -2,6 +2,7 @@ import { faArrowLeft } from '@fortawesome/free-solid-svg-icons';
 import { Box, Link, Paper, Typography } from '@mui/material';
 import { memo, startTransition, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import type { Lock } from '@latchkey/contract';
 import { Link as RouterLink, useParams, useSearchParams } from 'react-router';
 import { paths } from '../../../lib/paths';
 import { Icon } from '../../../components/ui/icon';
@@ -65,6 +66,44 @@ function useCardsShown(lockId: string, ready: boolean): number {
 }
 
 /**
+ * The cards under the lock's header. Their own component, so that drawing one more redraws neither the
+ * header nor the page's queries, and a live event about the lock redraws only the cards that show it.
+ */
+const LockCards = memo(function LockCards({
+  appId,
+  lock,
+  ready,
+}: {
+  appId: string;
+  lock: Lock;
+  ready: boolean;
+}) {
+  const shown = useCardsShown(lock.id, ready);
+  return (
+    <>
+      {shown > 0 && <DeviceCard appId={appId} lock={lock} />}
+      {shown > 1 && <SharesCard appId={appId} lockId={lock.id} />}
+      {shown > 2 && <AccessCodesCard appId={appId} lockId={lock.id} />}
+      {shown > 3 && <TilesCard appId={appId} lockId={lock.id} />}
+      {shown > 4 && (
+        <Box
+          sx={{
+            display: 'grid',
+            gap: { xs: 2, md: 3 },
+            // minmax(0, …): a plain 1fr grows to its widest content, and a table made the page wider than a phone.
+            gridTemplateColumns: { xs: 'minmax(0, 1fr)', md: 'minmax(0, 2fr) minmax(0, 3fr)' },
+            alignItems: 'start',
+          }}
+        >
+          <SettingsCard appId={appId} lock={lock} />
+          {shown > 5 && <ActivityCard appId={appId} lockId={lock.id} />}
+        </Box>
+      )}
+    </>
+  );
+});
+
+/**
  * One lock: its live state, its door's state and Unlock (and, on a virtual lock, Simulate), the device it
  * runs on, who it is shared with, its access codes, its settings, and its live activity.
  */
@@ -80,7 +119,7 @@ export function LockPage() {
   const logPending = useLockLog(appId, lockId, rangeFromDays(params.get('from'), params.get('to'))).isPending;
   const codesPending = useAccessCodes(appId, lockId).isPending;
   const tilesPending = useLockTiles(appId, lockId).isPending;
-  const shown = useCardsShown(lockId, !sharesPending && !logPending && !codesPending && !tilesPending);
+  const cardsReady = !sharesPending && !logPending && !codesPending && !tilesPending;
   const back = (
     <Link
       component={RouterLink}
@@ -140,24 +179,7 @@ export function LockPage() {
           </Box>
         </Box>
       </Paper>
-      {shown > 0 && <DeviceCard appId={appId} lock={lock.data} />}
-      {shown > 1 && <SharesCard appId={appId} lockId={lockId} />}
-      {shown > 2 && <AccessCodesCard appId={appId} lockId={lockId} />}
-      {shown > 3 && <TilesCard appId={appId} lockId={lockId} />}
-      {shown > 4 && (
-        <Box
-          sx={{
-            display: 'grid',
-            gap: { xs: 2, md: 3 },
-            // minmax(0, …): a plain 1fr grows to its widest content, and a table made the page wider than a phone.
-            gridTemplateColumns: { xs: 'minmax(0, 1fr)', md: 'minmax(0, 2fr) minmax(0, 3fr)' },
-            alignItems: 'start',
-          }}
-        >
-          <SettingsCard appId={appId} lock={lock.data} />
-          {shown > 5 && <ActivityCard appId={appId} lockId={lockId} />}
-        </Box>
-      )}
+      <LockCards appId={appId} lock={lock.data} ready={cardsReady} />
     </Box>
   );
 }

@@ -14,7 +14,7 @@ import {
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import * as z from 'zod/mini';
 import { request } from '../../../lib/http';
-import { lockPath } from '../api';
+import { LOCK_PAGE_FRESH_MS, lockPath } from '../api';
 
 /** A lock's tiles sit beside its shares and log, under the application's key. */
 export const tileKeys = {
@@ -90,7 +90,11 @@ export async function executeAsTileUser(bearer: string, lockId: string, jws: str
 }
 
 export function useLockTiles(appId: string, lockId: string) {
-  return useQuery({ queryKey: tileKeys.list(appId, lockId), queryFn: () => listLockTiles(appId, lockId) });
+  return useQuery({
+    queryKey: tileKeys.list(appId, lockId),
+    queryFn: () => listLockTiles(appId, lockId),
+    staleTime: LOCK_PAGE_FRESH_MS,
+  });
 }
 
 export function useTileQr(appId: string, lockId: string, tileId: string | null) {
