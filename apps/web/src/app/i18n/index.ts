@@ -8,12 +8,13 @@ export { LANGUAGES, type Language };
 const STORAGE_KEY = 'latchkey.language';
 
 // English is built in (it is the fallback for any missing text); other languages load when chosen, so
-// the first page of an English reader carries no other table.
+// the first page of an English reader carries no other table. i18next merges the tables added later into
+// the one it is given: it gets a copy, and `en` stays the English table as written.
 void i18n.use(initReactI18next).init({
   lng: 'en',
   fallbackLng: 'en',
   supportedLngs: [...LANGUAGES],
-  resources: { en: { translation: en } },
+  resources: { en: { translation: structuredClone(en) } },
   interpolation: { escapeValue: false },
   returnObjects: true,
 });
