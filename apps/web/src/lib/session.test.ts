@@ -1,7 +1,8 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 describe('session storage', () => {
-  afterEach(() => vi.resetModules());
+  // Each test loads the session module afresh, as a page loading the portal does.
+  beforeEach(() => vi.resetModules());
 
   it('keeps no private key from the sign-in answer', async () => {
     const { getSession, storeSignIn } = await import('./session');
