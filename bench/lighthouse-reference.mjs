@@ -138,7 +138,8 @@ export async function startBuild(dir) {
     return exited.then(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   };
   cleanups.push(stop);
-  await waitFor(`${url}/api/ready`);
+  // A first start on a busy host (the embedded database made, migrations run) can take minutes.
+  await waitFor(`${url}/api/ready`, 300_000);
   return { url, stop };
 }
 
