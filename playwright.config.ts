@@ -11,16 +11,19 @@ export default defineConfig({
   testDir: './e2e',
   outputDir: './test-results',
   // Two browsers against the one service: every journey signs up its own account and finds its emails by
-  // their address, so none sees another's data. A file's tests run in order in one worker unless the file
-  // says otherwise (phone-widths.spec.ts, the longest, spreads its four).
-  fullyParallel: false,
+  // their address, so none sees another's data, and any test may run in either browser: the two end
+  // together instead of one finishing a long file alone.
+  fullyParallel: true,
   workers: 2,
   retries: 0,
   timeout: 60_000,
   expect: { timeout: 10_000 },
   use: {
     baseURL,
-    trace: 'retain-on-failure',
+    // A failure keeps the trace's actions, page snapshots, network and console. Its film strip is left out:
+    // recording the screen through every test cost a quarter of the suite's CPU time (the failure's own
+    // screenshot below still shows where it stopped).
+    trace: { mode: 'retain-on-failure', screenshots: false },
     // A missing element fails in seconds, not at the end of a journey's whole budget.
     actionTimeout: 15_000,
     screenshot: 'only-on-failure',

@@ -16,9 +16,6 @@ import { expectAccessible } from './support';
  * checked on a page first drawn at it.
  */
 
-// The two walks are independent (each language seeds its own application): they may run in different workers.
-test.describe.configure({ mode: 'parallel' });
-
 const HEIGHT = 740;
 
 /** The viewport at `width`, and the page laid out again there (what resize observers change drawn too). */
