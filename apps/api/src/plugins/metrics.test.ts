@@ -196,9 +196,12 @@ describe('GET /metrics', () => {
       const res = await execute(t, silentLock, token, signOperation(bob, silentLock, UNLOCK));
       expect(res.statusCode, res.body).toBe(504);
       await heard;
+      // Offline again, as a device says when it goes: no device stays connected after this test.
+      await client.publishAsync(deviceTopic(device.deviceId, 'presence'), 'offline', { qos: 1, retain: true });
     } finally {
       client.end(true);
     }
+    expect(await eventually(async () => valueOf(await scrape(), 'latchkey_devices_connected') === 0)).toBe(true);
 
     const text = await scrape();
     expect(valueOf(text, 'latchkey_operations_total', { type: 'MUTATE_LOCK', outcome: 'unavailable', reason: 'offline' })).toBe(1);

@@ -22,14 +22,16 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
+const add = (id: string, url: string) => t.app.inject({ method: 'POST', url: issuerUrl(id), headers: bearer(owner.token), payload: { url } });
+
 async function authDomains(id: string): Promise<string[]> {
   const res = await t.app.inject({ method: 'GET', url: `/api/platform/application/${id}`, headers: bearer(owner.token) });
   return (res.json() as { authDomains: string[] }).authDomains;
 }
 
+/** Each test registers issuers of its own hosts, on applications of its own where it changes them: any order. */
 describe('auth domains in their normal form', () => {
   it('stores the normal form and refuses the same issuer written differently, on any application', async () => {
-    const add = (id: string, url: string) => t.app.inject({ method: 'POST', url: issuerUrl(id), headers: bearer(owner.token), payload: { url } });
     expect((await add(applicationId, 'HTTPS://Login.Example.COM:443/')).statusCode).toBe(204);
     expect(await authDomains(applicationId)).toEqual(['https://login.example.com']);
     for (const again of ['https://login.example.com', 'https://LOGIN.example.com/', 'https://login.example.com:443', 'https://login.example.com:443/']) {
@@ -46,20 +48,25 @@ describe('auth domains in their normal form', () => {
   });
 
   it('removes an auth domain given in another form', async () => {
-    const res = await t.app.inject({ method: 'DELETE', url: issuerUrl(applicationId), headers: bearer(owner.token), payload: { url: 'https://Login.Example.com:443/tenant-%7Ea' } });
+    const id = await createApplication(t, owner.userId, 'Removing');
+    expect((await add(id, 'https://remove.example.com/tenant-%7ea')).statusCode).toBe(204);
+    expect(await authDomains(id)).toContain('https://remove.example.com/tenant-~a');
+    const res = await t.app.inject({ method: 'DELETE', url: issuerUrl(id), headers: bearer(owner.token), payload: { url: 'https://Remove.Example.com:443/tenant-%7Ea' } });
     expect(res.statusCode).toBe(204);
-    expect(await authDomains(applicationId)).not.toContain('https://login.example.com/tenant-~a');
+    expect(await authDomains(id)).not.toContain('https://remove.example.com/tenant-~a');
   });
 
   it("compares a token's iss in the same normal form", async () => {
-    const key = await addKey(t, applicationId, 'ES256');
-    for (const iss of ['https://login.example.com', 'https://LOGIN.Example.com/', 'https://login.example.com:443']) {
+    const id = await createApplication(t, owner.userId, 'Signing in');
+    expect((await add(id, 'HTTPS://Sign-In.Example.COM:443/')).statusCode).toBe(204);
+    const key = await addKey(t, id, 'ES256');
+    for (const iss of ['https://sign-in.example.com', 'https://SIGN-IN.Example.com/', 'https://sign-in.example.com:443']) {
       const token = await signUserToken(key, { iss, sub: 'normal-form-user' });
       const res = await t.app.inject({ method: 'GET', url: '/api/platform/auth', headers: bearer(token) });
       expect(res.statusCode, iss).toBe(200);
-      expect(res.json()).toMatchObject({ applicationId, sub: 'normal-form-user' });
+      expect(res.json()).toMatchObject({ applicationId: id, sub: 'normal-form-user' });
     }
-    const stranger = await signUserToken(key, { iss: 'https://login.example.com/other', sub: 'normal-form-user' });
+    const stranger = await signUserToken(key, { iss: 'https://sign-in.example.com/other', sub: 'normal-form-user' });
     expect((await t.app.inject({ method: 'GET', url: '/api/platform/auth', headers: bearer(stranger) })).statusCode).toBe(401);
   });
 
@@ -72,7 +79,6 @@ describe('auth domains in their normal form', () => {
       const res = await t.app.inject({ method: 'GET', url: '/api/platform/auth', headers: bearer(await signUserToken(key, { iss, sub: 'legacy-user' })) });
       expect(res.statusCode, iss).toBe(200);
     }
-    const again = await t.app.inject({ method: 'POST', url: issuerUrl(applicationId), headers: bearer(owner.token), payload: { url: 'https://legacy.example.com' } });
-    expect(again.statusCode).toBe(409);
+    expect((await add(applicationId, 'https://legacy.example.com')).statusCode).toBe(409);
   });
 });

@@ -7,7 +7,11 @@ import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { addIssuer, addKey, bearer, createApplication, createOwner, signUserToken, type SigningKey } from '../../../test/fixtures/platform-users.js';
 import { invitationRefusal } from './shares.service.js';
 
-/** Sharing a lock — to users and to new emails (branded invitations), revoking, logging, ownership. */
+/**
+ * Sharing a lock — to users and to new emails (branded invitations), revoking, logging, ownership. Each test
+ * shares to addresses of its own, and one that reads a lock's whole share list or log uses a lock of its own:
+ * the tests pass in any order.
+ */
 let t: TestApp;
 let owner: Awaited<ReturnType<typeof createOwner>>;
 let stranger: Awaited<ReturnType<typeof createOwner>>;
@@ -36,9 +40,11 @@ function call(method: Method, url: string, payload?: object, token = owner.token
   return t.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
 }
 const sharesUrl = (lockId = lock.id) => `/api/platform/application/${appId}/lock/${lockId}/user`;
-const share = (payload: object, token = owner.token) => call('POST', sharesUrl(), payload, token);
-const shares = async () => (await call('GET', sharesUrl())).json() as LockShare[];
-const log = async () => ((await call('GET', `/api/platform/application/${appId}/lock/${lock.id}/log`)).json() as LockLogPage).items;
+const share = (payload: object, token = owner.token, lockId = lock.id) => call('POST', sharesUrl(lockId), payload, token);
+const shares = async (lockId = lock.id) => (await call('GET', sharesUrl(lockId))).json() as LockShare[];
+const log = async (lockId = lock.id) => ((await call('GET', `/api/platform/application/${appId}/lock/${lockId}/log`)).json() as LockLogPage).items;
+const newLock = async (name: string) => ((await call('POST', `/api/platform/application/${appId}/lock`, { name })).json() as Lock).id;
+const mailsTo = async (to: string) => (await outbox()).filter((m) => m.to === to);
 const outbox = async () => (await call('GET', `/api/platform/application/${appId}/outbox`)).json() as SentEmail[];
 const signIn = async (sub: string, email: string) => {
   const res = await t.app.inject({ method: 'GET', url: '/api/platform/auth', headers: bearer(await signUserToken(key, { iss: ISS, sub, email })) });
@@ -47,22 +53,24 @@ const signIn = async (sub: string, email: string) => {
 const userIdOf = async (email: string) => (await shares()).find((s) => s.email === email)!.userId;
 
 describe('sharing with someone who has no account yet', () => {
-  const invitee = 'New.Person@Example.com';
+  const invitation = { role: 'ADMIN', start: 1_900_000_000, timeWindow: { start: '08:00', end: '17:00', timezone: 'Europe/Paris', days: ['MONDAY'] } };
 
   it('creates a pending user and a share with an expiring invitation, and logs it', async () => {
+    const own = await newLock('Side Entrance');
     const before = Date.now() / 1000;
-    const res = await share({ email: invitee, role: 'ADMIN', start: 1_900_000_000, timeWindow: { start: '08:00', end: '17:00', timezone: 'Europe/Paris', days: ['MONDAY'] } });
+    const res = await share({ email: 'New.Person@Example.com', ...invitation }, owner.token, own);
     expect(res.statusCode).toBe(201);
     const body = res.json() as LockShare;
     expect(body).toMatchObject({ email: 'new.person@example.com', status: 'pending', role: 'ADMIN', start: 1_900_000_000, end: null, timeWindow: { timezone: 'Europe/Paris' } });
     expect(body.inviteExpiresAt! - before).toBeGreaterThan(t.app.config.inviteTtl - 60);
-    expect(await shares()).toEqual([body]);
-    expect((await log())[0]).toMatchObject({ type: 'SHARE', subject: 'new.person@example.com', reason: 'ADMIN', rejected: false, actor: { userId: owner.userId, email: owner.email } });
+    expect(await shares(own)).toEqual([body]);
+    expect((await log(own))[0]).toMatchObject({ type: 'SHARE', subject: 'new.person@example.com', reason: 'ADMIN', rejected: false, actor: { userId: owner.userId, email: owner.email } });
   });
 
   it("sends a branded invitation with a text part through the mailer, and keeps it in the application's Outbox", async () => {
-    const [listed] = await outbox();
-    expect(listed).toMatchObject({ kind: 'lock-invitation', to: 'new.person@example.com', subject: 'You have a new key for Acme Access' });
+    expect((await share({ email: 'Branded.Person@Example.com', ...invitation })).statusCode).toBe(201);
+    const [listed] = await mailsTo('branded.person@example.com');
+    expect(listed).toMatchObject({ kind: 'lock-invitation', to: 'branded.person@example.com', subject: 'You have a new key for Acme Access' });
     expect(listed!.text).toContain('You have been given access to the door “Main Entrance”.');
     expect(listed!.text).toContain('Accept Key: https://acme.example/app');
     expect(listed!.text).toMatch(/This invitation expires on .+ UTC\. If you need it after that, ask the person who shared it with you to share the door again\./);
@@ -75,7 +83,7 @@ describe('sharing with someone who has no account yet', () => {
     for (const part of ['#AA2200', 'https://cdn.example.com/acme.png', 'Main Entrance', 'Acme Ltd', 'https://acme.example/app']) expect(html.body).toContain(part);
 
     // The mailer (the file outbox here) got the same email, both parts.
-    const mailed = (await (t.app.mailer as OutboxMailer).list()).filter((m) => m.to === 'new.person@example.com');
+    const mailed = (await (t.app.mailer as OutboxMailer).list()).filter((m) => m.to === 'branded.person@example.com');
     expect(mailed).toHaveLength(1);
     expect(mailed[0]).toMatchObject({ subject: listed!.subject, text: listed!.text });
     const [stored] = await t.app.db.select().from(sentEmails).where(eq(sentEmails.id, listed!.id));
@@ -96,19 +104,22 @@ describe('sharing with someone who has no account yet', () => {
   });
 
   it('renews the invitation and sends it again when shared again (200)', async () => {
-    const userId = await userIdOf('new.person@example.com');
+    expect((await share({ email: 'renewed.person@example.com', ...invitation })).statusCode).toBe(201);
+    const userId = await userIdOf('renewed.person@example.com');
     await t.app.db.update(lockShares).set({ inviteExpiresAt: new Date(Date.now() - 1000) }).where(eq(lockShares.userId, userId));
-    const res = await share({ email: 'new.person@example.com', role: 'USER' });
+    const res = await share({ email: 'renewed.person@example.com', role: 'USER' });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ userId, role: 'USER', start: null, timeWindow: null });
     expect((res.json() as LockShare).inviteExpiresAt!).toBeGreaterThan(Date.now() / 1000);
-    expect((await outbox()).filter((m) => m.to === 'new.person@example.com')).toHaveLength(2);
+    expect(await mailsTo('renewed.person@example.com')).toHaveLength(2);
   });
 
   it('becomes a plain share when the invitee signs in before it expires', async () => {
-    await signIn('sub-new-person', 'new.person@example.com');
-    const [active] = await shares();
-    expect(active).toMatchObject({ email: 'new.person@example.com', status: 'active', inviteExpiresAt: null });
+    expect((await share({ email: 'signing.person@example.com', ...invitation })).statusCode).toBe(201);
+    expect((await shares()).find((s) => s.email === 'signing.person@example.com')).toMatchObject({ status: 'pending' });
+    await signIn('sub-signing-person', 'signing.person@example.com');
+    const active = (await shares()).find((s) => s.email === 'signing.person@example.com');
+    expect(active).toMatchObject({ email: 'signing.person@example.com', status: 'active', inviteExpiresAt: null });
   });
 
   it('stays refused with the activation-link-expired message when the invitee comes too late', async () => {
@@ -154,7 +165,7 @@ describe('sharing with users the application already has', () => {
     await t.app.db.update(applications).set({ onlySendEssentialEmails: false }).where(eq(applications.id, appId));
     await signIn('sub-notice', 'notice@example.com');
     await share({ email: 'notice@example.com' });
-    expect((await outbox())[0]).toMatchObject({ kind: 'lock-share', to: 'notice@example.com' });
+    expect(await mailsTo('notice@example.com')).toEqual([expect.objectContaining({ kind: 'lock-share', to: 'notice@example.com' })]);
     await t.app.db.update(applications).set({ onlySendEssentialEmails: true }).where(eq(applications.id, appId));
   });
 });
@@ -209,9 +220,10 @@ describe('revoking', () => {
 
 describe('who may share', () => {
   it('answers a stranger 404 on every share and outbox route, and changes nothing', async () => {
+    expect((await share({ email: 'kept.from.strangers@example.com' })).statusCode).toBe(201);
     const before = await shares();
-    const [email] = await outbox();
-    const userId = before[0]!.userId;
+    const [email] = await mailsTo('kept.from.strangers@example.com');
+    const userId = await userIdOf('kept.from.strangers@example.com');
     for (const [method, url, payload] of [
       ['GET', sharesUrl(), undefined],
       ['POST', sharesUrl(), { email: 'intruder@example.com' }],

@@ -23,8 +23,6 @@ let door: string;
 let backDoor: string;
 let foreignLock: string;
 let tileId: string;
-let pendingEmail: string;
-let activeEmail: string;
 let foreignEmail: string;
 
 interface Mail {
@@ -96,8 +94,6 @@ beforeAll(async () => {
   const made = await t.app.inject({ method: 'POST', url: `/api/platform/application/${sandbox.applicationId}/lock/${door}/tile`, headers: bearer(sandbox.owner.token) });
   expect(made.statusCode).toBe(201);
   tileId = (made.json() as LockTile).tileId;
-  pendingEmail = await pendingUser('tile-pending');
-  ({ email: activeEmail } = await activeUser('tile-active'));
   // Another application's user, with a share of that application's lock.
   foreignEmail = uniqueEmail('tile-foreign');
   await share(t, foreignLock, (await certify(t, await appUserToken(other, `foreign-${randomUUID()}`, foreignEmail))).userId, { role: 'ADMIN' });
@@ -107,6 +103,9 @@ afterAll(() => t?.close());
 describe('POST /tile/{tileId}/sign-in', () => {
   it('emails a single-use link only to an address a lock of the tile is shared with (any case; pending or active); the same 202 otherwise', async () => {
     const sameBody = { message: tileErrors.signInSent };
+    // Users of this test's own: the mails counted below are theirs alone, whichever tests ran before.
+    const pendingEmail = await pendingUser('tile-pending');
+    const { email: activeEmail } = await activeUser('tile-active');
     // Only the back door is shared with this one: a key, but not to a door behind this tile.
     const { email: elsewhereEmail } = await activeUser('tile-elsewhere', backDoor);
     // A share that has ended.
@@ -157,6 +156,7 @@ describe('POST /tile/{tileId}/sign-in', () => {
 
 describe('POST /tile/sign-in/verify', () => {
   it('answers a 12-hour lock-user token for the application user; the link works once; a pending user stays pending', async () => {
+    const pendingEmail = await pendingUser('tile-verify');
     expect((await ask(pendingEmail)).statusCode).toBe(202);
     const secret = (await linkSecret(pendingEmail))!;
     const res = await verify(secret);
