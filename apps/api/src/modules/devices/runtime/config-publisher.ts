@@ -27,6 +27,13 @@ export type DeviceConfigContent = Omit<DeviceConfig, 'lockId' | 'version'>;
 
 const seconds = (value: string | Date | null) => (value === null ? null : Math.floor(new Date(value).getTime() / 1000));
 
+/**
+ * Publishes (each a few statements: the lock's config read, compared, and perhaps issued) running at once at
+ * most. A reconnect storm asks for one per device coming online: the rest wait their turn here rather than
+ * in the database's queue, where the connects' lookups would wait behind all of them.
+ */
+const PUBLISHES_AT_ONCE = 8;
+
 /** How long "this lock has no provisioned device" is believed before the database is asked again. */
 const NO_DEVICE_TTL_MS = 30_000;
 
@@ -38,6 +45,9 @@ export class ConfigPublisher {
   /** Per lock: a publish running, and whether another notice came in meanwhile. */
   private readonly running = new Map<string, { again: boolean; force: boolean }>();
   private stopped = false;
+  /** Publishes running now, and those waiting for a turn (PUBLISHES_AT_ONCE). */
+  private active = 0;
+  private readonly turns: (() => void)[] = [];
 
   constructor(
     private readonly db: Db,
@@ -99,6 +109,18 @@ export class ConfigPublisher {
     while (this.running.size > 0) await new Promise((resolve) => setTimeout(resolve, 5));
   }
 
+  /** A turn among the PUBLISHES_AT_ONCE publishes that may run; → the call that ends it. */
+  private async turn(): Promise<() => void> {
+    if (this.active < PUBLISHES_AT_ONCE) this.active++;
+    else await new Promise<void>((resolve) => this.turns.push(resolve));
+    // Ended, the turn passes to the next waiting, if any.
+    return () => {
+      const next = this.turns.shift();
+      if (next) next();
+      else this.active--;
+    };
+  }
+
   /** One publish per lock at a time; notices meanwhile make one more run after it, not one each. */
   private schedule(lockId: string, force: boolean): void {
     const current = this.running.get(lockId);
@@ -115,7 +137,10 @@ export class ConfigPublisher {
         state.again = false;
         state.force = false;
         if (this.stopped) break;
-        await this.publish(lockId, forced).catch((err: unknown) => this.log.warn({ err, lockId }, 'device config not published'));
+        const done = await this.turn();
+        await this.publish(lockId, forced)
+          .catch((err: unknown) => this.log.warn({ err, lockId }, 'device config not published'))
+          .finally(done);
       } while (state.again);
       this.running.delete(lockId);
     })();
