@@ -237,45 +237,45 @@ describe('invitations', () => {
   });
 });
 
+/**
+ * One service with low limits for both tests: 3 attempts per address and email, 5 per address. Each test
+ * signs in from addresses of its own, so neither counts the other's attempts.
+ */
 describe('rate limit', () => {
+  let limited: TestApp;
+  beforeAll(async () => {
+    limited = await createTestApp({ LOGIN_RATE_LIMIT_MAX: '3', LOGIN_ADDRESS_RATE_LIMIT_MAX: '5' });
+  });
+  afterAll(() => limited?.close());
+
   it('answers 429 with Retry-After beyond the limit', async () => {
-    const limited = await createTestApp({ LOGIN_RATE_LIMIT_MAX: '3' });
-    try {
-      const email = uniqueEmail('brute');
-      const statuses: number[] = [];
-      let last;
-      for (let i = 0; i < 4; i++) {
-        last = await limited.app.inject({ method: 'POST', url: '/api/auth/token', payload: { email, password: 'guess-' + i } });
-        statuses.push(last.statusCode);
-      }
-      expect(statuses).toEqual([401, 401, 401, 429]);
-      expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
-      expect(last!.json()).toEqual({ code: 429, message: apiErrors.tooManyAttempts });
-    } finally {
-      await limited.close();
+    const email = uniqueEmail('brute');
+    const statuses: number[] = [];
+    let last;
+    for (let i = 0; i < 4; i++) {
+      last = await limited.app.inject({ method: 'POST', url: '/api/auth/token', remoteAddress: '192.0.2.33', payload: { email, password: 'guess-' + i } });
+      statuses.push(last.statusCode);
     }
+    expect(statuses).toEqual([401, 401, 401, 429]);
+    expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
+    expect(last!.json()).toEqual({ code: 429, message: apiErrors.tooManyAttempts });
   });
 
   it('limits one address across emails (spraying), without locking an email’s owner out from another address', async () => {
-    const limited = await createTestApp({ LOGIN_RATE_LIMIT_MAX: '3', LOGIN_ADDRESS_RATE_LIMIT_MAX: '5' });
-    try {
-      const victim = uniqueEmail('victim');
-      await limited.app.inject({ method: 'POST', url: '/api/auth/register', payload: { email: victim, password: 'right-pass' } });
-      const attempt = (email: string, remoteAddress: string, password = 'Spring2026!') =>
-        limited.app.inject({ method: 'POST', url: '/api/auth/token', remoteAddress, payload: { email, password } });
-      const sprayer = '203.0.113.66';
-      // One guess per email, every email different: the per address + email limit never trips, this one does.
-      const statuses: number[] = [];
-      for (const email of [victim, ...Array.from({ length: 5 }, () => uniqueEmail('sprayed'))]) statuses.push((await attempt(email, sprayer)).statusCode);
-      expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
-      const refused = await attempt(uniqueEmail('sprayed'), sprayer);
-      expect(refused.json()).toEqual({ code: 429, message: apiErrors.tooManyAttempts });
-      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
-      // The victim's email was tried from the sprayer's address; from their own address they sign in.
-      expect((await attempt(victim, '198.51.100.20', 'right-pass')).statusCode).toBe(200);
-    } finally {
-      await limited.close();
-    }
+    const victim = uniqueEmail('victim');
+    await limited.app.inject({ method: 'POST', url: '/api/auth/register', payload: { email: victim, password: 'right-pass' } });
+    const attempt = (email: string, remoteAddress: string, password = 'Spring2026!') =>
+      limited.app.inject({ method: 'POST', url: '/api/auth/token', remoteAddress, payload: { email, password } });
+    const sprayer = '203.0.113.66';
+    // One guess per email, every email different: the per address + email limit never trips, this one does.
+    const statuses: number[] = [];
+    for (const email of [victim, ...Array.from({ length: 5 }, () => uniqueEmail('sprayed'))]) statuses.push((await attempt(email, sprayer)).statusCode);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+    const refused = await attempt(uniqueEmail('sprayed'), sprayer);
+    expect(refused.json()).toEqual({ code: 429, message: apiErrors.tooManyAttempts });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    // The victim's email was tried from the sprayer's address; from their own address they sign in.
+    expect((await attempt(victim, '198.51.100.20', 'right-pass')).statusCode).toBe(200);
   });
 });
 
