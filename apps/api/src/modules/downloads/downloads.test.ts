@@ -25,25 +25,27 @@ async function setupOf(t: TestApp) {
   return platformSetupSchema.parse(res.json());
 }
 
+/** A built service (its device package made as `npm run build` makes it) at the default PUBLIC_URL, a loopback one. */
+let t: TestApp;
+const downloads = tmp('latchkey-downloads-');
+let url: string;
+beforeAll(async () => {
+  // What `npm run build` does for the service (apps/api/build.mjs), into this file's own directory.
+  await run(process.execPath, [path.join(deviceDir, 'pack.mjs'), downloads]);
+  t = await createTestApp({}, { downloadsDir: downloads });
+  await t.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = t.app.server.address();
+  if (!address || typeof address === 'string') throw new Error('not listening');
+  url = `http://127.0.0.1:${address.port}${DEVICE_PACKAGE_PATH}`;
+});
+afterAll(async () => {
+  await t?.close();
+  fs.rmSync(downloads, { recursive: true, force: true });
+});
+
 describe('the device package served by the platform', () => {
-  let t: TestApp;
-  const downloads = tmp('latchkey-downloads-');
   const prefix = tmp('latchkey-prefix-');
-  let url: string;
-  beforeAll(async () => {
-    // What `npm run build` does for the service (apps/api/build.mjs), into this test's own directory.
-    await run(process.execPath, [path.join(deviceDir, 'pack.mjs'), downloads]);
-    t = await createTestApp({}, { downloadsDir: downloads });
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const address = t.app.server.address();
-    if (!address || typeof address === 'string') throw new Error('not listening');
-    url = `http://127.0.0.1:${address.port}${DEVICE_PACKAGE_PATH}`;
-  });
-  afterAll(async () => {
-    await t.close();
-    fs.rmSync(downloads, { recursive: true, force: true });
-    fs.rmSync(prefix, { recursive: true, force: true });
-  });
+  afterAll(() => fs.rmSync(prefix, { recursive: true, force: true }));
 
   it('installs with `npm install -g <PUBLIC_URL>/downloads/latchkey-device.tgz` and runs latchkey-device --version', async () => {
     // The package's own dependencies (mqtt, @peculiar/x509, reflect-metadata) come from the npm registry;
@@ -67,21 +69,19 @@ describe('the device package served by the platform', () => {
 });
 
 describe('platform setup: the URLs other machines are given', () => {
-  let loopback: TestApp;
+  /** A service not built (no device package) whose PUBLIC_URL other machines can reach. */
   let reachable: TestApp;
   const empty = tmp('latchkey-downloads-empty-');
   beforeAll(async () => {
-    loopback = await createTestApp({ PUBLIC_URL: 'http://localhost:3000' }, { downloadsDir: empty });
     reachable = await createTestApp({ PUBLIC_URL: 'http://192.0.2.10:3000' }, { downloadsDir: empty });
   });
   afterAll(async () => {
-    await loopback.close();
-    await reachable.close();
+    await reachable?.close();
     fs.rmSync(empty, { recursive: true, force: true });
   });
 
   it('says when PUBLIC_URL and the broker URL are loopback addresses, and offers this machine’s network addresses', async () => {
-    const setup = await setupOf(loopback);
+    const setup = await setupOf(t);
     expect(setup).toMatchObject({ publicUrl: 'http://localhost:3000', publicUrlIsLoopback: true, brokerUrl: 'mqtts://localhost:8883', brokerUrlIsLoopback: true });
     expect(setup.networkAddresses).toEqual(networkAddresses());
     expect(setup.networkAddresses).not.toContain('127.0.0.1');
@@ -99,14 +99,14 @@ describe('platform setup: the URLs other machines are given', () => {
   });
 
   it('needs a signed-in account', async () => {
-    expect((await loopback.app.inject({ url: '/api/platform/setup' })).statusCode).toBe(401);
+    for (const app of [t.app, reachable.app]) expect((await app.inject({ url: '/api/platform/setup' })).statusCode).toBe(401);
   });
 
   it('answers 404 saying how to build it when the service was not built', async () => {
-    const res = await loopback.app.inject({ url: DEVICE_PACKAGE_PATH });
+    const res = await reachable.app.inject({ url: DEVICE_PACKAGE_PATH });
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ code: 404, message: DEVICE_PACKAGE_NOT_BUILT });
-    expect((await setupOf(loopback)).devicePackage).toBeNull();
+    expect((await setupOf(reachable)).devicePackage).toBeNull();
   });
 
   it('knows loopback hosts and leaves out loopback and link-local interface addresses', () => {
