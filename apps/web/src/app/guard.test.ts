@@ -27,6 +27,7 @@ describe('protectedLoader (navigation guard)', () => {
   });
 
   it("starts loading an application page's application with the session check, once, into the page's cache", async () => {
+    queryClient.removeQueries({ queryKey: ['applications', 'app-1'] });
     const calls = stubFetch((call) => portalAnswer(call) ?? json(sampleApplication));
     storeSignIn({ authToken: makeJwt({ exp: nowSeconds() + 600 }), refreshToken: 'r', privateKey: 'a', publicKey: 'b' });
     expect(await redirectOf(protectedLoader(args('/app-1/overview', { appId: 'app-1' })))).toBeNull();

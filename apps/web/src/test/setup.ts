@@ -4,6 +4,7 @@ import { cleanup, configure, render } from '@testing-library/react';
 import { createElement } from 'react';
 import { afterAll, afterEach, beforeAll, vi } from 'vitest';
 import { loadAppPageTexts, setLanguage } from '../app/i18n';
+import { queryClient } from '../app/layouts/query-layout';
 import { hideSaved } from '../components/ui/saved-notice';
 import { clearSession } from '../lib/session';
 import { takeContractDrifts } from './contract-bodies';
@@ -49,11 +50,13 @@ function emotionCache(): EmotionCache {
   return cache;
 }
 
-// Each file starts as a fresh page: no <html lang> yet and no component styles in <head>. Left there, every
-// file's styles would stay for the files after it, and what a test does costs more with each: jsdom matches
-// each of those rules whenever a query or a click asks for an element's computed style.
+// Each file starts as a fresh page: no <html lang> yet, an empty query cache for the guard and the router,
+// and no component styles in <head>. Left there, every file's styles would stay for the files after it, and
+// what a test does costs more with each: jsdom matches each of those rules whenever a query or a click asks
+// for an element's computed style.
 afterAll(() => {
   document.documentElement.removeAttribute('lang');
+  queryClient.clear();
   const cache = emotionCache();
   cache.sheet.flush();
   for (const name of Object.keys(cache.inserted)) delete cache.inserted[name];
