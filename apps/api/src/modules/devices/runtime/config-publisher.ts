@@ -42,8 +42,8 @@ export class ConfigPublisher {
   private readonly published = new LRUCache<string, string>({ max: 50_000 });
   /** Locks known to have no provisioned device: most notices are about these, and cost nothing. */
   private readonly noDevice = new LRUCache<string, true>({ max: 50_000, ttl: NO_DEVICE_TTL_MS });
-  /** Per lock: a publish running, and whether another notice came in meanwhile. */
-  private readonly running = new Map<string, { again: boolean; force: boolean }>();
+  /** Per lock: a publish running (forced or not), and whether another notice came in meanwhile. */
+  private readonly running = new Map<string, { again: boolean; force: boolean; forcing: boolean }>();
   private stopped = false;
   /** Publishes running now, and those waiting for a turn (PUBLISHES_AT_ONCE). */
   private active = 0;
@@ -121,19 +121,25 @@ export class ConfigPublisher {
     };
   }
 
-  /** One publish per lock at a time; notices meanwhile make one more run after it, not one each. */
+  /**
+   * One publish per lock at a time; notices meanwhile make one more run after it, not one each. A forced
+   * run issues a config signed now whatever else happens: a re-issue asked for meanwhile is served by it
+   * (a device coming online and its config falling due together are sent one config, not two).
+   */
   private schedule(lockId: string, force: boolean): void {
     const current = this.running.get(lockId);
     if (current) {
+      if (force && current.forcing) return;
       current.again = true;
       current.force ||= force;
       return;
     }
-    const state = { again: false, force };
+    const state = { again: false, force, forcing: false };
     this.running.set(lockId, state);
     void (async () => {
       do {
         const forced = state.force;
+        state.forcing = forced;
         state.again = false;
         state.force = false;
         if (this.stopped) break;

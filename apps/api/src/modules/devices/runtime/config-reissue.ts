@@ -28,7 +28,7 @@ const TICK_MS = 250;
 /** Configs re-signed per tick at most (800 a second): the rest wait for the next tick, in due order. */
 export const REISSUES_PER_TICK = 200;
 /** A re-issue that has not been heard back (a failed publish) is tried again after this long. */
-const RETRY_S = 60;
+export const RETRY_S = 60;
 
 /** When a config issued at `issuedAt` with `graceS` is due again, before the spread. */
 export function reissueInterval(graceS: number): number {
@@ -121,6 +121,18 @@ export class ConfigReissuer {
   fresh(lockId: string): boolean {
     const held = this.held.get(lockId);
     return held !== undefined && this.clock() < held.due;
+  }
+
+  /**
+   * For a device coming online: whether the config it holds is still fresh. When it is not, the caller
+   * issues one now, and the re-issue timer leaves the lock alone until that config is heard (or RETRY_S
+   * passes), so the device is not sent a second one for the same reason.
+   */
+  freshOrTaken(lockId: string): boolean {
+    if (this.fresh(lockId)) return true;
+    const held = this.held.get(lockId);
+    if (held) held.due = this.clock() + RETRY_S;
+    return false;
   }
 
   /** The lock and the config version a device was last sent; undefined when none is known. */

@@ -109,7 +109,7 @@ export class DeviceRuntime {
     this.relay = new DeviceOperationRelay(options.db, options.bus, options.timeoutMs, options.log, options.ca);
     this.configs = new ConfigPublisher(options.db, options.bus, options.ca, options.log, options.box);
     this.reissuer = new ConfigReissuer({ db: options.db, bus: options.bus, reissue: (lockId) => this.configs.reissue(lockId), log: options.log });
-    this.configs.fresh = (lockId) => this.reissuer.fresh(lockId);
+    this.configs.fresh = (lockId) => this.reissuer.freshOrTaken(lockId);
     this.presence = new PresenceAnnouncer(options.db, DEVICE_PRESENCE_SETTLE_S, options.log);
     this.presenceWrites = new GroupCommit((reports) => this.writePresences(reports), { missing: null, key: (report) => report.deviceId, maxBatch: PRESENCE_BATCH });
     this.events = new DeviceEventRecorder(options.db, options.log, options.countEvent);

@@ -15,7 +15,7 @@ import { createTestApp, type TestApp } from '../../../../test/helpers.js';
 import { connectMqtt, deviceTls, provisionDevice, type ProvisionedDevice } from '../../../../test/fixtures/devices.js';
 import { bearer } from '../../../../test/fixtures/platform-users.js';
 import { createLock, createSandbox, logOf, type Sandbox } from '../../../../test/fixtures/operations.js';
-import { ConfigReissuer, REISSUE_MAX_INTERVAL_S, REISSUES_PER_TICK, dueAt, reissueInterval } from './config-reissue.js';
+import { ConfigReissuer, REISSUE_MAX_INTERVAL_S, REISSUES_PER_TICK, RETRY_S, dueAt, reissueInterval } from './config-reissue.js';
 
 /**
  * A lock's offline grace: set through the owner's lock update (60 s – 30 days), shown on the lock, carried in
@@ -119,6 +119,27 @@ describe('a connected device’s config', () => {
     expect((await put(lockId, { offlineGraceSeconds: 3600 })).statusCode).toBe(200);
     const changed = await nextConfig((c) => c.offlineGraceSeconds === 3600);
     expect(changed.version).toBeGreaterThan(first.version);
+  });
+
+  it('falling due as its device comes online is issued by the coming online only, and by the timer only after the retry time', async () => {
+    const first = await nextConfig(() => true);
+    let clock = first.issuedAt! + reissueInterval(DEFAULT_OFFLINE_GRACE_S);
+    // Other tests' locks fall due at this clock too: only this lock's re-issues count.
+    const reissued: string[] = [];
+    const reissue = (id: string) => void (id === lockId && reissued.push(id));
+    const reissuer = new ConfigReissuer({ db: t.database.db, bus: t.app.deviceBus, reissue, log: t.app.log, clock: () => clock });
+    await reissuer.start();
+    try {
+      expect(reissuer.freshOrTaken(lockId)).toBe(false);
+      await reissuer.tick();
+      expect(reissued).toEqual([]);
+      // The config the coming online asked for never arrived (a failed publish): the timer tries again.
+      clock += RETRY_S;
+      await reissuer.tick();
+      expect(reissued).toEqual([lockId]);
+    } finally {
+      reissuer.stop();
+    }
   });
 
   it('is issued again, with a new issuedAt and version, once it is due, and only to a connected device', async () => {

@@ -125,6 +125,15 @@ describe('a restarted service', () => {
   });
 });
 
+describe('a device coming online whose config falls due at that moment', () => {
+  it('is sent one new config, not one for each reason', async () => {
+    current.app.deviceRuntime.configs.deviceOnline(lockId, true);
+    current.app.deviceRuntime.configs.reissue(lockId);
+    await delivered();
+    expect(configs.map((c) => c.version)).toEqual([1, 2]);
+  });
+});
+
 describe('the instance before a restart', () => {
   it('holds no device once a standalone broker starts (PGlite); with PostgreSQL its holdings stay, for its peers to record offline', async () => {
     await restart(async () => {
