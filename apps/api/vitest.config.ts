@@ -18,7 +18,8 @@ const exclude = ['test/scale/**', '**/node_modules/**'];
  * - stubs a global or an environment variable, or assigns or deletes one in process.env,
  * - or says `@vitest-isolate` in a comment (anything else process-wide: add the marker).
  * Spies on objects a file made itself (vi.spyOn on its app) and fake timers undone in afterEach stay shared.
- * The shared files' outcome does not depend on their order (checked with --sequence.shuffle).
+ * The shared files' outcome does not depend on the order in which a worker runs them (checked with
+ * --sequence.shuffle.files and a few seeds; tests inside a file may build on the ones before them).
  */
 const processWide =
   /@opentelemetry|startTracing|\bvi\.(mock|doMock|unmock|resetModules|stubGlobal|stubEnv)\(|process\.env(\.\w+|\[[^\]]+\])\s*(=[^=]|\?\?=|\|\|=)|delete process\.env|@vitest-isolate/;
