@@ -109,6 +109,24 @@ describe('DeviceAgent on a real broker', () => {
     expect(agent.controller.config?.version).toBe(3);
   });
 
+  it('says so when a config cannot be saved, and still obeys it', async () => {
+    const device = await provisioned(`mqtt://127.0.0.1:${broker.port}`);
+    const platform = await observe(broker.port, device.prefix);
+    cleanup.push(() => platform.client.endAsync(), () => rm(device.dir, { recursive: true }));
+    const warnings: string[] = [];
+    const agent = await startAgent(device.state, { log: { info: () => undefined, warn: (m) => warnings.push(m) } });
+    await platform.next('presence');
+    const write = device.state.write.bind(device.state);
+    device.state.write = async (name, ...rest) => {
+      if (name === 'config') throw new Error('disk full');
+      return write(name, ...rest);
+    };
+    await platform.client.publishAsync(`${device.prefix}/config`, signConfig(platformCa, testConfig(device.lockId, [configUser(alice)], { version: 4 })), { qos: 1, retain: true });
+    await expect.poll(() => warnings).toContain('Could not save the config: disk full');
+    expect(agent.controller.config?.version).toBe(4);
+    expect(JSON.parse(await platform.next('state', (t) => (JSON.parse(t) as DeviceStateMessage).configVersion === 4))).toMatchObject({ configVersion: 4 });
+  });
+
   it('announces its local endpoint in its state', async () => {
     const device = await provisioned(`mqtt://127.0.0.1:${broker.port}`);
     const platform = await observe(broker.port, device.prefix);

@@ -313,6 +313,9 @@ export class DeviceAgent {
   }
 
   private async receive(topic: string, payload: Buffer): Promise<void> {
+    // Once stopping, nothing more is taken: `stop` has waited for the last write, and the retained config
+    // comes again at the next connection.
+    if (this.stopping) return;
     if (payload.length > MAX_DEVICE_MESSAGE_BYTES) return this.log.warn(`Ignored a ${payload.length}-byte message on ${topic}: too large`);
     const text = payload.toString('utf8');
     if (topic === this.topic('config')) return this.takeConfig(text);
@@ -323,7 +326,12 @@ export class DeviceAgent {
   private async takeConfig(jws: string): Promise<void> {
     const verdict = this.controller.applyConfig(jws);
     if (!verdict.ok) return this.log.warn(`Ignored a config: ${verdict.reason}`);
-    await this.options.state.write('config', jws);
+    // One write after another, as the agent's other files (`stop` waits for the last); a config that cannot be
+    // saved is still obeyed until the next start, and said.
+    const write = () => this.options.state.write('config', jws);
+    const next = this.writes.then(write, write);
+    this.writes = next.catch((error: Error) => this.log.warn(`Could not save the config: ${error.message}`));
+    await this.writes;
     const codes = verdict.config.accessCodes?.length ?? 0;
     this.log.info(`Config version ${verdict.config.version}: ${verdict.config.users.length} users, ${codes} access codes, unlock time ${verdict.config.unlockTime} s`);
     // The platform learns from the state which config the lock holds (an access code in it is then set).
