@@ -2,27 +2,18 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
-import { inject, vi } from 'vitest';
+import { vi } from 'vitest';
 import { buildApp, type BuildOptions } from '../src/app.js';
 import { loadConfig, type Env } from '../src/config.js';
 import { createDatabase, type Database } from '../src/db/client.js';
+import { provided, scratchPostgres } from './fixtures/scratch-database.js';
 
 /**
  * Which real database the API tests run on: PGlite in-process, or — in the second Vitest project, when
  * TEST_DATABASE_URL is set — a fresh database on that PostgreSQL server per test file.
  */
 export const testDbKind = process.env.TEST_DB_KIND === 'postgres' ? 'postgres' : 'pglite';
-
-/** What test/global-setup.ts provided; nothing outside a Vitest run (a script importing these helpers). */
-function provided(key: 'pgliteTemplate' | 'postgresTemplate'): string | undefined {
-  try {
-    return inject(key);
-  } catch {
-    return undefined;
-  }
-}
 
 /** The migrated PGlite data directory test/global-setup.ts dumped, read once per test file. */
 let pgliteTemplate: Promise<Blob | undefined> | undefined;
@@ -47,28 +38,11 @@ export async function createTestDatabase(): Promise<{ database: Database; url?: 
     if (!template) await database.migrate();
     return { database, drop: async () => {} };
   }
-  const adminUrl = process.env.TEST_DATABASE_URL;
-  if (!adminUrl) throw new Error('TEST_DB_KIND=postgres needs TEST_DATABASE_URL');
-  const name = `latchkey_test_${randomUUID().replace(/-/g, '')}`;
-  const template = provided('postgresTemplate');
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(template ? `create database ${name} template ${template}` : `create database ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const database = await createDatabase({ url: url.toString(), poolSize: 5 });
-  if (!template) await database.migrate();
-  return {
-    database,
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    },
-  };
+  if (!process.env.TEST_DATABASE_URL) throw new Error('TEST_DB_KIND=postgres needs TEST_DATABASE_URL');
+  const { url, drop } = await scratchPostgres('latchkey_test', { migrated: true });
+  const database = await createDatabase({ url, poolSize: 5 });
+  if (!provided('postgresTemplate')) await database.migrate();
+  return { database, url, drop };
 }
 
 export interface TestApp {
