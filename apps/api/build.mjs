@@ -7,28 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { packDevice } from '../../packages/device/pack.mjs';
+import { bundleOptions } from './bundle-options.mjs';
 
-await build({
-  entryPoints: ['src/main.ts', 'src/keys.ts', 'src/backup-cli.ts'],
-  outdir: 'dist',
-  bundle: true,
-  splitting: true,
-  chunkNames: 'chunks/[name]-[hash]',
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  sourcemap: true,
-  jsx: 'automatic',
-  logLevel: 'warning',
-  plugins: [
-    {
-      name: 'externalize-deps',
-      setup(b) {
-        b.onResolve({ filter: /^[^./]/ }, (args) =>
-          args.path.startsWith('@latchkey/') ? undefined : { path: args.path, external: true },
-        );
-      },
-    },
-  ],
-});
+await build(bundleOptions({ entryPoints: ['src/main.ts', 'src/keys.ts', 'src/backup-cli.ts'], outdir: 'dist', sourcemap: true }));
 await packDevice(fileURLToPath(new URL('./dist/downloads/', import.meta.url)));
