@@ -4,6 +4,7 @@ import path from 'node:path';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { MqttClient } from 'mqtt';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deviceErrors, deviceTopic, type DeviceCreated, type DeviceStatus, type ProvisioningResponse } from '@latchkey/contract';
 import { eventually } from '../helpers.js';
@@ -35,6 +36,17 @@ let b: ServiceProcess;
 const tmpDirs: string[] = [];
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let device: MqttClient | undefined;
+
+/** Whether an instance has recorded that its broker holds the device's connection. */
+async function heldByAnInstance(deviceId: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: scratch!.url });
+  await client.connect();
+  try {
+    return (await client.query('select 1 from device_connections where device_id = $1', [deviceId])).rowCount === 1;
+  } finally {
+    await client.end();
+  }
+}
 
 async function call(base: string, method: string, p: string, options: { body?: unknown; token?: string; contentType?: string } = {}) {
   const { body, token, contentType } = options;
@@ -121,6 +133,9 @@ describe('an instance killed with its devices connected to its embedded broker',
     await device.publishAsync(deviceTopic(made.deviceId, 'presence'), 'online', { qos: 1, retain: true });
     const statusOnB = async () => (await call(b.url, 'GET', devicePath, { token: ownerToken })).body as DeviceStatus;
     expect(await eventually(async () => (await statusOnB()).connected === true, 10_000)).toBe(true);
+    // A writes which devices its broker holds a moment after their connect (batched): the crash comes after
+    // that, as the peers learn of a device from it.
+    expect(await eventually(() => heldByAnInstance(made.deviceId), 10_000)).toBe(true);
 
     const killedAt = Date.now();
     a.child.kill('SIGKILL');
