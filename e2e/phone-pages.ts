@@ -1,5 +1,5 @@
 import { expect, type APIRequestContext, type Page } from '@playwright/test';
-import { createAppViaApi, publicJwk, registerViaApi, uniqueEmail } from './support';
+import { createAppViaApi, ok, publicJwk, registerViaApi, uniqueEmail } from './support';
 
 /** The pages of the portal and an application filled with long values, for phone-widths.spec.ts. */
 
@@ -26,11 +26,6 @@ export async function seed(request: APIRequestContext): Promise<Seed> {
   const headers = { authorization: `Bearer ${auth.authToken}` };
   const appId = await createAppViaApi(request, auth.authToken, 'Phone Width Doors');
   const app = `/api/platform/application/${appId}`;
-  const ok = async (res: Promise<{ status(): number; text(): Promise<string> }>) => {
-    const r = await res;
-    expect(r.status(), await r.text()).toBeLessThan(300);
-    return r;
-  };
   await ok(request.post(app, { headers, data: { privacyPolicy: 'https://phone-width-doors.example.com/legal/privacy-policy', supportContact: 'mailto:support@phone-width-doors.example.com' } }));
   await ok(request.post(`${app}/auth/key`, { headers, data: publicJwk('phone-width-key-with-a-long-identifier-2026') }));
   await ok(request.post(`${app}/auth/issuer`, { headers, data: { url: `https://auth.${email.split('@')[0]!.replace(/\./g, '-')}.example.com/realms/production` } }));

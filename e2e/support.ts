@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import { expect, type APIRequestContext, type Page } from '@playwright/test';
+import { expect, type APIRequestContext, type APIResponse, type Page } from '@playwright/test';
 
 export { makePng } from '../apps/api/test/scale/png';
 
@@ -14,6 +14,13 @@ export async function registerViaApi(request: APIRequestContext, email: string, 
   const res = await request.post('/api/auth/register', { data: { email, password: PASSWORD, displayName } });
   expect(res.status()).toBe(200);
   return (await res.json()) as { authToken: string; refreshToken: string };
+}
+
+/** The answer, once it is a success (a status below 300); a failure's message is the answer's body. */
+export async function ok(response: Promise<APIResponse>): Promise<APIResponse> {
+  const res = await response;
+  expect(res.status(), await res.text()).toBeLessThan(300);
+  return res;
 }
 
 export async function createAppViaApi(request: APIRequestContext, token: string, name: string) {

@@ -3,7 +3,7 @@ import { expect, test, type APIRequestContext } from '@playwright/test';
 import { baseURL } from '../playwright.config';
 import { expectNoWiderThanViewport, settled } from './phone-pages';
 import { keyCode, mailMatch } from './outbox-mail';
-import { createAppViaApi, expectAccessible, expectNotice, login, registerViaApi, screenshot, uniqueEmail } from './support';
+import { createAppViaApi, expectAccessible, expectNotice, login, ok, registerViaApi, screenshot, uniqueEmail } from './support';
 
 /**
  * Tiles and sites as an owner walks them: a tile on the lock page and its QR code, a site on the Locks
@@ -23,12 +23,6 @@ function backendKey(kid: string) {
     return `${input}.${sign(null, Buffer.from(input), privateKey).toString('base64url')}`;
   };
   return { publicJwk, signToken };
-}
-
-async function ok(res: Promise<{ status(): number; text(): Promise<string>; json(): Promise<unknown> }>) {
-  const r = await res;
-  expect(r.status(), await r.text()).toBeLessThan(300);
-  return r;
 }
 
 async function ownerWithApplication(request: APIRequestContext) {
