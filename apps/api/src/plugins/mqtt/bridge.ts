@@ -12,6 +12,13 @@ const KEEP_ROWS_S = 60;
 const PRUNE_EVERY_MS = 30_000;
 /** Notices sent in one statement at most (one transaction: delivered together, in order). */
 const MAX_BATCH = 100;
+/**
+ * What the bridge writes is never read after a crash: notices are not replayed, and a stored message is read
+ * by the peers within a minute. So its commits do not wait for their WAL flush (synchronous_commit off for the
+ * statement's own transaction). PostgreSQL commits the transactions that notify one at a time: a notice
+ * waiting for its flush would hold every other notifying commit (the log's, the other instances') behind it.
+ */
+const NO_FLUSH_WAIT = `set_config('synchronous_commit', 'off', true)`;
 
 /** One message of a broker: its topic, payload and retained flag, as the broker took it. */
 export interface BridgedMessage {
@@ -152,14 +159,14 @@ export class BrokerBridge {
         if (first.row) {
           batch = this.outgoing.splice(0, 1);
           text = `with m as (insert into mqtt_bridge_messages (topic, retain, payload) values ($2, $3, $4) returning id)
-            select pg_notify($1, ($5::jsonb || jsonb_build_object('id', m.id))::text) from m`;
+            select ${NO_FLUSH_WAIT}, pg_notify($1, ($5::jsonb || jsonb_build_object('id', m.id))::text) from m`;
           const { topic, retain, payload } = first.row;
           values = [MQTT_BRIDGE_CHANNEL, topic, retain, payload.toString('base64'), JSON.stringify(this.notice(first.body))];
         } else {
           const end = this.outgoing.findIndex((item, i) => item.row !== undefined || i >= MAX_BATCH);
           batch = this.outgoing.splice(0, end === -1 ? this.outgoing.length : end);
           values = [MQTT_BRIDGE_CHANNEL, ...batch.map((item) => JSON.stringify(this.notice(item.body)))];
-          text = `select ${batch.map((_, i) => `pg_notify($1, $${i + 2})`).join(', ')}`;
+          text = `select ${NO_FLUSH_WAIT}, ${batch.map((_, i) => `pg_notify($1, $${i + 2})`).join(', ')}`;
         }
         try {
           await this.database.executeSql(text, values);
