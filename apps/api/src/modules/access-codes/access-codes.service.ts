@@ -225,19 +225,33 @@ export async function withdrawAccessCode(deps: AccessCodeDeps, target: CodeLock,
 export type AccessCodesConfig = Pick<DeviceConfig, 'accessCodeSalt' | 'accessCodes' | 'withdrawnOfflineCodes'>;
 
 /**
- * The access-code part of a lock's config, with a salt of its own (16 random bytes): the online codes that
+ * The access-code part of each lock's config, with a salt of its own (16 random bytes): the online codes that
  * have not ended and are not withdrawn, and the offline codes withdrawn before their end. Empty (no members)
- * for a lock without any, so its config reads as it did before codes existed.
+ * for a lock without any, so its config reads as it did before codes existed. One statement for all the locks.
  */
-export async function accessCodesConfig(db: Db, box: SecretBox, lockId: string): Promise<AccessCodesConfig> {
-  const rows = await db
-    .select()
-    .from(accessCodes)
-    .where(
-      sql`${accessCodes.lockId} = ${lockId} and (${accessCodes.endsAt} is null or ${accessCodes.endsAt} > now())
-        and ((${accessCodes.kind} = 'online' and ${accessCodes.withdrawnAt} is null) or (${accessCodes.kind} = 'offline' and ${accessCodes.withdrawnAt} is not null))`,
-    )
-    .orderBy(asc(accessCodes.createdAt), asc(accessCodes.id));
+export async function accessCodesConfigs(db: Db, box: SecretBox, lockIds: readonly string[]): Promise<Map<string, AccessCodesConfig>> {
+  const rows =
+    lockIds.length === 0
+      ? []
+      : await db
+          .select()
+          .from(accessCodes)
+          .where(
+            sql`${accessCodes.lockId} in (${sql.join(lockIds.map((id) => sql`${id}::uuid`), sql`, `)}) and (${accessCodes.endsAt} is null or ${accessCodes.endsAt} > now())
+              and ((${accessCodes.kind} = 'online' and ${accessCodes.withdrawnAt} is null) or (${accessCodes.kind} = 'offline' and ${accessCodes.withdrawnAt} is not null))`,
+          )
+          .orderBy(asc(accessCodes.lockId), asc(accessCodes.createdAt), asc(accessCodes.id));
+  const byLock = new Map<string, Row[]>();
+  for (const row of rows) {
+    const codes = byLock.get(row.lockId);
+    if (codes) codes.push(row);
+    else byLock.set(row.lockId, [row]);
+  }
+  return new Map(lockIds.map((lockId) => [lockId, codesConfig(box, byLock.get(lockId) ?? [])]));
+}
+
+/** One lock's codes (in creation order) as its config carries them. */
+function codesConfig(box: SecretBox, rows: Row[]): AccessCodesConfig {
   if (rows.length === 0) return {};
   const salt = randomBytes(16).toString('base64url');
   const entry = (row: Row): DeviceConfigAccessCode => ({ accessCodeId: row.id, hash: hashAccessCode(salt, box.open(row.sealedCode)), start: seconds(row.startsAt), end: seconds(row.endsAt) });
