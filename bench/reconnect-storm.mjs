@@ -8,11 +8,14 @@
 // `node bench/reconnect-storm.mjs`; FLEET_DB=postgres (a scratch database from BENCH_DATABASE_URL or
 // TEST_DATABASE_URL; PGlite otherwise), FLEET_CACHE=<dir> keeps the provisioned fleet for the next run,
 // FLEET_PROFILE=<dir> writes the restarted service's CPU profile there, FLEET_PARTS=floor,service,
-// BARE_MAX_PENDING=<n> gives the floor the embedded broker's limit of pending handshakes.
+// BARE_MAX_PENDING=<n> gives the floor the embedded broker's limit of pending handshakes. The restarted
+// service counts the statements it sends its database (bench/statement-count.mjs): per reconnect, from the
+// port opening, beside its CPU.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { cpuTicks, fleet, freePort, loadAverage, portOpen, root, sleep, startService, startSwarm, waitUntil } from './fleet.mjs';
 
 const DB = process.env.FLEET_DB ?? 'pglite';
@@ -93,19 +96,25 @@ async function storm(label, { url, ca, devices, restart, pid }) {
     await sleep(3000);
     const before = swarm.totals();
     const t0 = Date.now();
-    const { openAt, newPid } = await restart(t0);
+    const { openAt, newPid, statements } = await restart(t0);
     const cpu0 = newPid ? cpuTicks(newPid) : 0;
+    const counted0 = await statements?.();
     const back = await untilAll(swarm, count, t0);
     const cpuS = newPid ? (cpuTicks(newPid) - cpu0) / 100 : NaN;
+    const counted = counted0 && (await statements());
+    const database = counted
+      ? { statementsPerConnect: (counted.statements - counted0.statements) / count, transactionsPerConnect: (counted.transactions - counted0.transactions) / count }
+      : {};
     const after = since(swarm.totals(), before);
     const fromOpen = back.allAt - openAt;
     const rate = count / (fromOpen / 1000);
     const cpuMsPerConnect = (cpuS * 1000) / count;
-    const figures = { label, count, openAt, allAt: back.allAt, fromOpen, rate, peak: back.peak, cpuS, cpuMsPerConnect, stalls: back.stalls, ...after, load: loadAverage(), firstRate: count / (fill.allAt / 1000) };
+    const figures = { label, count, openAt, allAt: back.allAt, fromOpen, rate, peak: back.peak, cpuS, cpuMsPerConnect, ...database, stalls: back.stalls, ...after, load: loadAverage(), firstRate: count / (fill.allAt / 1000) };
     log(
       `${label}: restart → port open ${s(openAt)}, all ${count} connected again ${s(back.allAt)} after the restart, ${s(fromOpen)} after the port opened: ${rate.toFixed(0)}/s (peak ${back.peak}/s); retries ${after.retries}, refusals ${JSON.stringify(after.refusals)}, errors ${JSON.stringify(after.errors)}, gave up ${after.failed}; service CPU ${cpuS.toFixed(1)} s (${cpuMsPerConnect.toFixed(1)} ms per reconnect, from the port opening); load ${figures.load}`,
     );
     const marks = back.timeline.filter((_, i) => i % 8 === 0).map(([t, c, r]) => `${(t / 1000).toFixed(0)}s:${c}/${r - before.retries}`);
+    if (counted) log(`${label}: database statements per reconnect ${database.statementsPerConnect.toFixed(2)}, transactions ${database.transactionsPerConnect.toFixed(2)} (from the port opening)`);
     log(`${label}: timeline (s: connected/attempts since the restart) ${marks.join(' ')}`);
     const stalls = back.stalls.map(([from, to, attempts]) => `${s(from)}–${s(to)} (${attempts} attempts)`);
     log(`${label}: stalls of ${STALL_MS / 1000} s or more with no connect: ${stalls.join(', ') || 'none'}`);
@@ -157,8 +166,18 @@ async function floor(f) {
   }
 }
 
+/** The statements and transactions a process loaded with statement-count.mjs has sent so far. */
+async function statementsOf(pid, file) {
+  fs.rmSync(file, { force: true });
+  process.kill(pid, 'SIGUSR2');
+  await waitUntil(() => fs.existsSync(file), 30_000, 'the statement count', 10);
+  return JSON.parse(fs.readFileSync(file, 'utf8'));
+}
+
 async function service(f) {
   const profileDir = process.env.FLEET_PROFILE;
+  const countFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-statements-')), 'count.json');
+  const counted = { ...f.env, STATEMENT_COUNT_FILE: countFile };
   let svc = await startService(f.env, { dataDir: f.dataDir });
   const mqttPort = Number(f.env.MQTT_PORT);
   try {
@@ -169,18 +188,20 @@ async function service(f) {
       restart: async (t0) => {
         await svc.stop('SIGTERM');
         log(`service (${DB}): stopped in ${s(Date.now() - t0)}`);
-        const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+        const nodeArgs = ['--import', pathToFileURL(path.join(import.meta.dirname, 'statement-count.mjs')).href, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])];
         // On a host loaded enough, a start can exceed Fastify's plugin time-out: it is started again.
-        svc = await startService(f.env, { dataDir: f.dataDir, nodeArgs }).catch((err) => {
+        svc = await startService(counted, { dataDir: f.dataDir, nodeArgs }).catch((err) => {
           log(`service (${DB}): start failed (${err.message}), starting again`);
-          return startService(f.env, { dataDir: f.dataDir, nodeArgs });
+          return startService(counted, { dataDir: f.dataDir, nodeArgs });
         });
         await waitUntil(() => portOpen(mqttPort), 30_000, 'the broker port', 20);
-        return { openAt: Date.now() - t0, newPid: svc.pid };
+        const { pid } = svc;
+        return { openAt: Date.now() - t0, newPid: pid, statements: () => statementsOf(pid, countFile) };
       },
     });
   } finally {
     await svc.stop('SIGTERM');
+    fs.rmSync(path.dirname(countFile), { recursive: true, force: true });
   }
 }
 
@@ -204,6 +225,9 @@ if (ours) {
     console.log(`| floor: bare Aedes with mutual TLS | ${s(results.floor.fromOpen)}, ${results.floor.rate.toFixed(0)}/s, peak ${results.floor.peak}/s, retries ${results.floor.retries} | — | — |`);
     console.log(`| connect rate, ours ÷ floor | ${ratio.toFixed(2)}× | ≥ ${RATIO_BUDGET}× | ${ratio >= RATIO_BUDGET ? 'met' : 'NOT met'} |`);
     console.log(`| CPU per reconnect, ours · floor (from the port opening) | ${ours.cpuMsPerConnect.toFixed(1)} ms · ${results.floor.cpuMsPerConnect.toFixed(1)} ms | — | — |`);
+  }
+  if (ours.statementsPerConnect !== undefined) {
+    console.log(`| database statements · transactions per reconnect (from the port opening) | ${ours.statementsPerConnect.toFixed(2)} · ${ours.transactionsPerConnect.toFixed(2)} | — | — |`);
   }
 }
 console.log(JSON.stringify(results, (k, v) => (k === 'timeline' ? undefined : v)));
