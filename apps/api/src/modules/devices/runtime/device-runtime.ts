@@ -309,7 +309,9 @@ export class DeviceRuntime {
   }
 
   private async writePresences(reports: (PresenceReport & { n: number })[]): Promise<Map<number, PresenceChange | null>> {
-    const changes = await recordPresences(this.options.db, reports, DEVICE_PRESENCE_SETTLE_S);
+    // Embedded brokers on a shared database: a device online that no instance holds yet is left unclaimed (instance-heartbeat.ts).
+    const markUnclaimed = this.options.bus.kind === 'embedded' && !this.options.standaloneBroker;
+    const changes = await recordPresences(this.options.db, reports, DEVICE_PRESENCE_SETTLE_S, { markUnclaimed });
     return new Map(reports.map((report, i) => [report.n, changes[i] ?? null]));
   }
 

@@ -38,6 +38,15 @@ const announce = (tx: Db, row: AnnouncedDevice, deviceId: string, online: boolea
     deviceId,
   });
 
+/**
+ * The instance recorded as holding a device's connection (device_connections) while none has claimed it: the
+ * device was recorded online before the instance whose broker holds it wrote its holding, or that broker let
+ * it go and neither its Last Will nor another broker's claim is recorded yet. Its `since` is when it was left
+ * so, by the database's clock. A holding written replaces it; one left unclaimed for long is a crash's
+ * (instance-heartbeat.ts).
+ */
+export const UNCLAIMED = '';
+
 /** A presence report: the device and what it said. */
 export interface PresenceReport {
   deviceId: string;
@@ -54,6 +63,24 @@ const announceReported = (type: 'device.online' | 'device.offline', online: bool
     ),
   );
 
+export interface PresenceOptions {
+  /**
+   * The presences were heard through embedded brokers whose instances record which of them holds each device
+   * (several instances on one PostgreSQL database). A device recorded online that no instance holds yet is
+   * recorded UNCLAIMED in the same statement: the instance that records a presence is not always the one
+   * whose broker holds the device (every instance hears it through the bridge), and that one may crash
+   * before it writes its holding. With an external broker its Last Will says when a device goes.
+   */
+  markUnclaimed?: boolean;
+}
+
+/** The devices of `reported` now online that no instance holds, recorded UNCLAIMED since now (epoch ms). */
+const unclaimedOnline = sql`, unclaimed as (
+        insert into device_connections (device_id, instance_id, since)
+        select r.id, ${UNCLAIMED}, (extract(epoch from now()) * 1000)::bigint from reported r where r.online
+        on conflict (device_id) do nothing returning 1
+      )`;
+
 /**
  * Records a device's presence. Concurrent reports of one device are taken one at a time (the row lock),
  * so of several instances hearing the same message exactly one sees it as a change. A change after a quiet
@@ -61,8 +88,8 @@ const announceReported = (type: 'device.online' | 'device.offline', online: bool
  * `unannounced`, for `announcePresence` once the presence has held — so a flapping device is announced
  * twice at most, however often it flaps.
  */
-export async function recordPresence(db: Db, deviceId: string, online: boolean, settleS: number): Promise<PresenceChange | null> {
-  return (await recordPresences(db, [{ deviceId, online }], settleS))[0] ?? null;
+export async function recordPresence(db: Db, deviceId: string, online: boolean, settleS: number, options: PresenceOptions = {}): Promise<PresenceChange | null> {
+  return (await recordPresences(db, [{ deviceId, online }], settleS, options))[0] ?? null;
 }
 
 /**
@@ -70,7 +97,7 @@ export async function recordPresence(db: Db, deviceId: string, online: boolean, 
  * the order of their ids: → each report's change, in the order given (null: no provisioned device). Each
  * device's lock channel notice and webhook delivery is its own, as with one statement per report.
  */
-export async function recordPresences(db: Db, reports: PresenceReport[], settleS: number): Promise<(PresenceChange | null)[]> {
+export async function recordPresences(db: Db, reports: PresenceReport[], settleS: number, { markUnclaimed = false }: PresenceOptions = {}): Promise<(PresenceChange | null)[]> {
   if (reports.length === 0) return [];
   const input = reports.map((report, n) => ({ n, device_id: report.deviceId, online: report.online }));
   const rows = rowsOf<AnnouncedDevice & { n: number; was: boolean; config_version: number; announced: boolean }>(
@@ -97,7 +124,7 @@ export async function recordPresences(db: Db, reports: PresenceReport[], settleS
         ${announceReported('device.online', true)} returning 1
       ), offline as (
         ${announceReported('device.offline', false)} returning 1
-      )
+      )${markUnclaimed ? unclaimedOnline : sql``}
       select r.n, r.lock_id, r.application_id, r.lock_name, r.was, r.config_version, r.announced,
         pg_notify(${LOCKS_CHANNEL}, r.application_id || ' ' || r.lock_id || ' device') as notified
       from reported r order by r.n`),

@@ -1,16 +1,18 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { and, eq, sql } from 'drizzle-orm';
-import { deviceErrors, deviceTopic } from '@latchkey/contract';
+import { DEVICE_PRESENCE_SETTLE_S, deviceErrors, deviceTopic } from '@latchkey/contract';
 import { deviceConnections, instanceHeartbeats, lockDevices, webhookDeliveries, webhooks } from '../../../db/schema.js';
 import { createTestApp, eventually, type TestApp } from '../../../../test/helpers.js';
 import { closed, connectMqtt, deviceTls, provisionDevice, type ProvisionedDevice } from '../../../../test/fixtures/devices.js';
 import { appUserToken, certify, createLock, createSandbox, execute, share, signOperation, type KeyHolder, type Sandbox } from '../../../../test/fixtures/operations.js';
+import { UNCLAIMED, recordPresence } from './device-status.js';
 import { DEAD_AFTER_S } from './instance-heartbeat.js';
 
 /**
  * The instances on one database heartbeat and record which of them holds each device; the devices of one
  * that went silent (a crash: no Last Will) are recorded offline by the others, device.offline announced,
- * and an unlock for one answers 503 at once.
+ * and an unlock for one answers 503 at once. So are those left unclaimed too long: recorded online, or let go,
+ * with no holding written since (the instance crashed before it wrote one).
  */
 let t: TestApp;
 let sandbox: Sandbox;
@@ -57,13 +59,13 @@ async function heldBy(instanceId: string, lastSeenSecondsAgo: number | null) {
 }
 
 describe('which instance holds a device', () => {
-  it('is this one while its broker holds the device’s connection, and none once it ends', async () => {
+  it('is this one while its broker holds the device’s connection, and none (unclaimed) once it ends', async () => {
     const client = await connectMqtt(port, { ...deviceTls(device), clientId: device.deviceId });
     await heartbeat().flushed();
     expect(await holder()).toBe(heartbeat().instanceId);
     client.end(true);
     await closed(client);
-    expect(await eventually(async () => (await heartbeat().flushed(), (await holder()) === null))).toBe(true);
+    expect(await eventually(async () => (await heartbeat().flushed(), (await holder()) === UNCLAIMED))).toBe(true);
   });
 });
 
@@ -133,5 +135,83 @@ describe('an instance that was silent itself (its database out of reach) while i
     expect(await connected()).toBe(false);
     client.end(true);
     await closed(client);
+  });
+});
+
+/** The device recorded online by an instance whose broker's holding of it may not be written yet. */
+async function recordedOnlineUnclaimed() {
+  // Online and announced a while ago, as a device that came back: a change now would be announced at once.
+  await t.database.db.update(lockDevices).set({ connected: true, presenceAnnounced: true, presenceChangedAt: new Date(Date.now() - 60_000) }).where(eq(lockDevices.id, device.deviceId));
+  await recordPresence(t.database.db, device.deviceId, true, DEVICE_PRESENCE_SETTLE_S, { markUnclaimed: true });
+}
+/** As if the device had been unclaimed for longer than DEAD_AFTER_S. */
+const unclaimedLong = () =>
+  t.database.db.update(deviceConnections).set({ since: Date.now() - (DEAD_AFTER_S + 1) * 1000 }).where(and(eq(deviceConnections.deviceId, device.deviceId), eq(deviceConnections.instanceId, UNCLAIMED)));
+const lastSeen = async () => (await t.database.db.select().from(lockDevices).where(eq(lockDevices.id, device.deviceId)))[0]!.lastSeen;
+
+describe('a device recorded online that no instance has claimed yet', () => {
+  it(`is recorded offline by a peer once unclaimed for more than ${DEAD_AFTER_S} s (its broker's instance crashed before writing its holding), and an unlock answers 503 at once`, async () => {
+    await recordedOnlineUnclaimed();
+    expect(await holder()).toBe(UNCLAIMED);
+    await unclaimedLong();
+    const before = await offlineWebhooks();
+    await heartbeat().beat();
+    expect(await connected()).toBe(false);
+    expect(await holder()).toBeNull();
+    expect(await offlineWebhooks()).toBe(before + 1);
+    const res = await execute(t, lockId, alice.token, signOperation(alice, lockId, UNLOCK));
+    expect(res.statusCode, res.body).toBe(503);
+    expect(res.json()).toMatchObject({ message: deviceErrors.offline });
+  });
+
+  it('is left alone while its holding may still be on its way (just connected to a live instance), and the holding claims it, whatever its time', async () => {
+    await recordedOnlineUnclaimed();
+    await heartbeat().beat();
+    expect(await connected()).toBe(true);
+    expect(await holder()).toBe(UNCLAIMED);
+
+    // The holder's write comes: its admission was before the presence was recorded, and it takes the device all the same.
+    heartbeat().holding(device.deviceId, true, Date.now() - 60_000);
+    await heartbeat().flushed();
+    expect(await holder()).toBe(heartbeat().instanceId);
+    await heartbeat().beat();
+    expect(await connected()).toBe(true);
+  });
+
+  it('once its broker has let it go, is recorded offline unless its Last Will is: then only its row goes', async () => {
+    // No Last Will recorded (the instance crashed after letting it go, or the device left without one).
+    let client = await connectMqtt(port, { ...deviceTls(device), clientId: device.deviceId });
+    await client.publishAsync(deviceTopic(device.deviceId, 'presence'), 'online', { qos: 1, retain: true });
+    await t.app.deviceRuntime.settled();
+    client.end(true);
+    await closed(client);
+    expect(await eventually(async () => (await heartbeat().flushed(), (await holder()) === UNCLAIMED))).toBe(true);
+    await heartbeat().beat();
+    expect(await connected()).toBe(true);
+    await unclaimedLong();
+    await heartbeat().beat();
+    expect(await connected()).toBe(false);
+    expect(await holder()).toBeNull();
+
+    // Its Last Will recorded: nothing more is recorded of it (it was last seen when it went).
+    client = await connectMqtt(port, { ...deviceTls(device), clientId: device.deviceId, will: { topic: deviceTopic(device.deviceId, 'presence'), payload: Buffer.from('offline'), qos: 1, retain: true } });
+    await client.publishAsync(deviceTopic(device.deviceId, 'presence'), 'online', { qos: 1, retain: true });
+    await t.app.deviceRuntime.settled();
+    client.stream.destroy();
+    await closed(client);
+    expect(await eventually(async () => (await t.app.deviceRuntime.settled(), !(await connected())))).toBe(true);
+    expect(await eventually(async () => (await heartbeat().flushed(), (await holder()) === UNCLAIMED))).toBe(true);
+    const seen = await lastSeen();
+    await unclaimedLong();
+    await heartbeat().beat();
+    expect(await holder()).toBeNull();
+    expect(await lastSeen()).toEqual(seen);
+  });
+
+  it('is left unclaimed by its presence where instances may share the database (PostgreSQL), not where this one stands alone (the embedded database, whose restart records every device offline)', async () => {
+    await t.app.deviceBus.publish(deviceTopic(device.deviceId, 'presence'), 'online');
+    await t.app.deviceRuntime.settled();
+    expect(await connected()).toBe(true);
+    expect(await holder()).toBe(t.database.kind === 'pglite' ? null : UNCLAIMED);
   });
 });
