@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deviceTopicPrefix } from '@latchkey/contract';
 import { VirtualActuator } from './actuators.js';
 import { DeviceAgent } from './agent.js';
+import { buildCli } from './cli-fixture.js';
 import { createKeyAndCsr } from './provision.js';
 import { StateDir } from './state-dir.js';
 import { certifyCsr, createDeviceCa, createTestCa, type TestCa } from './test-fixture.js';
@@ -154,13 +155,15 @@ describe('a device the platform refuses as not authorized', () => {
     }
   });
 
-  it('`latchkey-device run` ends saying the device was unbound and how to provision it again', async () => {
-    const device = await provisioned();
+  // The command's five connects wait 1, 2, 4 and 8 s between them (each shortened by up to half): up to
+  // 15 s before it ends, on top of its start. The cap is for a command that never ends.
+  it('`latchkey-device run` ends saying the device was unbound and how to provision it again', { timeout: 60_000 }, async () => {
+    const [device, command] = await Promise.all([provisioned(), buildCli()]);
     try {
       const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
         const child = execFile(
           process.execPath,
-          ['--import', 'tsx', path.join(import.meta.dirname, 'cli.ts'), 'run', '--dir', device.dir],
+          [command.cli, 'run', '--dir', device.dir],
           { timeout: 50_000 },
           (_error, _stdout, err) => resolve({ code: child.exitCode, stderr: err }),
         );
@@ -171,6 +174,7 @@ describe('a device the platform refuses as not authorized', () => {
       expect(stderr).toContain(`latchkey-device provision --api <url> --code <code> --dir ${device.dir}`);
       expect(stderr).not.toMatch(/^\s+at /m);
     } finally {
+      command.remove();
       await rm(device.dir, { recursive: true, force: true });
     }
   });

@@ -6,14 +6,16 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deviceTopicPrefix, operationErrors } from '@latchkey/contract';
 import { hashAccessCode } from './access-codes.js';
+import { buildCli } from './cli-fixture.js';
 import { createKeyAndCsr } from './provision.js';
 import { StateDir } from './state-dir.js';
 import { certifyCsr, configUser, createDeviceCa, createTestCa, issueLeaf, signConfig, signOperation, testConfig, unlockClaims, type TestCa, type TestUser } from './test-fixture.js';
 
-/** The `latchkey-device` command as a user runs it (from source, through tsx). */
+/** The `latchkey-device` command as the package ships it, built once for this file. */
+let command: Awaited<ReturnType<typeof buildCli>>;
 function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'cli.ts'), ...args], (error, stdout, stderr) => {
+    execFile(process.execPath, [command.cli, ...args], (error, stdout, stderr) => {
       resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
     });
   });
@@ -26,6 +28,7 @@ let alice: TestUser;
 const lockId = randomUUID();
 
 beforeAll(async () => {
+  command = await buildCli();
   dir = await mkdtemp(path.join(tmpdir(), 'latchkey-cli-'));
   state = new StateDir(dir);
   const deviceCa = await createDeviceCa();
@@ -41,9 +44,14 @@ beforeAll(async () => {
   const accessCodes = [{ accessCodeId: 'front', hash: hashAccessCode('salt', '246810'), start: null, end: null }];
   await state.write('config', signConfig(platformCa, testConfig(lockId, [configUser(alice)], { version: 7, unlockTime: 1, accessCodeSalt: 'salt', accessCodes })));
 });
-afterAll(() => rm(dir, { recursive: true, force: true }));
+afterAll(async () => {
+  command?.remove();
+  await rm(dir, { recursive: true, force: true });
+});
 
-describe('latchkey-device', () => {
+// Each test waits on the command, started up to five times in turn: the cap is for one that hangs, and leaves
+// room for starts that take seconds each on a busy host.
+describe('latchkey-device', { timeout: 60_000 }, () => {
   it('execute decides from the stored config: DONE (exit 0), then REFUSED with the reason (exit 1) for the same operation', async () => {
     const jws = signOperation(alice, unlockClaims(alice, lockId));
     const first = await cli('execute', jws, '--dir', dir);
@@ -100,9 +108,7 @@ describe('latchkey-device', () => {
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        path.join(import.meta.dirname, 'cli.ts'),
+        command.cli,
         'run',
         '--dir',
         dir,
