@@ -36,6 +36,8 @@ const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = 16;
 const UNLOCK_P99_BUDGET_MS = 50;
 const UNLOCK_RATIO_BUDGET = 0.5;
+/** The channels whose notices are counted per device unlock on PostgreSQL: the broker's bridge, the live view. */
+const NOTICE_CHANNELS = ['latchkey_mqtt', 'latchkey_locks'];
 const IDLE_DEVICE_GOAL_KB = 64;
 const PRESENCE_P99_BUDGET_MS = 1000;
 const DEVICES = Number(process.env.DEVICES_COUNT ?? 10_000);
@@ -122,6 +124,21 @@ async function databaseCounters(url) {
 }
 
 /**
+ * Counts the notices sent on each of `channels` of the database at `url`, from now until stop(): what the
+ * broker's bridge sends the other instances (latchkey_mqtt) and what the live view is told (latchkey_locks).
+ */
+async function noticeCounter(url, channels) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const counts = Object.fromEntries(channels.map((c) => [c, 0]));
+  client.on('notification', (n) => {
+    if (n.channel in counts) counts[n.channel]++;
+  });
+  for (const channel of channels) await client.query(`listen ${channel}`);
+  return { counts: () => ({ ...counts }), stop: () => client.end() };
+}
+
+/**
  * Rows of the device unlock against the virtual lock, on the service at `svc` (whichever broker it uses).
  * `databaseUrl`: the service's PostgreSQL database, whose commits and rows per unlock are then counted.
  */
@@ -144,6 +161,7 @@ async function deviceUnlockRows(svc, broker, { databaseUrl } = {}) {
     { token: owner.token },
   );
   const device = await startDevice(svc.url, created.provisioningCode);
+  let notices = null;
   try {
     const real = { ...sandbox, lockId: lock.id };
     // Connected, and holding a config that names the user: one unlock answers 204.
@@ -159,6 +177,7 @@ async function deviceUnlockRows(svc, broker, { databaseUrl } = {}) {
     await waitUntil(unlockOnce, 60_000, 'the device to connect and take its config').catch((e) => {
       throw new Error(`${e.message}\n${device.log()}`);
     });
+    notices = databaseUrl ? await noticeCounter(databaseUrl, NOTICE_CHANNELS) : null;
     const warmVirtual = await unlockRound(svc.url, sandbox, 4000, 3, { connections: CONNECTIONS });
     const warmReal = await unlockRound(svc.url, real, 4000, 3, { connections: CONNECTIONS });
     const rounds = (
@@ -168,11 +187,13 @@ async function deviceUnlockRows(svc, broker, { databaseUrl } = {}) {
           // Where the time goes: CPU of the device's process, the service's and the database's during the
           // round, and the database's commits and rows written per unlock.
           const db0 = databaseUrl ? await databaseCounters(databaseUrl) : null;
+          const n0 = notices?.counts();
           const [d0, s0, t0] = [cpuTicks(device.pid), cpuTicks(svc.pid), performance.now()];
           const r = await unlockRound(svc.url, real, warmReal.rps, DURATION, { connections: CONNECTIONS });
           const seconds = (performance.now() - t0) / 1000;
           const [d1, s1] = [cpuTicks(device.pid), cpuTicks(svc.pid)];
           const db1 = databaseUrl ? await databaseCounters(databaseUrl) : null;
+          const n1 = notices?.counts();
           return {
             ...r,
             deviceCpu: (d1 - d0) / 100 / seconds,
@@ -183,6 +204,7 @@ async function deviceUnlockRows(svc, broker, { databaseUrl } = {}) {
               commitsPerUnlock: (db1.commits - db0.commits) / r.used,
               insertedPerUnlock: (db1.inserted - db0.inserted) / r.used,
               updatedPerUnlock: (db1.updated - db0.updated) / r.used,
+              noticesPerUnlock: NOTICE_CHANNELS.map((c) => (n1[c] - n0[c]) / r.used),
             }),
           };
         },
@@ -231,6 +253,13 @@ async function deviceUnlockRows(svc, broker, { databaseUrl } = {}) {
         '',
         '',
       ]);
+      rows.push([
+        broker,
+        `notices per device unlock: ${NOTICE_CHANNELS.join(' · ')}`,
+        NOTICE_CHANNELS.map((_, i) => median(rounds.map((r) => r.noticesPerUnlock[i])).toFixed(2)).join(' · '),
+        '',
+        '',
+      ]);
     }
     rows.push([
       broker,
@@ -240,6 +269,7 @@ async function deviceUnlockRows(svc, broker, { databaseUrl } = {}) {
       ok(p99 <= UNLOCK_P99_BUDGET_MS),
     ]);
   } finally {
+    await notices?.stop();
     await device.stop();
   }
   return rows;
