@@ -13,10 +13,11 @@ const PRUNE_EVERY_MS = 30_000;
 /** Notices sent in one statement at most (one transaction: delivered together, in order). */
 const MAX_BATCH = 100;
 /**
- * What the bridge writes is never read after a crash: notices are not replayed, and a stored message is read
- * by the peers within a minute. So its commits do not wait for their WAL flush (synchronous_commit off for the
- * statement's own transaction). PostgreSQL commits the transactions that notify one at a time: a notice
- * waiting for its flush would hold every other notifying commit (the log's, the other instances') behind it.
+ * A stored message is read by the peers within a minute and never after a crash, so the transaction that
+ * stores and announces it does not wait for its WAL flush (synchronous_commit off for that transaction alone).
+ * PostgreSQL commits the transactions that notify one at a time, so a flush waited for here would hold every
+ * other notifying commit (the log's, the other instances') behind it. Notices alone write nothing to the WAL,
+ * so their commits never wait for a flush.
  */
 const NO_FLUSH_WAIT = `set_config('synchronous_commit', 'off', true)`;
 
@@ -166,7 +167,7 @@ export class BrokerBridge {
           const end = this.outgoing.findIndex((item, i) => item.row !== undefined || i >= MAX_BATCH);
           batch = this.outgoing.splice(0, end === -1 ? this.outgoing.length : end);
           values = [MQTT_BRIDGE_CHANNEL, ...batch.map((item) => JSON.stringify(this.notice(item.body)))];
-          text = `select ${NO_FLUSH_WAIT}, ${batch.map((_, i) => `pg_notify($1, $${i + 2})`).join(', ')}`;
+          text = `select ${batch.map((_, i) => `pg_notify($1, $${i + 2})`).join(', ')}`;
         }
         try {
           await this.database.executeSql(text, values);
