@@ -8,6 +8,7 @@ import { queryClient } from '../app/layouts/query-layout';
 import { hideSaved } from '../components/ui/saved-notice';
 import { clearSession } from '../lib/session';
 import { takeContractDrifts } from './contract-bodies';
+import { closeStreams } from './streams';
 
 // The suite's browser reads British English (jsdom says en-US): English dates follow the browser's English
 // (lib/dates.ts), and the tests read them as dd/mm/yyyy; lib/dates.test.ts tries the others.
@@ -28,6 +29,8 @@ afterEach(async () => {
   // A fake fetch answer that is not what the contract says fails its test, even if the page coped with the error.
   const drifts = takeContractDrifts();
   cleanup();
+  // The streams the test left open end once the page reading them has gone, so its reader stops.
+  closeStreams();
   vi.useRealTimers();
   hideSaved();
   await setLanguage('en');

@@ -1,5 +1,5 @@
 import type { DeviceStatus, Lock, LockDeviceSummary, LockLogEntry, LockShare } from '@latchkey/contract';
-import { afterEach } from 'vitest';
+import { openStream } from '../../test/streams';
 
 export const LOCKS = '/api/platform/application/app-1/lock';
 
@@ -66,16 +66,12 @@ export const sampleEntry = (over: Partial<LockLogEntry> = {}): LockLogEntry => (
   ...over,
 });
 
-const open: ReadableStreamDefaultController<Uint8Array>[] = [];
-afterEach(() => {
-  for (const controller of open.splice(0)) controller.close();
-});
-
-/** A text/event-stream response the test writes events into, as the API's live events route would. */
+/**
+ * A text/event-stream response the test writes events into, as the API's live events route would; it stays
+ * open until the test ends.
+ */
 export function eventStream() {
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  const body = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) });
-  open.push(controller);
+  const { body, controller } = openStream();
   return {
     response: new Response(body, { headers: { 'Content-Type': 'text/event-stream' } }),
     push: (event: 'lock' | 'activity', data: unknown) =>
