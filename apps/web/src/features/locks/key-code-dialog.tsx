@@ -2,10 +2,15 @@ import type { CertificateResponse } from '@latchkey/contract';
 import { useCallback, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useParams } from 'react-router';
-import { EmailedCodeDialog } from '../../components/ui/emailed-code-dialog';
+import { lazyPart } from '../../components/ui/lazy-part';
 import { paths } from '../../lib/paths';
 import { getSession } from '../../lib/session';
 import type { AskKeyCode } from './unlock-api';
+
+/** Asked for only when a new key needs a code: fetched then, before the dialog is drawn. */
+const EmailedCodeDialog = lazyPart(() =>
+  import('../../components/ui/emailed-code-dialog').then((m) => m.EmailedCodeDialog),
+);
 
 type Actions = Parameters<AskKeyCode>[0];
 interface Pending extends Actions {
@@ -18,7 +23,13 @@ interface Pending extends Actions {
  */
 export function useKeyCodeDialog(): { askCode: AskKeyCode; dialog: React.ReactNode } {
   const [pending, setPending] = useState<Pending | null>(null);
-  const askCode = useCallback<AskKeyCode>((actions) => new Promise((resolve) => setPending({ ...actions, resolve })), []);
+  const askCode = useCallback<AskKeyCode>(
+    (actions) =>
+      EmailedCodeDialog.preload().then(
+        () => new Promise<CertificateResponse | null>((resolve) => setPending({ ...actions, resolve })),
+      ),
+    [],
+  );
   const close = (certificate: CertificateResponse | null) => {
     pending?.resolve(certificate);
     setPending(null);

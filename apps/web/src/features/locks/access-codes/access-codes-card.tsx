@@ -6,13 +6,17 @@ import { useTranslation } from 'react-i18next';
 import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
 import { CopyValue } from '../../../components/ui/copy-value';
 import { Icon } from '../../../components/ui/icon';
+import { lazyPart, useOpenedOnce } from '../../../components/ui/lazy-part';
 import { PageLoader } from '../../../components/ui/page-loader';
 import { RetryAlert } from '../../../components/ui/retry-alert';
 import { SectionCard } from '../../../components/ui/section-card';
 import { useOperation } from '../../../components/ui/use-operation';
 import { useAccessCodes, useFollowAccessCodeChanges, useWithdrawAccessCode } from './api';
-import { CreateCodeDialog } from './create-code-dialog';
 import { describeWindow } from './format';
+
+const CreateCodeDialog = lazyPart(() => import('./create-code-dialog').then((m) => m.CreateCodeDialog));
+/** What a click on the card opens: the lock page fetches it once its cards are drawn. */
+export const ACCESS_CODES_CARD_PARTS = [CreateCodeDialog];
 
 const STATUS_COLOUR = { setting: 'info', set: 'success', withdrawn: 'default' } as const;
 
@@ -77,6 +81,7 @@ export function AccessCodesCard({ appId, lockId }: { appId: string; lockId: stri
   const withdraw = useWithdrawAccessCode(appId, lockId);
   const { run, dialogs } = useOperation();
   const [creating, setCreating] = useState(false);
+  const creatingOnce = useOpenedOnce(creating);
   const [withdrawing, setWithdrawing] = useState<AccessCode | null>(null);
 
   return (
@@ -117,7 +122,9 @@ export function AccessCodesCard({ appId, lockId }: { appId: string; lockId: stri
           ))}
         </List>
       )}
-      <CreateCodeDialog appId={appId} lockId={lockId} open={creating} onClose={() => setCreating(false)} />
+      {creatingOnce && (
+        <CreateCodeDialog appId={appId} lockId={lockId} open={creating} onClose={() => setCreating(false)} />
+      )}
       <ConfirmDialog
         open={withdrawing !== null}
         title={t('accessCodes.withdrawTitle', { name: withdrawing?.name ?? '' })}

@@ -3,7 +3,9 @@ import { Button } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 import { Icon } from '../../../components/ui/icon';
 import { useOperation } from '../../../components/ui/use-operation';
-import { downloadCsv } from './download';
+
+/** The download's code is fetched on the click: the page that shows the button runs none of it. */
+const downloadCsv = (path: string, fileName: string) => import('./download').then((m) => m.downloadCsv(path, fileName));
 
 /** "Download CSV" (or `label`): saves the activity at `path` (an authenticated route) as `fileName`, or says why it could not. */
 export function CsvButton({ path, fileName, label }: { path: string; fileName: string; label?: string }) {

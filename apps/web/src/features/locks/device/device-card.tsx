@@ -5,6 +5,7 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
 import { Icon } from '../../../components/ui/icon';
+import { lazyPart } from '../../../components/ui/lazy-part';
 import { PageLoader } from '../../../components/ui/page-loader';
 import { RetryAlert } from '../../../components/ui/retry-alert';
 import { SectionCard } from '../../../components/ui/section-card';
@@ -13,7 +14,11 @@ import { formatTimeSeconds } from '../../../lib/dates';
 import { useCreateDevice, useDeviceStatus, useUnbindDevice } from './api';
 import { DeviceChip } from './device-chip';
 import { DeviceStatusList } from './device-status-list';
-import { ProvisioningSteps } from './provisioning-steps';
+
+/** Shown once a code is made: the page's first drawing needs none of its code. */
+const ProvisioningSteps = lazyPart(() => import('./provisioning-steps').then((m) => m.ProvisioningSteps));
+/** What a click on the card opens: the lock page fetches it once its cards are drawn. */
+export const DEVICE_CARD_PARTS = [ProvisioningSteps];
 
 /**
  * The lock's device. A sandbox lock says it is virtual and offers to connect a device: that makes a

@@ -34,7 +34,7 @@ import { DeviceChip } from '../device/device-chip';
 import { LockNameDialog } from './lock-name-dialog';
 import { SitesCard } from '../sites/sites-card';
 import { CsvButton } from '../csv/csv-button';
-import { applicationCsvPath } from '../csv/download';
+import { applicationCsvPath } from '../csv/csv-paths';
 import { RetryAlert } from '../../../components/ui/retry-alert';
 
 type Dialog = { kind: 'add' } | { kind: 'rename'; lock: Lock } | { kind: 'remove'; lock: Lock } | null;

@@ -25,7 +25,7 @@ import { localText } from '../../../lib/server-text';
 import { pickerFormat } from '../../../lib/dates';
 import { useAccessCodes } from '../access-codes/api';
 import { CsvButton } from '../csv/csv-button';
-import { lockCsvPath } from '../csv/download';
+import { lockCsvPath } from '../csv/csv-paths';
 import { describeMethod, DOOR_REPORTS, DoorReport, EntryOrigin } from './activity-details';
 
 /** The filter lives in the URL (?from=yyyy-mm-dd&to=yyyy-mm-dd), whole local days, both inclusive. */

@@ -6,6 +6,7 @@ import type { Lock } from '@latchkey/contract';
 import { Link as RouterLink, useParams, useSearchParams } from 'react-router';
 import { paths } from '../../../lib/paths';
 import { Icon } from '../../../components/ui/icon';
+import { usePreloadWhenIdle } from '../../../components/ui/lazy-part';
 import { PageLoader } from '../../../components/ui/page-loader';
 import { ApiError } from '../../../lib/http';
 import { useLock } from '../api';
@@ -16,15 +17,15 @@ import { LiveStatusBadge } from '../live-status';
 import { LockStateChip } from '../lock-state';
 import { ActivityCard as ActivityCardAlways, rangeFromDays } from './activity-card';
 import { SettingsCard as SettingsCardAlways } from './settings-card';
-import { SharesCard as SharesCardAlways } from './shares-card';
+import { SHARES_CARD_PARTS, SharesCard as SharesCardAlways } from './shares-card';
 import { UnlockButton } from './unlock-button';
-import { TilesCard as TilesCardAlways } from '../tiles/tiles-card';
+import { TILES_CARD_PARTS, TilesCard as TilesCardAlways } from '../tiles/tiles-card';
 import { useLockTiles } from '../tiles/api';
-import { DeviceCard as DeviceCardAlways } from '../device/device-card';
-import { AccessCodesCard as AccessCodesCardAlways } from '../access-codes/access-codes-card';
+import { DEVICE_CARD_PARTS, DeviceCard as DeviceCardAlways } from '../device/device-card';
+import { ACCESS_CODES_CARD_PARTS, AccessCodesCard as AccessCodesCardAlways } from '../access-codes/access-codes-card';
 import { useAccessCodes } from '../access-codes/api';
 import { DoorStatus } from '../door/door-status';
-import { SimulateMenu } from '../simulate/simulate-menu';
+import { SIMULATE_MENU_PARTS, SimulateMenu } from '../simulate/simulate-menu';
 import { RetryAlert } from '../../../components/ui/retry-alert';
 
 /**
@@ -45,6 +46,19 @@ const ActivityCard = memo(ActivityCardAlways);
 
 /** The cards under the lock's header, top to bottom: device, shares, access codes, tiles, settings, activity. */
 const CARD_COUNT = 6;
+
+/**
+ * What a click on the page opens (Simulate's dialogs, the device's steps, the cards' dialogs), each in a chunk
+ * of its own: fetched while the browser is idle once every card is drawn, so neither the page's first drawing
+ * nor its cards wait for that code, and a click still opens them at once.
+ */
+const CLICK_PARTS = [
+  ...SIMULATE_MENU_PARTS,
+  ...DEVICE_CARD_PARTS,
+  ...SHARES_CARD_PARTS,
+  ...ACCESS_CODES_CARD_PARTS,
+  ...TILES_CARD_PARTS,
+];
 
 /**
  * How many of the cards under the header are drawn. None until `ready` (their data are in); then one more
@@ -79,6 +93,7 @@ const LockCards = memo(function LockCards({
   ready: boolean;
 }) {
   const shown = useCardsShown(lock.id, ready);
+  usePreloadWhenIdle(CLICK_PARTS, shown === CARD_COUNT);
   return (
     <>
       {shown > 0 && <DeviceCard appId={appId} lock={lock} />}

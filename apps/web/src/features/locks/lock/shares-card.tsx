@@ -16,6 +16,7 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
 import { Icon } from '../../../components/ui/icon';
+import { lazyPart, useOpenedOnce } from '../../../components/ui/lazy-part';
 import { PageLoader } from '../../../components/ui/page-loader';
 import { SectionCard } from '../../../components/ui/section-card';
 import { stackedOnPhone } from '../../../components/ui/stacked-table';
@@ -23,8 +24,11 @@ import { showSaved } from '../../../components/ui/saved-notice';
 import { useOperation } from '../../../components/ui/use-operation';
 import { useRevokeShare, useShares } from '../shares-api';
 import { describeAccess } from './format';
-import { ShareDialog } from './share-dialog';
 import { RetryAlert } from '../../../components/ui/retry-alert';
+
+const ShareDialog = lazyPart(() => import('./share-dialog').then((m) => m.ShareDialog));
+/** What a click on the card opens: the lock page fetches it once its cards are drawn. */
+export const SHARES_CARD_PARTS = [ShareDialog];
 
 /** Who the lock is shared with, how and when; share to an email, revoke after confirming. */
 export function SharesCard({ appId, lockId }: { appId: string; lockId: string }) {
@@ -32,6 +36,7 @@ export function SharesCard({ appId, lockId }: { appId: string; lockId: string })
   const shares = useShares(appId, lockId);
   const revoke = useRevokeShare(appId, lockId);
   const [adding, setAdding] = useState(false);
+  const addingOnce = useOpenedOnce(adding);
   const [revoking, setRevoking] = useState<LockShare | null>(null);
   const { run, dialogs } = useOperation();
   const who = (share: LockShare) => share.email ?? share.displayName ?? share.userId;
@@ -98,16 +103,18 @@ export function SharesCard({ appId, lockId }: { appId: string; lockId: string })
           </Table>
         </TableContainer>
       )}
-      <ShareDialog
-        appId={appId}
-        lockId={lockId}
-        open={adding}
-        onCancel={() => setAdding(false)}
-        onShared={(email) => {
-          setAdding(false);
-          showSaved(t('shares.shared', { email }));
-        }}
-      />
+      {addingOnce && (
+        <ShareDialog
+          appId={appId}
+          lockId={lockId}
+          open={adding}
+          onCancel={() => setAdding(false)}
+          onShared={(email) => {
+            setAdding(false);
+            showSaved(t('shares.shared', { email }));
+          }}
+        />
+      )}
       <ConfirmDialog
         open={revoking !== null}
         title={t('shares.revokeConfirm')}

@@ -4,10 +4,14 @@ import { Button, Divider, Menu, MenuItem } from '@mui/material';
 import { useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Icon } from '../../../components/ui/icon';
+import { lazyPart } from '../../../components/ui/lazy-part';
 import { useOperation } from '../../../components/ui/use-operation';
 import { useSimulateEvent } from './api';
-import { BatteryDialog } from './battery-dialog';
-import { KeypadDialog } from './keypad-dialog';
+
+const KeypadDialog = lazyPart(() => import('./keypad-dialog').then((m) => m.KeypadDialog));
+const BatteryDialog = lazyPart(() => import('./battery-dialog').then((m) => m.BatteryDialog));
+/** What the menu opens: the lock page fetches them once its cards are drawn. */
+export const SIMULATE_MENU_PARTS = [KeypadDialog, BatteryDialog];
 
 /**
  * What a real door would report, made to happen on a virtual lock: a code typed at its keypad, its door

@@ -1,77 +1,22 @@
 import { faPen, faPlus, faQrcode, faTrash } from '@fortawesome/free-solid-svg-icons';
 import type { LockTile } from '@latchkey/contract';
-import {
-  Alert,
-  Box,
-  Button,
-  Dialog,
-  DialogActions,
-  DialogContent,
-  DialogTitle,
-  IconButton,
-  Link,
-  List,
-  ListItem,
-  Typography,
-} from '@mui/material';
+import { Alert, Box, Button, IconButton, List, ListItem, Typography } from '@mui/material';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { ConfirmDialog } from '../../../components/ui/confirm-dialog';
 import { Icon } from '../../../components/ui/icon';
+import { lazyPart, useOpenedOnce } from '../../../components/ui/lazy-part';
 import { SectionCard } from '../../../components/ui/section-card';
 import { useOperation } from '../../../components/ui/use-operation';
 import { errorMessage } from '../../../lib/http';
 import { LockNameDialog } from '../list/lock-name-dialog';
-import { useCreateTile, useDeleteTile, useLockTiles, useRenameTile, useTileQr } from './api';
-import { LoopbackNotice } from '../device/loopback-notice';
+import { useCreateTile, useDeleteTile, useLockTiles, useRenameTile } from './api';
 
-/** The tile's printable QR code for its short URL, drawn by the server. */
-function QrDialog({
-  appId,
-  lockId,
-  tile,
-  onClose,
-}: {
-  appId: string;
-  lockId: string;
-  tile: LockTile;
-  onClose: () => void;
-}) {
-  const { t } = useTranslation();
-  const qr = useTileQr(appId, lockId, tile.tileId);
-  return (
-    <Dialog open onClose={onClose} aria-labelledby="tile-qr-title" fullWidth maxWidth="xs">
-      <DialogTitle id="tile-qr-title">{t('tiles.qrTitle')}</DialogTitle>
-      <DialogContent>
-        {qr.isError && <Alert severity="error">{errorMessage(qr.error)}</Alert>}
-        {/* A phone scanning the code must reach PUBLIC_URL: says so when it is a loopback address. */}
-        <LoopbackNotice broker={false} sx={{ mb: 2 }} />
-        {qr.data && (
-          <Box
-            component="img"
-            src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(qr.data)}`}
-            alt={t('tiles.qrAlt', { url: tile.url })}
-            sx={{ display: 'block', width: '100%', maxWidth: 280, mx: 'auto', bgcolor: '#fff' }}
-          />
-        )}
-        <Typography variant="body2" sx={{ mt: 2, overflowWrap: 'anywhere', textAlign: 'center' }}>
-          <Link href={tile.url} target="_blank" rel="noopener">
-            {tile.url}
-          </Link>
-        </Typography>
-        <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }}>
-          {t('tiles.qrHelp')}
-        </Typography>
-      </DialogContent>
-      <DialogActions>
-        <Button onClick={() => window.print()}>{t('tiles.print')}</Button>
-        <Button variant="contained" onClick={onClose}>
-          {t('common.done')}
-        </Button>
-      </DialogActions>
-    </Dialog>
-  );
-}
+const QrDialog = lazyPart(() => import('./qr-dialog').then((m) => m.QrDialog));
+/** What a click on the card opens: the lock page fetches it once its cards are drawn. */
+export const TILES_CARD_PARTS = [QrDialog];
+// The rename dialog stays in the page's chunk (its form code is the settings card's too): a chunk of its own
+// regrouped the contract's shared chunks, and /login's code grew past its limit.
 
 /** A lock's tiles (the NFC sticker or printed QR code at its door): list, make a new one, its QR code, remove. */
 export function TilesCard({ appId, lockId }: { appId: string; lockId: string }) {
@@ -84,6 +29,7 @@ export function TilesCard({ appId, lockId }: { appId: string; lockId: string }) 
   const [showing, setShowing] = useState<LockTile | null>(null);
   const [removing, setRemoving] = useState<LockTile | null>(null);
   const [renaming, setRenaming] = useState<LockTile | null>(null);
+  const renamingOnce = useOpenedOnce(renaming !== null);
   // A tile is called by its name; an unnamed one by the start of its id.
   const short = (tile: LockTile) => tile.name ?? tile.tileId.slice(0, 8);
 
@@ -155,20 +101,22 @@ export function TilesCard({ appId, lockId }: { appId: string; lockId: string }) 
         </List>
       )}
       {showing && <QrDialog appId={appId} lockId={lockId} tile={showing} onClose={() => setShowing(null)} />}
-      <LockNameDialog
-        open={renaming !== null}
-        title={t('tiles.renameTitle')}
-        initialName={renaming?.name ?? ''}
-        submitLabel={t('tiles.save')}
-        label={t('tiles.name')}
-        onCancel={() => setRenaming(null)}
-        onSubmit={async (name) => {
-          const result = await run(() => rename.mutateAsync({ tileId: renaming!.tileId, name }), { notice: true, inPlace: () => true });
-          if (!result.ok) return result.message;
-          setRenaming(null);
-          return null;
-        }}
-      />
+      {renamingOnce && (
+        <LockNameDialog
+          open={renaming !== null}
+          title={t('tiles.renameTitle')}
+          initialName={renaming?.name ?? ''}
+          submitLabel={t('tiles.save')}
+          label={t('tiles.name')}
+          onCancel={() => setRenaming(null)}
+          onSubmit={async (name) => {
+            const result = await run(() => rename.mutateAsync({ tileId: renaming!.tileId, name }), { notice: true, inPlace: () => true });
+            if (!result.ok) return result.message;
+            setRenaming(null);
+            return null;
+          }}
+        />
+      )}
       <ConfirmDialog
         open={removing !== null}
         title={t('tiles.removeTitle')}
