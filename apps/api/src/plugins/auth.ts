@@ -22,6 +22,10 @@ declare module 'fastify' {
     ownsApplication: boolean | undefined;
     /** Set with `ownsApplication`: the application's version (null when there is no such application). */
     applicationVersion: number | null;
+    /** The Authorization header's bearer token (null: none), once read (`bearerToken`). */
+    bearer: string | null | undefined;
+    /** Its claims when this instance verified it before (`knownAccessClaims`), once looked up. */
+    knownClaims: AccessClaims | null | undefined;
   }
   interface FastifyInstance {
     authenticate: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
@@ -29,11 +33,27 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * The request's bearer token (null when it has none), read from the header once: the rate limiter and
+ * authentication both need it, and matching a token's few hundred characters is a measurable part of a read.
+ */
 export function bearerToken(request: FastifyRequest): string | null {
+  if (request.bearer !== undefined) return request.bearer;
   const header = request.headers.authorization;
-  if (!header) return null;
-  const match = /^Bearer\s+(\S+)$/i.exec(header);
-  return match?.[1] ?? null;
+  return (request.bearer = header ? (BEARER.exec(header)?.[1] ?? null) : null);
+}
+const BEARER = /^Bearer\s+(\S+)$/i;
+
+/**
+ * The claims of the request's access token when this instance has verified that token before (TokenService's
+ * cache), looked up once per request. Undefined: no token, or one not verified yet (or not an access token).
+ */
+export function knownAccessClaims(tokens: TokenService, request: FastifyRequest): AccessClaims | undefined {
+  if (request.knownClaims === undefined) {
+    const token = bearerToken(request);
+    request.knownClaims = (token && tokens.verifiedAccess(token)) || null;
+  }
+  return request.knownClaims ?? undefined;
 }
 
 /** What the access cache keeps of one session: its user, and per application the ownership answer. */
@@ -56,6 +76,8 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService,
   app.decorateRequest('user', null as unknown as AuthUser);
   app.decorateRequest('ownsApplication', undefined);
   app.decorateRequest('applicationVersion', null);
+  app.decorateRequest('bearer', undefined);
+  app.decorateRequest('knownClaims', undefined);
   const { sessionOnly, sessionAndOwner } = prepareAuthStatements(db);
 
   // Callback-style hook: a request whose token and session are both cached is let through in the same
@@ -73,9 +95,8 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService,
 
   /** True when the caches alone let the request through; throws when they alone refuse it. */
   function authenticateFromCache(request: FastifyRequest): boolean {
-    const token = bearerToken(request);
-    if (!token) throw unauthorized();
-    const claims = tokens.verifiedAccess(token);
+    if (!bearerToken(request)) throw unauthorized();
+    const claims = knownAccessClaims(tokens, request);
     if (!claims) return false;
     const applicationId = applicationIdOf(request);
     const found = cache.get<CachedSession | CachedAccess>(applicationId ? accessKey(claims.sid, applicationId) : sessionKey(claims.sid));

@@ -1,11 +1,13 @@
-import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest, HookHandlerDoneFunction, preHandlerAsyncHookHandler } from 'fastify';
+import rateLimit, { type FastifyRateLimitStore as CounterStore } from '@fastify/rate-limit';
+import LocalStore from '@fastify/rate-limit/store/LocalStore.js';
+import RedisStore from '@fastify/rate-limit/store/RedisStore.js';
 import type { Redis } from 'ioredis';
 import { apiErrors } from '@latchkey/contract';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import type { AccessCache } from '../lib/access-cache.js';
-import { bearerToken } from './auth.js';
+import { bearerToken, knownAccessClaims } from './auth.js';
 import { cachedApplicationUser, unverifiedIssuer } from './lock-user-auth.js';
 
 declare module 'fastify' {
@@ -25,7 +27,7 @@ type LimitResult = Awaited<ReturnType<ReturnType<FastifyInstance['createRateLimi
 /**
  * Who a request is counted against, without a database query and without verifying anything twice:
  * - `u:<user>` for a valid portal access token. A token verified before is found in TokenService's cache;
- *   a new one is verified here, once, and app.authenticate then finds it in that cache;
+ *   a new one is verified here, once, and app.authenticate then takes its claims from the request;
  * - `au:<application>:<user>` for an application-signed token in the access cache (lock-user-auth);
  * - `ip:<address>` for everything else: no token, a bad or expired one, a refresh token, and an
  *   application-signed token's first request on this instance (verifying it needs the database).
@@ -33,20 +35,36 @@ type LimitResult = Awaited<ReturnType<ReturnType<FastifyInstance['createRateLimi
  * of made-up tokens is still one address's flood.
  */
 export async function principalKey(app: FastifyInstance, cache: AccessCache, request: FastifyRequest): Promise<string> {
+  const known = knownPrincipalKey(app, cache, request);
+  if (known !== undefined) return known;
+  const verified = await app.tokens.verifyAccess(bearerToken(request) ?? '').catch(() => null);
+  if (!verified) return `ip:${request.ip}`;
+  request.knownClaims = verified;
+  return `u:${verified.sub}`;
+}
+
+/** principalKey when it needs no verification; undefined when a token that claims to be ours is new here. */
+function knownPrincipalKey(app: FastifyInstance, cache: AccessCache, request: FastifyRequest): string | undefined {
   const token = bearerToken(request);
   if (token) {
-    const known = app.tokens.verifiedAccess(token);
+    const known = knownAccessClaims(app.tokens, request);
     if (known) return `u:${known.sub}`;
     const applicationUser = cachedApplicationUser(cache, token);
     if (applicationUser) return `au:${applicationUser.applicationId}:${applicationUser.id}`;
     // Only what claims to be ours is verified here (an application's token needs its keys from the database).
-    if (unverifiedIssuer(token) === app.config.jwt.issuer) {
-      const verified = await app.tokens.verifyAccess(token).catch(() => null);
-      if (verified) return `u:${verified.sub}`;
-    }
+    if (unverifiedIssuer(token) === app.config.jwt.issuer) return undefined;
   }
   return `ip:${request.ip}`;
 }
+
+/** The key prefix of @fastify/rate-limit's counters in Redis. */
+const REDIS_NAMESPACE = 'latchkey-rl-';
+/**
+ * The per-principal counters' prefix in Redis: the one the plugin gives a limiter made with createRateLimit
+ * (its namespace, then a route, which such a limiter has none of). Kept, so that during a rolling restart
+ * instances of earlier builds and of this one count a user's requests together.
+ */
+const PER_PRINCIPAL_REDIS_PREFIX = `${REDIS_NAMESPACE}undefinedundefined-`;
 
 /**
  * Rate limits (README "Rate limits"): every API request counts once, per principal (principalKey) —
@@ -66,20 +84,36 @@ export async function registerRateLimits(
     global: false,
     max,
     timeWindow: windowSeconds * 1000,
-    ...(redis ? { redis, nameSpace: 'latchkey-rl-' } : {}),
+    ...(redis ? { redis, nameSpace: REDIS_NAMESPACE } : {}),
     skipOnError: true,
     addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
     errorResponseBuilder: (_req, context) => new AppError(429, apiErrors.tooManyAttempts, { 'retry-after': String(Math.ceil(context.ttl / 1000)) }),
   });
 
-  const perPrincipal = app.createRateLimit({
-    keyGenerator: (request) => principalKey(app, cache, request),
-    max: (_request, key) => (key.startsWith('ip:') ? anonymousMax : max),
+  // Every request counts once, against its principal, in the plugin's stores (a fixed window per key, in
+  // memory or in Redis) but without its createRateLimit, which awaits five times a request: this hook is
+  // callback-style, so a request whose token this instance verified before is counted in the same tick,
+  // and with the in-memory store passes the limiter without a promise.
+  const perPrincipal: CounterStore = redis ? new RedisStore(false, false, redis, PER_PRINCIPAL_REDIS_PREFIX) : new LocalStore(false, false);
+  const windowMs = windowSeconds * 1000;
+  const charge = (key: string, done: HookHandlerDoneFunction): void => {
+    const limit = key.startsWith('ip:') ? anonymousMax : max;
+    perPrincipal.incr(
+      key,
+      // A count that cannot be had (Redis unreachable) lets the request through, as skipOnError does.
+      (error, counted) => done(error || !counted || counted.current <= limit ? undefined : tooManyRequests(limit, Math.ceil(counted.ttl / 1000))),
+      windowMs,
+      limit,
+    );
+  };
+  app.addHook('onRequest', (request, _reply, done) => {
     // The portal's own files, served logos and the health probes are cheap reads that one page load or
     // a load balancer makes many of; counting them locked real users (and the readiness probe) out.
-    allowList: (request) => exempt(request),
+    if (exempt(request)) return done();
+    const key = knownPrincipalKey(app, cache, request);
+    if (key !== undefined) return charge(key, done);
+    principalKey(app, cache, request).then((verified) => charge(verified, done), done);
   });
-  app.addHook('onRequest', async (request) => refuseIfExceeded(await perPrincipal(request)));
 
   const directory = app.createRateLimit({ keyGenerator: (request) => `dir:${request.user.id}`, max: directoryMax });
   app.decorate('limitDirectoryLookups', async function (request: FastifyRequest) {
@@ -99,10 +133,15 @@ export async function registerRateLimits(
 
 export function refuseIfExceeded(result: LimitResult): void {
   if (result.isAllowed || !result.isExceeded) return;
-  throw new AppError(429, apiErrors.tooManyAttempts, {
-    'retry-after': String(Math.max(1, result.ttlInSeconds)),
-    'x-ratelimit-limit': String(result.max),
+  throw tooManyRequests(result.max, result.ttlInSeconds);
+}
+
+/** The 429 of a limit of `max` whose window ends in `ttlInSeconds`. */
+function tooManyRequests(max: number, ttlInSeconds: number): AppError {
+  return new AppError(429, apiErrors.tooManyAttempts, {
+    'retry-after': String(Math.max(1, ttlInSeconds)),
+    'x-ratelimit-limit': String(max),
     'x-ratelimit-remaining': '0',
-    'x-ratelimit-reset': String(Math.max(1, result.ttlInSeconds)),
+    'x-ratelimit-reset': String(Math.max(1, ttlInSeconds)),
   });
 }
