@@ -37,6 +37,13 @@ export const PUBLISHES_AT_ONCE = 8;
 /** Locks whose configs are read in one go at most: those asked for meanwhile are read in the next. */
 const READS_AT_ONCE = 500;
 
+/**
+ * A device coming online within this long of another has its config checked with the others that come in
+ * the next ONLINE_GATHER_MS: a fleet back after a restart arrives a few devices at a time, and checked one
+ * by one each would cost the whole read. A device coming online alone is checked at once.
+ */
+const ONLINE_GATHER_MS = 1000;
+
 /** How long "this lock has no provisioned device" is believed before the database is asked again. */
 const NO_DEVICE_TTL_MS = 30_000;
 
@@ -46,7 +53,7 @@ export class ConfigPublisher {
   /** Locks known to have no provisioned device: most notices are about these, and cost nothing. */
   private readonly noDevice = new LRUCache<string, true>({ max: 50_000, ttl: NO_DEVICE_TTL_MS });
   /** Per lock: a publish running (forced or not), and whether another notice came in meanwhile. */
-  private readonly running = new Map<string, { again: boolean; force: boolean; forcing: boolean }>();
+  private readonly running = new Map<string, RunState>();
   private stopped = false;
   /** Configs being issued now, and those waiting for a turn (PUBLISHES_AT_ONCE). */
   private active = 0;
@@ -57,6 +64,9 @@ export class ConfigPublisher {
    * when the lock has no provisioned device.
    */
   private readonly reads: GroupCommit<{ lockId: string }, DeviceConfigRead | null>;
+  /** When a device last came online (ms), and the wait of the checks gathering meanwhile. */
+  private lastOnline = Number.NEGATIVE_INFINITY;
+  private gathering: Promise<void> | null = null;
 
   constructor(
     private readonly db: Db,
@@ -109,7 +119,10 @@ export class ConfigPublisher {
   /** The lock's device came online, or was never sent a config: look now, even if nothing seems changed. */
   deviceOnline(lockId: string, force: boolean): void {
     this.noDevice.delete(lockId);
-    this.schedule(lockId, force || !(this.fresh?.(lockId) ?? false));
+    const now = Date.now();
+    const gather = !force && now - this.lastOnline < ONLINE_GATHER_MS;
+    this.lastOnline = now;
+    this.schedule(lockId, force || !(this.fresh?.(lockId) ?? false), gather);
   }
 
   /** Issues the lock's device its config again, with a new issuedAt, though nothing in it changed. */
@@ -124,6 +137,17 @@ export class ConfigPublisher {
   /** Resolves once no publish is running or waiting (tests). */
   async idle(): Promise<void> {
     while (this.running.size > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+
+  /** Resolves at the end of the current gathering window (ONLINE_GATHER_MS), opening one if none is open. */
+  private gathered(): Promise<void> {
+    this.gathering ??= new Promise<void>((resolve) =>
+      setTimeout(() => {
+        this.gathering = null;
+        resolve();
+      }, ONLINE_GATHER_MS),
+    );
+    return this.gathering;
   }
 
   /** A turn among the PUBLISHES_AT_ONCE configs that may be issued at once; → the call that ends it. */
@@ -143,7 +167,7 @@ export class ConfigPublisher {
    * run issues a config signed now whatever else happens: a re-issue asked for meanwhile is served by it
    * (a device coming online and its config falling due together are sent one config, not two).
    */
-  private schedule(lockId: string, force: boolean): void {
+  private schedule(lockId: string, force: boolean, gather = false): void {
     const current = this.running.get(lockId);
     if (current) {
       if (force && current.forcing) return;
@@ -151,9 +175,11 @@ export class ConfigPublisher {
       current.force ||= force;
       return;
     }
-    const state = { again: false, force, forcing: false };
+    const state: RunState = { again: false, force, forcing: false };
     this.running.set(lockId, state);
     void (async () => {
+      // The first run of a device come online in a storm waits for the others of its window; runs after it do not.
+      if (gather) await this.gathered();
       do {
         const forced = state.force;
         state.forcing = forced;
@@ -171,7 +197,7 @@ export class ConfigPublisher {
    * last sent; issued when it differs or `force`. A change committed after the read is a notice of its own
    * (`state.again`): the run after this one reads it and issues in its place, forced if this one was.
    */
-  private async publish(lockId: string, force: boolean, state: { again: boolean; force: boolean }): Promise<void> {
+  private async publish(lockId: string, force: boolean, state: RunState): Promise<void> {
     const read = await this.reads.submit({ lockId });
     if (!read) {
       this.noDevice.set(lockId, true);
@@ -208,4 +234,11 @@ export class ConfigPublisher {
     await recordCodesPublished(this.db, lockId, config.version, (content.accessCodes ?? []).map((code) => code.accessCodeId));
     this.log.debug({ lockId, deviceId, version: config.version }, 'device config published');
   }
+}
+
+/** A lock's publish running: whether to run again after it (forced or not), and whether this run is forced. */
+interface RunState {
+  again: boolean;
+  force: boolean;
+  forcing: boolean;
 }
