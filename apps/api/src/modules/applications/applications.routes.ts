@@ -1,5 +1,5 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { FastifyInstance, FastifyReply, FastifySchemaCompiler } from 'fastify';
+import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
   applicationIdParamsSchema,
@@ -28,7 +28,7 @@ const one = `${base}/:applicationId`;
 /** /platform/application/** and /directory/query. Every :applicationId route is owner-only (404 otherwise). */
 export async function applicationsRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<ZodTypeProvider>();
-  const owner = { onRequest: [app.authenticate, app.requireOwner] };
+  const owner = { onRequest: [app.authenticate, app.requireOwner], validatorCompiler: withApplicationIdParams };
   const signedIn = { onRequest: [app.authenticate] };
 
   app.get(base, { ...signedIn, schema: { tags, security, response: { 200: applicationListSchema, 401: E } } }, (request, reply) =>
@@ -111,6 +111,23 @@ export async function applicationsRoutes(instance: FastifyInstance) {
 
   await app.register(authItemsRoutes);
 }
+
+const applicationIdPattern = applicationIdParamsSchema.shape.applicationId.def.pattern;
+
+/**
+ * The contract's validator, but for applicationIdParamsSchema an id is first tested against the pattern of
+ * the schema's own uuid check, and a match is answered as zod answers it (an object of that one member);
+ * anything else goes through zod, so a refusal is zod's. Zod's parse of that one member was 2–3 % of the
+ * CPU of a cached read.
+ */
+const withApplicationIdParams: FastifySchemaCompiler<unknown> = (route) => {
+  const validate = validatorCompiler(route as Parameters<typeof validatorCompiler>[0]);
+  if (route.schema !== applicationIdParamsSchema || !applicationIdPattern) return validate;
+  return (data) => {
+    const id = (data as { applicationId?: unknown } | null)?.applicationId;
+    return typeof id === 'string' && applicationIdPattern.test(id) ? { value: { applicationId: id } } : validate(data);
+  };
+};
 
 /**
  * Sends a body already encoded with the route's response schema (Fastify sends a JSON string as it is).
