@@ -61,14 +61,24 @@ const LETTERS: Record<string, Partial<Record<Intl.DateTimeFormatPartTypes, strin
   de: { day: 'TT', month: 'MM', year: 'JJJJ', hour: 'hh', minute: 'mm', dayPeriod: 'AM/PM' },
 };
 
-/** How `locale` writes a day (with its time): 'MM/DD/YYYY', 'TT.MM.JJJJ, hh:mm'. */
+const patterns = new Map<string, string>();
+
+/**
+ * How `locale` writes a day (with its time): 'MM/DD/YYYY', 'TT.MM.JJJJ, hh:mm'. Worked out once for each
+ * locale: making an Intl.DateTimeFormat was the activity card's costliest part of every render.
+ */
 function pattern(locale: string, withTime: boolean, language: string): string {
+  const key = `${locale} ${withTime} ${language}`;
+  let found = patterns.get(key);
+  if (found !== undefined) return found;
   const letters = LETTERS[language] ?? LETTERS.en!;
-  return new Intl.DateTimeFormat(locale, withTime ? STYLES.dateTime : STYLES.date)
+  found = new Intl.DateTimeFormat(locale, withTime ? STYLES.dateTime : STYLES.date)
     .formatToParts(0)
     // (A plain space for Intl's narrow no-break one before AM/PM.)
     .map((p) => (p.type === 'literal' ? p.value.replace(/\s/g, ' ') : (letters[p.type] ?? p.value)))
     .join('');
+  patterns.set(key, found);
+  return found;
 }
 
 /**

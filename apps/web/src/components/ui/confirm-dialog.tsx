@@ -1,6 +1,7 @@
 import { CONFIRM_DIALOG_MAX_WIDTH_PX } from '@latchkey/contract';
 import { Button, Dialog, DialogActions, DialogContent, DialogContentText, DialogTitle } from '@mui/material';
 import { useId } from 'react';
+import { useOpenedOnce } from './use-opened-once';
 
 export interface ConfirmDialogProps {
   open: boolean;
@@ -16,6 +17,8 @@ export interface ConfirmDialogProps {
 export function ConfirmDialog(props: ConfirmDialogProps) {
   const { open, title, message, confirmLabel, cancelLabel, onConfirm, onCancel, destructive = true } = props;
   const titleId = useId();
+  // Nothing until first opened: a page draws its closed confirmations for free.
+  if (!useOpenedOnce(open)) return null;
   return (
     <Dialog
       open={open}

@@ -2,7 +2,7 @@ import { act, render, screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { useState, type ComponentType } from 'react';
 import { describe, expect, it, vi } from 'vitest';
-import { lazyPart, useOpenedOnce, usePreloadWhenIdle } from './lazy-part';
+import { lazyPart, usePreloadWhenIdle } from './lazy-part';
 
 function Greeting({ name }: { name: string }) {
   const [text, setText] = useState('');
@@ -109,19 +109,5 @@ describe('usePreloadWhenIdle', () => {
     } finally {
       vi.useRealTimers();
     }
-  });
-});
-
-describe('useOpenedOnce', () => {
-  it('is false until the first opening and stays true after closing', () => {
-    function Probe({ open }: { open: boolean }) {
-      return <p>{String(useOpenedOnce(open))}</p>;
-    }
-    const { rerender } = render(<Probe open={false} />);
-    expect(screen.getByText('false')).toBeInTheDocument();
-    rerender(<Probe open />);
-    expect(screen.getByText('true')).toBeInTheDocument();
-    rerender(<Probe open={false} />);
-    expect(screen.getByText('true')).toBeInTheDocument();
   });
 });

@@ -73,13 +73,3 @@ export function usePreloadWhenIdle(parts: readonly { preload: () => Promise<unkn
     };
   }, [parts, when]);
 }
-
-/**
- * Whether `open` has been true at least once. A dialog drawn from its first opening on (and kept, so it
- * closes with its transition) fetches its code on that opening, not with the page.
- */
-export function useOpenedOnce(open: boolean): boolean {
-  const [opened, setOpened] = useState(open);
-  if (open && !opened) setOpened(true);
-  return opened || open;
-}

@@ -1,6 +1,7 @@
 import { LOADING_DIALOG_DELAY_MS } from '@latchkey/contract';
 import { Box, CircularProgress, Dialog, DialogContent, Typography } from '@mui/material';
 import { useId } from 'react';
+import { useOpenedOnce } from './use-opened-once';
 import { useTranslation } from 'react-i18next';
 import { useDelayedFlag } from '../../lib/use-delayed-flag';
 
@@ -9,6 +10,8 @@ export function LoadingDialog({ active }: { active: boolean }) {
   const { t } = useTranslation();
   const open = useDelayedFlag(active, LOADING_DIALOG_DELAY_MS);
   const titleId = useId();
+  // Nothing until first shown: every operation's loading dialog costs a page nothing until a call is slow.
+  if (!useOpenedOnce(open)) return null;
   return (
     <Dialog open={open} aria-labelledby={titleId} aria-busy="true" maxWidth="xs">
       <DialogContent>

@@ -1,5 +1,6 @@
 import { Button, Dialog, DialogActions, DialogContent, DialogContentText, DialogTitle, Typography } from '@mui/material';
 import { useId } from 'react';
+import { useOpenedOnce } from './use-opened-once';
 
 export interface MessageDialogProps {
   open: boolean;
@@ -15,6 +16,8 @@ export interface MessageDialogProps {
 export function MessageDialog({ open, title, message, subtitle, buttonLabel, onClose, tone = 'info' }: MessageDialogProps) {
   const titleId = useId();
   const textId = useId();
+  // Nothing until first opened: every operation's Failed and Success dialogs cost a page nothing until used.
+  if (!useOpenedOnce(open)) return null;
   return (
     <Dialog
       open={open}

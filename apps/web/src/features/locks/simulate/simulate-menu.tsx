@@ -5,6 +5,7 @@ import { useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Icon } from '../../../components/ui/icon';
 import { lazyPart } from '../../../components/ui/lazy-part';
+import { useOpenedOnce } from '../../../components/ui/use-opened-once';
 import { useOperation } from '../../../components/ui/use-operation';
 import { useSimulateEvent } from './api';
 
@@ -22,6 +23,8 @@ export function SimulateMenu({ appId, lockId }: { appId: string; lockId: string 
   const { t } = useTranslation();
   const menuId = useId();
   const [anchor, setAnchor] = useState<HTMLElement | null>(null);
+  // The menu is drawn from its first opening on: a closed one still rendered its popover on every page load.
+  const menuOpened = useOpenedOnce(anchor !== null);
   const [dialog, setDialog] = useState<'keypad' | 'battery' | null>(null);
   const simulate = useSimulateEvent(appId, lockId);
   const { run, dialogs } = useOperation();
@@ -48,15 +51,17 @@ export function SimulateMenu({ appId, lockId }: { appId: string; lockId: string 
       >
         {t('simulate.button')}
       </Button>
-      <Menu id={menuId} anchorEl={anchor} open={anchor !== null} onClose={() => setAnchor(null)}>
-        <MenuItem onClick={() => pick('keypad')}>{t('simulate.items.keypad')}</MenuItem>
-        <Divider component="li" />
-        {SIMULATED_EVENTS.map((event) => (
-          <MenuItem key={event} onClick={() => pick(event)}>
-            {t(`simulate.items.${event}`)}
-          </MenuItem>
-        ))}
-      </Menu>
+      {menuOpened && (
+        <Menu id={menuId} anchorEl={anchor} open={anchor !== null} onClose={() => setAnchor(null)}>
+          <MenuItem onClick={() => pick('keypad')}>{t('simulate.items.keypad')}</MenuItem>
+          <Divider component="li" />
+          {SIMULATED_EVENTS.map((event) => (
+            <MenuItem key={event} onClick={() => pick(event)}>
+              {t(`simulate.items.${event}`)}
+            </MenuItem>
+          ))}
+        </Menu>
+      )}
       {dialog === 'keypad' && <KeypadDialog appId={appId} lockId={lockId} onClose={() => setDialog(null)} />}
       {dialog === 'battery' && (
         <BatteryDialog onClose={() => setDialog(null)} onReport={(value) => (setDialog(null), send('battery', value))} />
