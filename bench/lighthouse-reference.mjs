@@ -217,6 +217,7 @@ export function summarize(all) {
     a11yFailures: [...new Set(all.flatMap((r) => (r.a11yFailures ? r.a11yFailures.split(' ') : [])))].join(' '),
     layoutShifts: all.flatMap((r) => r.layoutShifts ?? []),
     longTasks: all.flatMap((r) => r.longTasks ?? []),
+    bootup: all.flatMap((r) => r.bootup ?? []),
   };
 }
 
@@ -319,8 +320,11 @@ export function formatComparison(rows, { refLabel, runs }) {
   const audited = rows.filter((r) => !r.skipped);
   const met = audited.filter((r) => r.over.length === 0);
   lines.push('', `${met.length}/${audited.length} audited pages within the budget; ${rows.length - audited.length} not audited.`);
-  for (const r of audited.filter((x) => x.worse.length)) {
-    lines.push('', `${r.page} (${shortRoute(r.route)}): worse than the reference on ${r.worse.join(' and ')}`);
+  // Where it comes from, for every page over the budget on CLS or TBT or worse than the reference beyond the spread.
+  const shiftedOrBlocked = (x) => x.worse.length || x.over.some((o) => o.startsWith('CLS') || o.startsWith('TBT'));
+  for (const r of audited.filter(shiftedOrBlocked)) {
+    const why = [...r.over.filter((o) => o.startsWith('CLS') || o.startsWith('TBT')), ...r.worse.map((w) => `${w} worse than ref beyond spread`)];
+    lines.push('', `${r.page} (${shortRoute(r.route)}): ${why.join('; ')}`);
     for (const [label, s] of [['ours', r.ours], ['ref', r.ref]]) {
       const shifts = s.layoutShifts.map((x) => `${x.node} ${x.score.toFixed(3)}`);
       const long = s.longTasks.filter((t) => t.duration >= 50);
@@ -331,6 +335,18 @@ export function formatComparison(rows, { refLabel, runs }) {
         .map((t) => `${t.duration} ms at ${t.start} ms ${t.url.replace(/^https?:\/\/[^/]+/, '').replace(/\/[0-9a-f-]{36}/g, '/:id')}`);
       lines.push(`- ${label}: layout shifts (all runs): ${shifts.join(', ') || 'none'}`);
       lines.push(`- ${label}: ${long.length} long tasks ≥ 50 ms in ${s.runs} runs, ${total} ms in all; the longest: ${tasks.join(', ') || 'none'}`);
+      // Each script's main-thread time, its mean over the runs: evaluation + parse and compile, in ms.
+      const byScript = new Map();
+      for (const b of s.bootup) {
+        const name = b.url.replace(/^https?:\/\/[^/]+/, '').replace(/\/[0-9a-f-]{36}/g, '/:id');
+        const sum = byScript.get(name) ?? { scripting: 0, parse: 0 };
+        byScript.set(name, { scripting: sum.scripting + b.scripting, parse: sum.parse + b.parse });
+      }
+      const scripts = [...byScript]
+        .sort((a, b) => b[1].scripting + b[1].parse - (a[1].scripting + a[1].parse))
+        .slice(0, 8)
+        .map(([name, t]) => `${name} ${Math.round(t.scripting / s.runs)} + ${Math.round(t.parse / s.runs)}`);
+      lines.push(`- ${label}: script time a run (evaluation + parse/compile, ms): ${scripts.join(', ') || 'none'}`);
     }
   }
   return lines.join('\n');

@@ -9,7 +9,8 @@
 //                                                  this build and on the commit's, interleaved, with the
 //                                                  ratios ours/ref: see bench/lighthouse-reference.mjs
 //
-// LH_RUNS (default 3) audits per page; the table shows the median run and the range of scores.
+// LH_RUNS (default 3) audits per page; the table shows the median run and the range of scores. LH_TRACE_DIR keeps
+// each audit's trace in that directory.
 // bench/run.mjs calls runLighthouse() for desktop and mobile. The budget: mobile, Lighthouse's
 // default throttling, performance ≥ 95 and accessibility 100 on every page.
 import fs from 'node:fs';
@@ -98,9 +99,19 @@ export async function auditOnce(port, url, formFactor = 'mobile') {
   // A run Lighthouse could not finish has a null score (e.g. NO_FCP on a cold browser): that is no
   // measurement, not a 0. Try once more, then report the error instead of a number.
   let lhr;
+  let trace;
   for (let attempt = 0; attempt < 2; attempt++) {
-    lhr = (await lighthouse(url, flags, formFactor === 'desktop' ? desktopConfig : undefined)).lhr;
+    const result = await lighthouse(url, flags, formFactor === 'desktop' ? desktopConfig : undefined);
+    lhr = result.lhr;
+    trace = result.artifacts.Trace;
     if (lhr.categories.performance.score !== null) break;
+  }
+  // LH_TRACE_DIR: each audit's trace kept there (open it in Chrome's Performance panel), named by port and path.
+  if (process.env.LH_TRACE_DIR && trace) {
+    fs.mkdirSync(process.env.LH_TRACE_DIR, { recursive: true });
+    const { port: site, pathname } = new URL(url);
+    const name = `${site}${pathname.replace(/[^a-z0-9]+/gi, '-')}-${Date.now()}.json`;
+    fs.writeFileSync(path.join(process.env.LH_TRACE_DIR, name), JSON.stringify(trace));
   }
   const c = lhr.categories;
   const score = (v) => (v === null ? `error ${lhr.runtimeError?.code ?? 'unknown'}` : Math.round(v * 100));
@@ -123,6 +134,9 @@ export async function auditOnce(port, url, formFactor = 'mobile') {
     // CLS) and the main thread's long tasks (the script they ran, their length in ms).
     layoutShifts: items('layout-shifts').map((i) => ({ score: i.score, node: i.node?.selector ?? i.node?.snippet ?? '' })),
     longTasks: items('long-tasks').map((i) => ({ url: typeof i.url === 'string' ? i.url : String(i.url?.value ?? i.url ?? ''), start: Math.round(i.startTime ?? 0), duration: Math.round(i.duration) })),
+    // Each script's main-thread time (its evaluation, and its parse and compile), as the bootup-time audit
+    // reports it: which chunk the blocking time is spent in.
+    bootup: items('bootup-time').map((i) => ({ url: String(i.url ?? ''), scripting: Math.round(i.scripting ?? 0), parse: Math.round(i.scriptParseCompile ?? 0) })),
   };
 }
 
