@@ -184,6 +184,14 @@ export class InstanceHeartbeat {
       update device_connections c set instance_id = ${UNCLAIMED}, since = (extract(epoch from now()) * 1000)::bigint
       from jsonb_to_recordset(${rows(released)}::jsonb) as r(device_id uuid, since bigint)
       where c.device_id = r.device_id and c.instance_id = ${this.instanceId} and c.since <= r.since`);
+    // Let go before its holding was written (a connect and a disconnect in one flush): no row says who held it,
+    // so one is made, unclaimed; a broker's claim that comes later takes it over.
+    await this.write(released, sql`
+      insert into device_connections (device_id, instance_id, since)
+      select d.id, ${UNCLAIMED}, (extract(epoch from now()) * 1000)::bigint
+      from jsonb_to_recordset(${rows(released)}::jsonb) as r(device_id uuid, since bigint) join lock_devices d on d.id = r.device_id
+      order by d.id for key share of d
+      on conflict (device_id) do nothing`);
   }
 
   private async write(part: [string, { held: boolean; at: number }][], statement: SQL): Promise<void> {
