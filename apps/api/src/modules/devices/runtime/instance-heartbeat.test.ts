@@ -121,10 +121,13 @@ describe('an instance that was silent itself (its database out of reach) while i
     await t.app.deviceRuntime.settled();
     await heartbeat().flushed();
     expect(await holder()).toBe(heartbeat().instanceId);
-    // As a peer did it: this instance looked dead, its device was recorded offline and its holding removed.
-    await t.database.db.update(instanceHeartbeats).set({ lastSeen: new Date(Date.now() - (DEAD_AFTER_S + 5) * 1000) }).where(eq(instanceHeartbeats.instanceId, heartbeat().instanceId));
-    await t.database.db.delete(deviceConnections).where(eq(deviceConnections.deviceId, device.deviceId));
-    await t.database.db.update(lockDevices).set({ connected: false }).where(eq(lockDevices.id, device.deviceId));
+    // As a peer did it: this instance looked dead, its device was recorded offline and its holding removed —
+    // at once, so the instance's own beat, every two seconds, sees all of it or none.
+    await t.database.db.transaction(async (tx) => {
+      await tx.update(instanceHeartbeats).set({ lastSeen: new Date(Date.now() - (DEAD_AFTER_S + 5) * 1000) }).where(eq(instanceHeartbeats.instanceId, heartbeat().instanceId));
+      await tx.delete(deviceConnections).where(eq(deviceConnections.deviceId, device.deviceId));
+      await tx.update(lockDevices).set({ connected: false }).where(eq(lockDevices.id, device.deviceId));
+    });
 
     await heartbeat().beat();
     expect(await holder()).toBe(heartbeat().instanceId);
