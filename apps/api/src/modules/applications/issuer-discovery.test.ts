@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { discoveryErrors, outboundErrors, platformUserErrors, type Application, type TokenCheckReport } from '@latchkey/contract';
 import { createTestApp, type TestApp } from '../../../test/helpers.js';
 import { applicationIssuers } from '../../db/schema.js';
@@ -274,6 +274,16 @@ const advance = (seconds: number) => (t.app.issuers.clock.skewMs += seconds * 10
 const keyCheck = (report: TokenCheckReport) => report.checks.find((c) => c.id === 'key')!.message;
 
 describe('the OpenID configuration is read again when it expires', () => {
+  // The caches' clock moves only by advance(): the time a test takes itself never expires an entry early.
+  let running: () => number;
+  beforeEach(() => {
+    running = t.app.issuers.clock.now;
+    const pinned = performance.now();
+    t.app.issuers.clock.now = () => pinned + t.app.issuers.clock.skewMs;
+  });
+  afterEach(() => {
+    t.app.issuers.clock.now = running;
+  });
   it('follows a moved jwks_uri after the configuration’s max-age: the new keys verify, the old ones stop', async () => {
     const issuer = `${base}/moving`;
     configs.moving = (res) => json(res, { issuer, jwks_uri: `${issuer}/jwks` }, { 'cache-control': 'max-age=120' });
