@@ -6,6 +6,10 @@ import type { DeviceAuthority } from './authority.js';
 import type { DeviceBus } from './bus.js';
 import { topicMatches } from './topic-match.js';
 
+/** A refused subscription is asked for again after this long, doubling up to the most. */
+const RESUBSCRIBE_FIRST_MS = 500;
+const RESUBSCRIBE_MAX_MS = 30_000;
+
 /** The service's client ids on the broker: each instance its own. */
 const SERVICE_CLIENT_PREFIX = 'latchkey-service-';
 
@@ -17,6 +21,7 @@ const SERVICE_CLIENT_PREFIX = 'latchkey-service-';
 export class ExternalBus implements DeviceBus {
   readonly kind = 'external';
   private readonly handlers: { filter: string; handler: (topic: string, payload: Buffer) => void }[] = [];
+  private closed = false;
 
   private constructor(
     private readonly client: MqttClient,
@@ -52,6 +57,11 @@ export class ExternalBus implements DeviceBus {
     });
     // No Nagle delay on the broker connection: operations and results are small packets that wait on each other.
     client.on('connect', () => (client.stream as { setNoDelay?: (noDelay: boolean) => void }).setNoDelay?.(true));
+    return ExternalBus.over(client, log);
+  }
+
+  /** The bus over a client already made (create's, or a test's against a broker of its own). */
+  static over(client: MqttClient, log: FastifyBaseLogger): ExternalBus {
     return new ExternalBus(client, log);
   }
 
@@ -63,12 +73,28 @@ export class ExternalBus implements DeviceBus {
 
   async subscribe(pattern: string, handler: (topic: string, payload: Buffer) => void): Promise<void> {
     this.handlers.push({ filter: pattern, handler });
-    const granted = new Promise<void>((resolve, reject) => {
-      this.client.subscribe(pattern, { qos: 1 }, (err) => (err ? reject(err) : resolve()));
-    });
+    const granted = this.request(pattern, RESUBSCRIBE_FIRST_MS);
     // Offline, the client sends the subscription once connected: the service starts without waiting on it.
     if (this.client.connected) await granted;
-    else granted.catch((err: unknown) => this.log.error({ err, pattern }, 'mqtt subscription refused by the broker'));
+    else granted.catch(() => undefined);
+  }
+
+  /**
+   * Asks the broker for a subscription. One it refuses is asked for again, later and later, until it is
+   * granted: the client itself never asks again for a refused one, and a clustered broker refuses while it
+   * lacks its quorum (a node starting, a partition), which would leave this instance deaf to every device.
+   */
+  private request(pattern: string, retryMs: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.client.subscribe(pattern, { qos: 1 }, (err) => {
+        if (!err) return resolve();
+        reject(err);
+        if (this.closed) return;
+        this.log.error({ err, pattern, retryMs }, 'mqtt subscription refused by the broker: asked again');
+        const timer = setTimeout(() => void this.request(pattern, Math.min(retryMs * 2, RESUBSCRIBE_MAX_MS)).catch(() => undefined), retryMs);
+        timer.unref();
+      });
+    });
   }
 
   /** An external broker refuses an unbound device by the CRL (and its own session limits), not by this call. */
@@ -77,6 +103,7 @@ export class ExternalBus implements DeviceBus {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await this.client.endAsync(true);
   }
 }
