@@ -14,6 +14,7 @@ import { createTestApp, eventually, type TestApp } from './helpers.js';
 import { MOSQUITTO, startMosquitto, type Mosquitto } from './fixtures/mosquitto.js';
 import { createLock, createSandbox, type Sandbox } from './fixtures/operations.js';
 import { bearer } from './fixtures/platform-users.js';
+import { buildDeviceCli, DEVICE_PACKAGE } from './fixtures/device-cli.js';
 
 /**
  * A real `latchkey-device` process (the command as the package builds it) with a keypad on its standard
@@ -21,10 +22,9 @@ import { bearer } from './fixtures/platform-users.js';
  * signed events reach the lock's activity, and its chain survives a power cut.
  */
 
-const DEVICE_PACKAGE = path.resolve(import.meta.dirname, '../../../packages/device');
 /** The command as shipped (the package's own build, bundled): built once per run, it starts in a fraction of tsx's time. */
 let cli: string;
-let cliDir: string;
+let removeCli: (() => void) | undefined;
 const BATTERY = 57;
 
 /** A `latchkey-device` process in a process group of its own, so a power cut takes its sensor programs with it. */
@@ -67,17 +67,9 @@ async function powerCut(device: DeviceProcess): Promise<void> {
 }
 
 beforeAll(async () => {
-  // Inside the package, so the command finds the dependencies it leaves out of the bundle (npm ci makes no
-  // node_modules of the package's own: its dependencies are hoisted to the root).
-  fs.mkdirSync(path.join(DEVICE_PACKAGE, 'node_modules'), { recursive: true });
-  cliDir = fs.mkdtempSync(path.join(DEVICE_PACKAGE, 'node_modules', '.latchkey-device-cli-'));
-  const { buildDevice } = (await import(path.join(DEVICE_PACKAGE, 'build.mjs'))) as { buildDevice: (outdir: string) => Promise<void> };
-  await buildDevice(cliDir);
-  cli = path.join(cliDir, 'cli.js');
+  ({ cli, remove: removeCli } = await buildDeviceCli());
 });
-afterAll(() => {
-  if (cliDir) fs.rmSync(cliDir, { recursive: true, force: true });
-});
+afterAll(() => removeCli?.());
 
 const BROKERS = [
   { broker: 'the embedded broker', external: false },
