@@ -5,7 +5,10 @@ import { showSaved } from '../../components/ui/saved-notice';
 import { configQuery } from '../../lib/config';
 import { errorMessage } from '../../lib/http';
 import { useAccount } from './account-query';
-import { resendVerification } from '../../lib/trust-api';
+
+// The call's module comes with the click: it carries the contract's schemas of the other account calls, built
+// when it is evaluated, which every signed-in page would otherwise build at its load for a banner's button.
+const resendVerification = () => import('../../lib/trust-api').then((m) => m.resendVerification());
 
 /** Until the account's email is verified: a banner with "Send again". */
 export function VerifyEmailBanner() {

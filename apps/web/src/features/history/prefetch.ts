@@ -1,7 +1,6 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import { matchPath } from 'react-router';
-import { filterFromParams, historyActorsQuery, historyQuery } from './api';
 
 /**
  * On the History page, its entries and actor choices start loading with the application, from the shell,
@@ -13,7 +12,11 @@ export function usePrefetchHistoryPage(pathname: string, search: string) {
   const appId = matchPath('/:appId/history', pathname)?.params.appId;
   useEffect(() => {
     if (!appId) return;
-    void queryClient.prefetchInfiniteQuery(historyQuery(appId, filterFromParams(new URLSearchParams(search))));
-    void queryClient.prefetchQuery(historyActorsQuery(appId));
+    // The queries' module is fetched here, on the History page only (its own chunk needs it too): it builds
+    // the contract's history schemas when evaluated, which the shell's other pages would build for nothing.
+    void import('./api').then(({ filterFromParams, historyActorsQuery, historyQuery }) => {
+      void queryClient.prefetchInfiniteQuery(historyQuery(appId, filterFromParams(new URLSearchParams(search))));
+      void queryClient.prefetchQuery(historyActorsQuery(appId));
+    });
   }, [queryClient, appId, search]);
 }

@@ -1,9 +1,6 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import { matchPath } from 'react-router';
-import { lockQuery } from './api';
-import { lockLogQuery } from './log-api';
-import { sharesQuery } from './shares-api';
 
 /**
  * On a lock's page, its lock, shares and (unfiltered) activity start loading with the application, from
@@ -18,8 +15,12 @@ export function usePrefetchLockPage(pathname: string, search: string) {
   const filtered = /[?&](from|to)=/.test(search);
   useEffect(() => {
     if (!appId || !lockId) return;
-    void queryClient.prefetchQuery(lockQuery(appId, lockId));
-    void queryClient.prefetchQuery(sharesQuery(appId, lockId));
-    if (!filtered) void queryClient.prefetchInfiniteQuery(lockLogQuery(appId, lockId, {}));
+    // The queries' modules are fetched here, on a lock's page only (its own chunk needs them too): they build
+    // the contract's lock schemas when evaluated, which the shell's other pages would build for nothing.
+    void Promise.all([import('./api'), import('./shares-api'), import('./log-api')]).then(([api, shares, log]) => {
+      void queryClient.prefetchQuery(api.lockQuery(appId, lockId));
+      void queryClient.prefetchQuery(shares.sharesQuery(appId, lockId));
+      if (!filtered) void queryClient.prefetchInfiniteQuery(log.lockLogQuery(appId, lockId, {}));
+    });
   }, [queryClient, appId, lockId, filtered]);
 }
