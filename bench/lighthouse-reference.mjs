@@ -260,7 +260,7 @@ export async function compareWithReference({ targets, pages, runs, formFactor = 
       if (signedIn) for (const t of Object.values(targets)) await browser.signIn(t.base, t.email, t.password);
       const notFound = await referenceNotFoundTexts(browser, targets.ref.base, signedIn);
       for (const page of pages.filter((p) => (p.signedIn !== false) === signedIn)) {
-        const route = { ours: page.path(targets.ours), ref: page.path(targets.ref) };
+        const route = { ours: page.path(targets.ours), ref: (page.refPath ?? page.path)(targets.ref) };
         if (route.ours.includes('undefined')) {
           rows.push({ page: page.name, route: route.ours, skipped: 'ours could not be seeded for it' });
           continue;
@@ -277,7 +277,7 @@ export async function compareWithReference({ targets, pages, runs, formFactor = 
         const all = { ours: [], ref: [] };
         for (let i = 0; i < runs; i++) {
           const order = i % 2 === 0 ? ['ref', 'ours'] : ['ours', 'ref'];
-          for (const which of order) all[which].push(await auditOnce(browser.port, `${targets[which].base}${route[which]}`, formFactor));
+          for (const which of order) all[which].push(await auditOnce(browser.port, `${targets[which].base}${route[which]}`, formFactor, { label: which }));
         }
         const ours = summarize(all.ours);
         const ref = summarize(all.ref);

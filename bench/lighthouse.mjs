@@ -24,15 +24,23 @@ import { api, freePort, seedOwner, startService } from './lib.mjs';
 /**
  * Every page a user sees. A new screen (locks, history, …) is one more line here and both benches measure
  * it. `signedIn: false` pages are measured before the login; `path` gets the seeded owner ({ appId, lockId,
- * tileId }). The pages an emailed link opens get made-up link values: they draw what such a link draws (the
- * form, or the link's refusal) without spending a real one.
+ * tileId }); `refPath`, where given, is the same page's address on the reference release
+ * (bench/lighthouse-reference.mjs). The pages an emailed link opens get made-up link values: they draw what
+ * such a link draws (the form, or the link's refusal) without spending a real one.
  */
 export const PAGES = [
   { name: 'splash / login', path: () => '/login', signedIn: false },
   { name: 'register', path: () => '/register', signedIn: false },
   { name: 'reset password (from the email)', path: () => '/reset-password#userId=00000000-0000-4000-8000-000000000000&token=bench-link', signedIn: false },
   { name: 'verify email (from the email)', path: () => '/verify-email#code=bench-link', signedIn: false },
-  { name: 'accept invite (from the email)', path: () => '/accept-invite#email=invitee%40bench.example.com&code=bench-link', signedIn: false },
+  // The reference's invitation email put the link's values in the query, which it reads: given the fragment it
+  // draws the "incomplete link" notice, not the form (refPath: the reference's own link to the same page).
+  {
+    name: 'accept invite (from the email)',
+    path: () => '/accept-invite#email=invitee%40bench.example.com&code=bench-link',
+    refPath: () => '/accept-invite?email=invitee%40bench.example.com&code=bench-link',
+    signedIn: false,
+  },
   { name: 'tile, signed out (a phone at the door)', path: (s) => `/t/${s.tileId}`, signedIn: false },
   { name: 'start', path: () => '/start' },
   { name: 'wizard', path: () => '/start/new' },
@@ -94,24 +102,34 @@ export async function openBrowser() {
 }
 
 /** One Lighthouse audit of `url` in the browser on `port` → the scores and the metrics that move them. */
-export async function auditOnce(port, url, formFactor = 'mobile') {
+export async function auditOnce(port, url, formFactor = 'mobile', { label = '' } = {}) {
   const flags = { port, output: 'json', logLevel: 'error', onlyCategories: ['performance', 'accessibility'], disableStorageReset: true };
+  // LH_CPU_PROFILE=1: the trace also samples the JavaScript (which function the time is spent in), for reading
+  // a kept trace; it adds its own overhead, so the figures of such a run are not for comparing with others.
+  if (process.env.LH_CPU_PROFILE) flags.additionalTraceCategories = 'disabled-by-default-v8.cpu_profiler';
   // A run Lighthouse could not finish has a null score (e.g. NO_FCP on a cold browser): that is no
   // measurement, not a 0. Try once more, then report the error instead of a number.
   let lhr;
   let trace;
+  let result;
   for (let attempt = 0; attempt < 2; attempt++) {
-    const result = await lighthouse(url, flags, formFactor === 'desktop' ? desktopConfig : undefined);
+    result = await lighthouse(url, flags, formFactor === 'desktop' ? desktopConfig : undefined);
     lhr = result.lhr;
     trace = result.artifacts.Trace;
     if (lhr.categories.performance.score !== null) break;
   }
-  // LH_TRACE_DIR: each audit's trace kept there (open it in Chrome's Performance panel), named by port and path.
+  // LH_TRACE_DIR: each audit's trace kept there (open it in Chrome's Performance panel), named by side (ours,
+  // ref: `label`), port and path; bench/lighthouse-trace.mjs breaks them down.
   if (process.env.LH_TRACE_DIR && trace) {
     fs.mkdirSync(process.env.LH_TRACE_DIR, { recursive: true });
     const { port: site, pathname } = new URL(url);
-    const name = `${site}${pathname.replace(/[^a-z0-9]+/gi, '-')}-${Date.now()}.json`;
+    const name = `${label ? `${label}-` : ''}${site}${pathname.replace(/[^a-z0-9]+/gi, '-')}-${Date.now()}.json`;
     fs.writeFileSync(path.join(process.env.LH_TRACE_DIR, name), JSON.stringify(trace));
+    // Beside it what Lighthouse simulates the throttled load from (the network log, the settings): with it,
+    // bench/lighthouse-trace.mjs tells each task's share of the simulated TBT, as Lighthouse reckons it.
+    const { DevtoolsLog, URL: urls, GatherContext } = result.artifacts;
+    const lantern = { devtoolsLog: DevtoolsLog, URL: urls, gatherContext: GatherContext, settings: lhr.configSettings, tbt: lhr.audits['total-blocking-time']?.numericValue };
+    fs.writeFileSync(path.join(process.env.LH_TRACE_DIR, name.replace(/\.json$/, '.lantern.json')), JSON.stringify(lantern));
   }
   const c = lhr.categories;
   const score = (v) => (v === null ? `error ${lhr.runtimeError?.code ?? 'unknown'}` : Math.round(v * 100));
