@@ -44,8 +44,9 @@ export function ScaledEmailFrame({
   const [height, setHeight] = useState(EMAIL_PREVIEW_HEIGHT_PX);
   return (
     <Box role="region" aria-label={title} sx={{ width: '100%', maxWidth: EMAIL_PREVIEW_WIDTH_PX }}>
-      {/* Measured inside its border, so the scaled email fits within it to the last pixel. */}
-      <Box ref={box} sx={{ height: height * scale, overflow: 'hidden', border: 1, borderColor: 'grey.300', borderRadius: 1 }}>
+      {/* Measured inside its border, so the scaled email fits within it to the last pixel. The measured sizes
+          are inline styles: in `sx`, each new height or scale is one more class to build and insert. */}
+      <Box ref={box} style={{ height: height * scale }} sx={{ overflow: 'hidden', border: 1, borderColor: 'grey.300', borderRadius: 1 }}>
         <Box
           component="iframe"
           key={frameKey}
@@ -61,7 +62,8 @@ export function ScaledEmailFrame({
             const body = e.currentTarget.contentDocument?.body;
             if (body) setHeight(Math.min(EMAIL_PREVIEW_HEIGHT_PX, Math.ceil(body.getBoundingClientRect().height)));
           }}
-          sx={{ display: 'block', border: 0, width: EMAIL_PREVIEW_WIDTH_PX, height, transform: `scale(${scale})`, transformOrigin: '0 0' }}
+          style={{ height, transform: `scale(${scale})` }}
+          sx={{ display: 'block', border: 0, width: EMAIL_PREVIEW_WIDTH_PX, transformOrigin: '0 0' }}
         />
       </Box>
     </Box>
