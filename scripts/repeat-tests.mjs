@@ -90,7 +90,10 @@ function save() {
   fs.writeFileSync(tallyFile, JSON.stringify({ label, dir: values.dir, project: values.project, files: positionals, history, tally: Object.fromEntries(tally) }, null, 2));
 }
 
+/** The message's first line and where in a test file it was thrown: enough to tell which assertion failed. */
 function firstLine(message = '') {
-  const line = String(message).split('\n').find((l) => l.trim()) ?? '';
-  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+  const lines = String(message).split('\n');
+  const line = lines.find((l) => l.trim()) ?? '';
+  const at = lines.find((l) => /\.test\.tsx?:\d+/.test(l))?.trim();
+  return `${line.length > 300 ? `${line.slice(0, 300)}…` : line}${at ? ` (${at})` : ''}`;
 }

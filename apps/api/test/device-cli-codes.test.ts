@@ -26,6 +26,8 @@ import { buildDeviceCli, DEVICE_PACKAGE } from './fixtures/device-cli.js';
 let cli: string;
 let removeCli: (() => void) | undefined;
 const BATTERY = 57;
+/** The lock's unlock time: the device locks itself again this long after an unlock, and reports it. */
+const UNLOCK_TIME_S = 1;
 
 /** A `latchkey-device` process in a process group of its own, so a power cut takes its sensor programs with it. */
 interface DeviceProcess {
@@ -87,6 +89,8 @@ describe.each(BROKERS)('a latchkey-device process with a keypad and sensors, thr
     let dir: string;
     let fifo: string;
     let device: DeviceProcess;
+    /** When a code was last typed at the keypad (the device's unlock, if it opens, is after it). */
+    let typedAt = 0;
 
     const base = () => `/api/platform/application/${sandbox.applicationId}/lock/${lockId}`;
     const owner = () => bearer(sandbox.owner.token);
@@ -108,6 +112,7 @@ describe.each(BROKERS)('a latchkey-device process with a keypad and sensors, thr
     /** Types a code at the keypad and answers what the device printed for it. */
     const type = async (code: string) => {
       const before = device.answers.length;
+      typedAt = Date.now();
       device.child.stdin!.write(`${code}\n`);
       expect(await eventually(() => device.answers.length > before, 10_000), device.log).toBe(true);
       return device.answers[before]!;
@@ -144,7 +149,7 @@ describe.each(BROKERS)('a latchkey-device process with a keypad and sensors, thr
       }
       const origin = (await app.listen({ port: 0, host: '127.0.0.1' })).replace(/\/$/, '');
       sandbox = await createSandbox(t);
-      lockId = await createLock(t, sandbox.applicationId, { unlockTime: 1 });
+      lockId = await createLock(t, sandbox.applicationId, { unlockTime: UNLOCK_TIME_S });
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'latchkey-device-codes-'));
       fifo = path.join(dir, 'door.fifo');
       execFileSync('mkfifo', [fifo]);
@@ -240,6 +245,13 @@ describe.each(BROKERS)('a latchkey-device process with a keypad and sensors, thr
         return configAckedVersion === configVersion && app.deviceRuntime.reissuer.lastSentTo(deviceId)?.version === configVersion;
       };
       expect(await eventually(confirmed)).toBe(true);
+      // The device locks itself again UNLOCK_TIME_S after the last code opened it and reports that state itself;
+      // arriving after the forged states below, it would be the latest held instead of them. So that report is
+      // seen on the broker first (retained, or when it comes), and nothing of the device's is on its way.
+      const states: { locked?: boolean; at?: string }[] = [];
+      await app.deviceBus.subscribe(deviceTopic(deviceId, 'state'), (_topic, payload) => void states.push(JSON.parse(payload.toString()) as { locked?: boolean; at?: string }));
+      const relocked = () => states.some((state) => state.locked === true && Date.parse(state.at ?? '') >= typedAt + UNLOCK_TIME_S * 1000);
+      expect(await eventually(relocked, 10_000)).toBe(true);
       await app.deviceRuntime.settled();
       const sent = app.deviceRuntime.reissuer.lastSentTo(deviceId)!.version;
       const clock = vi.spyOn(limiter, 'clock').mockReturnValue(Date.now());
