@@ -33,8 +33,11 @@ beforeAll(async () => {
   ({ cli, remove: removeCli } = await buildDeviceCli());
 });
 afterAll(() => removeCli());
-/** What the service waits for a device's answer (DEVICE_TIMEOUT_SECONDS). */
-const TIMEOUT_S = 1;
+/**
+ * What the service waits for a device's answer (DEVICE_TIMEOUT_SECONDS): short, for the test of a device that
+ * never answers, and still longer than a device takes to start its actuator's command on a busy host.
+ */
+const TIMEOUT_S = 2;
 /** The device's MQTT keepalive: a device that went away is offline within it. */
 const KEEPALIVE_MS = 30_000;
 /** The device's refusal when its actuator fails. */
@@ -171,6 +174,9 @@ const brokersSideBySide = testDbKind === 'postgres';
      * host); one that did not is stopped, so the next test does not meet it holding the state directory.
      */
     const runDevice = async (...args: string[]) => {
+      // A test that failed before stopping its device leaves it running: it goes first, or the new one would
+      // refuse the state directory it holds and every later test would fail for that one.
+      if (device) await stopDevice('SIGKILL');
       fs.rmSync(path.join(dir, 'config.jws'), { force: true });
       const started = latchkeyDevice(children, 'run', '--dir', dir, ...args);
       device = started;
