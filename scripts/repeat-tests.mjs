@@ -15,6 +15,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { fileResults } from './vitest-report.mjs';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -61,18 +62,16 @@ function runOnce(run, project) {
     return;
   }
   let failedTests = 0;
-  for (const f of json.testResults) {
-    const file = `${project} ${path.relative(cwd, f.name)}`;
+  for (const f of fileResults(json, cwd)) {
+    const file = `${project} ${f.file}`;
     const entry = tally.get(file) ?? { runs: 0, passedRuns: 0, tests: 0, seconds: [], failures: [] };
     tally.set(file, entry);
     entry.runs++;
-    entry.seconds.push(Math.round((f.endTime - f.startTime) / 100) / 10);
-    entry.tests = f.assertionResults.length;
-    const failing = f.assertionResults.filter((a) => a.status === 'failed');
-    failedTests += failing.length;
-    if (f.status === 'failed' && failing.length === 0) entry.failures.push({ run, test: '(file did not load)', message: firstLine(f.message) });
-    for (const a of failing) entry.failures.push({ run, test: a.fullName, message: firstLine(a.failureMessages?.[0]) });
-    if (f.status !== 'failed') entry.passedRuns++;
+    entry.seconds.push(f.seconds);
+    entry.tests = f.tests;
+    failedTests += f.failures.length - (f.didNotLoad ? 1 : 0);
+    entry.failures.push(...f.failures.map((x) => ({ run, ...x })));
+    if (f.passed) entry.passedRuns++;
   }
   history.push({ run, project, seconds, passed: json.numPassedTests, failed: failedTests, skipped: json.numPendingTests });
   console.log(`run ${run}/${runs} ${project}: ${json.numPassedTests} passed, ${failedTests} failed, ${json.numPendingTests} skipped in ${seconds}s (${new Date().toISOString().slice(11, 19)})`);
@@ -90,10 +89,3 @@ function save() {
   fs.writeFileSync(tallyFile, JSON.stringify({ label, dir: values.dir, project: values.project, files: positionals, history, tally: Object.fromEntries(tally) }, null, 2));
 }
 
-/** The message's first line and where in a test file it was thrown: enough to tell which assertion failed. */
-function firstLine(message = '') {
-  const lines = String(message).split('\n');
-  const line = lines.find((l) => l.trim()) ?? '';
-  const at = lines.find((l) => /\.test\.tsx?:\d+/.test(l))?.trim();
-  return `${line.length > 300 ? `${line.slice(0, 300)}…` : line}${at ? ` (${at})` : ''}`;
-}

@@ -9,6 +9,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
+import { failureLine, fileResults } from './vitest-report.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const out = path.join(root, '.test-results');
@@ -96,41 +97,20 @@ async function vitestSuite(name, dir, extraArgs = [], onResult = (r) => results.
   let passed, failed, skipped;
   try {
     const json = JSON.parse(fs.readFileSync(report, 'utf8'));
+    const files = fileResults(json, path.join(root, dir));
     passed = json.numPassedTests;
-    failed = json.numFailedTests + countFilesThatFailedToLoad(json);
+    // A file that failed to load has no test results; it counts once. (Vitest's numFailedTestSuites also
+    // counts each failing describe block, so it is not used.)
+    failed = json.numFailedTests + files.filter((f) => f.didNotLoad).length;
     skipped = json.numPendingTests + json.numTodoTests;
-    if (skipped > 0) notRun.push(`${skipped} tests skipped in ${name} (${skippedFiles(json, dir).join(', ')})`);
-    for (const f of json.testResults) {
-      const file = path.relative(path.join(root, dir), f.name);
-      const failing = f.assertionResults.filter((a) => a.status === 'failed');
-      if (f.status === 'failed' && failing.length === 0) failures.push(`${name}: ${file} did not load: ${firstLine(f.message)}`);
-      for (const a of failing) failures.push(`${name}: ${file} › ${a.fullName}: ${firstLine(a.failureMessages?.[0])}`);
-    }
+    // The files with skipped tests, each with how many: where to look for the skipIf and its reason.
+    if (skipped > 0) notRun.push(`${skipped} tests skipped in ${name} (${files.filter((f) => f.skipped > 0).map((f) => `${f.file}: ${f.skipped}`).join(', ')})`);
+    for (const f of files) for (const x of f.failures) failures.push(`${name}: ${f.file} ${f.didNotLoad ? 'did not load' : `› ${x.test}`}: ${x.message}`);
   } catch {
     [passed, failed, skipped] = [0, 1, 0];
   }
   if (r.status !== 0 && failed === 0) failed = 1;
   onResult({ name, passed, failed, skipped, seconds: r.seconds, cpu: r.cpu });
-}
-
-// The first line of a failure message, short enough for the lines CI shows around the summary.
-function firstLine(message = '') {
-  const line = String(message).split('\n').find((l) => l.trim()) ?? '';
-  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
-}
-
-// The files with skipped tests, each with how many: where to look for the skipIf and its reason.
-function skippedFiles(json, dir) {
-  return json.testResults
-    .map((f) => [path.relative(path.join(root, dir), f.name), f.assertionResults.filter((a) => a.status === 'skipped' || a.status === 'pending' || a.status === 'todo').length])
-    .filter(([, n]) => n > 0)
-    .map(([file, n]) => `${file}: ${n}`);
-}
-
-// A file that failed to load has no test results; count it once. Files with failing tests are already counted
-// by their tests. (Vitest's numFailedTestSuites also counts each failing describe block, so it is not used.)
-function countFilesThatFailedToLoad(json) {
-  return json.testResults.filter((f) => f.status === 'failed' && !f.assertionResults.some((a) => a.status === 'failed')).length;
 }
 
 async function stepSuite(name, cmd, args, onResult = (r) => results.push(r)) {
@@ -165,7 +145,7 @@ function playwrightFailures(suites = []) {
     ...(suite.specs ?? []).flatMap((spec) =>
       spec.tests
         .filter((t) => t.status === 'unexpected')
-        .map((t) => `${spec.file} › ${spec.title}: ${firstLine(t.results.at(-1)?.error?.message)}`),
+        .map((t) => `${spec.file} › ${spec.title}: ${failureLine(t.results.at(-1)?.error?.message)}`),
     ),
     ...playwrightFailures(suite.suites),
   ]);
