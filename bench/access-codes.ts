@@ -148,14 +148,15 @@ await until(() => agent.controller.config !== null, 'the device’s first config
   await until(async () => (await listed()).find((c) => c.accessCodeId === code.accessCodeId)?.status === 'set', 'status set');
   const controller = new AbortController();
   const res = await fetch(`${baseUrl}/api/platform/application/${sandbox.applicationId}/lock/events`, { headers, signal: controller.signal });
-  if (!res.ok || !res.body) throw new Error(`events: ${res.status}`);
+  const body = res.body;
+  if (!res.ok || !body) throw new Error(`events: ${res.status}`);
   const arrivals: number[] = [];
   let connected = false;
   const reading = (async () => {
     const decoder = new TextDecoder();
     let buffer = '';
     try {
-      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      for await (const chunk of body) {
         const now = performance.now();
         buffer += decoder.decode(chunk, { stream: true });
         let cut;

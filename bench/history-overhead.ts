@@ -107,14 +107,14 @@ async function measure(kind: 'pglite' | 'postgres') {
     }
   }
   await historyTrigger(true);
-  const [{ n: entries }] = (await database.executeSql(`select count(*)::int as n from application_changes where application_id in ($1, $2)`, [subscribed, quiet])).rows as { n: number }[];
+  const { n: entries } = (await database.executeSql(`select count(*)::int as n from application_changes where application_id in ($1, $2)`, [subscribed, quiet])).rows[0] as { n: number };
   // Deliveries the relay has made so far, and events still owed (on the history entries, made into deliveries by the relay).
-  const [{ n: queued }] = (
+  const { n: queued } = (
     await database.executeSql(
       `select (select count(*) from webhook_deliveries where application_id = $1) + (select count(*) from application_changes where application_id = $1 and announce is not null) as n`,
       [subscribed],
     )
-  ).rows as { n: number }[];
+  ).rows[0] as { n: number };
   await app.close();
   await database.close();
   await scratch?.drop();

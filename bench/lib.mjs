@@ -176,7 +176,8 @@ export async function seedOwner(base, label = 'bench') {
     token: auth.authToken,
     body: { name: 'Bench app', companyName: 'Bench Ltd', mailingAddress: '1 Bench Road' },
   });
-  const appId = res.headers.get('location').split('/').pop();
+  const appId = res.headers.get('location')?.split('/').pop();
+  if (!appId) throw new Error('POST /platform/application answered without a Location');
   for (let i = 0; i < 3; i++) {
     await api(base, 'POST', `/platform/application/${appId}/cors`, { token: auth.authToken, body: { url: `https://app${i}.example.com` } });
     await api(base, 'POST', `/platform/application/${appId}/auth/issuer`, { token: auth.authToken, body: { url: `https://issuer${i}.${appId}.example.com` } });

@@ -66,7 +66,7 @@ const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows;
   }
   const totalMs = performance.now() - start;
   const cpu = process.cpuUsage(cpuStart);
-  const [{ n }] = rowsOf<{ n: number }>(await t.database.db.execute(sql`select count(*)::int as n from lock_devices where config_version > 0 and lock_id in (select jsonb_array_elements_text(${JSON.stringify(lockIds)}::jsonb)::uuid)`));
+  const { n } = rowsOf<{ n: number }>(await t.database.db.execute(sql`select count(*)::int as n from lock_devices where config_version > 0 and lock_id in (select jsonb_array_elements_text(${JSON.stringify(lockIds)}::jsonb)::uuid)`))[0]!;
   if (n !== lockIds.length) throw new Error(`re-issued ${n} of ${lockIds.length} configs`);
   row(`re-sign ${CONFIGS.toLocaleString('en')} configs (read, version, sign, publish), total`, `${(totalMs / 1000).toFixed(1)} s`);
   row('re-sign one config, wall / CPU', `${(totalMs / CONFIGS).toFixed(2)} ms / ${((cpu.user + cpu.system) / 1000 / CONFIGS).toFixed(2)} ms`);
