@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -63,6 +65,53 @@ export async function waitReady(url: string, timeoutMs = 60_000): Promise<void> 
     if (Date.now() > deadline) throw new Error(`${url} not ready after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/**
+ * `count` POSTs of `body` to `url` + `p` that are in flight at the service when this resolves: each is sent
+ * on a connection the service has already accepted (opened by a GET /api/health it answered), and the
+ * service has read it — the kernel holds nothing more of it for the service's socket
+ * (/proc/net/tcp's receive queue). A request merely sent may still wait in the listen backlog or a socket
+ * buffer, where a closing service rightly refuses it; one that has been read must be answered. Resolves
+ * with each request's status, to be awaited once the test has done what it does while they run.
+ */
+export async function requestsInFlight(url: string, p: string, body: unknown, count: number): Promise<{ statuses: Promise<number[]> }> {
+  const { hostname, port } = new URL(url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: count });
+  const send = (method: string, path: string, payload?: string) => {
+    const req = http.request({ host: hostname, port, method, path, agent, headers: payload ? { 'content-type': 'application/json' } : {} });
+    const status = new Promise<number>((resolve, reject) => {
+      req.on('response', (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+    });
+    const sentFrom = new Promise<number>((resolve) => req.on('finish', () => resolve(req.socket?.localPort ?? 0)));
+    req.end(payload);
+    return { status, sentFrom };
+  };
+  await Promise.all(Array.from({ length: count }, () => send('GET', '/api/health').status));
+  const posts = Array.from({ length: count }, () => send('POST', `/api${p}`, JSON.stringify(body)));
+  const clientPorts = await Promise.all(posts.map((post) => post.sentFrom));
+  const deadline = Date.now() + 30_000;
+  while (!readByServer(Number(port), clientPorts)) {
+    if (Date.now() > deadline) throw new Error(`the service at ${url} did not read ${count} requests within 30 s`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const statuses = Promise.all(posts.map((post) => post.status)).finally(() => agent.destroy());
+  return { statuses };
+}
+
+/** Whether the service's end of each loopback connection from `clientPorts` to `serverPort` has nothing left unread. */
+function readByServer(serverPort: number, clientPorts: number[]): boolean {
+  const hex = (n: number) => n.toString(16).toUpperCase().padStart(4, '0');
+  const rows = fs.readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1).map((line) => line.trim().split(/\s+/));
+  return clientPorts.every((clientPort) => {
+    // sl, local address, remote address, state, tx_queue:rx_queue
+    const row = rows.find((r) => r[1]?.endsWith(`:${hex(serverPort)}`) && r[2]?.endsWith(`:${hex(clientPort)}`));
+    return row !== undefined && Number.parseInt(row[4]!.split(':')[1]!, 16) === 0;
+  });
 }
 
 /**

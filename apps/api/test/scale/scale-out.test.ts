@@ -11,7 +11,7 @@ import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveLogoUrl, portalConfigSchema } from '@latchkey/contract';
 import { makePng } from './png.js';
-import { freePort, startService, startTcpProxy, waitReady, type ServiceProcess } from './processes.js';
+import { freePort, requestsInFlight, startService, startTcpProxy, waitReady, type ServiceProcess } from './processes.js';
 
 /**
  * Two service processes on one PostgreSQL database, one S3-compatible bucket (s3rver)
@@ -287,12 +287,10 @@ describe('two instances on one Postgres, one bucket and Redis', () => {
   it('finishes in-flight requests on SIGTERM, then exits cleanly', async () => {
     const email = `drain.${randomUUID().slice(0, 8)}@example.com`;
     await post(b.url, '/auth/register', { email, password: 'correct-horse' });
-    // Logins are slow on purpose (argon2id), so these are genuinely in flight when the signal lands.
-    const inFlight = Array.from({ length: 4 }, () => post(b.url, '/auth/token', { email, password: 'correct-horse' }));
-    await new Promise((r) => setTimeout(r, 30));
+    // Logins are slow on purpose (argon2id): read by the service and still running when the signal lands.
+    const logins = await requestsInFlight(b.url, '/auth/token', { email, password: 'correct-horse' }, 4);
     b.child.kill('SIGTERM');
-    const results = await Promise.all(inFlight);
-    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(await logins.statuses).toEqual([200, 200, 200, 200]);
     expect(await b.exited).toBe(0);
   });
 });

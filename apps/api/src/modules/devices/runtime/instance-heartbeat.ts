@@ -63,7 +63,10 @@ export class InstanceHeartbeat {
   private flushTimer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
-  private beating: Promise<void> | null = null;
+  /** The beat running or last run: beats run one after another. */
+  private beating: Promise<unknown> = Promise.resolve();
+  /** Beats running or waiting to: the timer adds none while there is one. */
+  private beats = 0;
   private stopped = false;
   private readonly everyMs: number;
   private readonly deadAfterS: number;
@@ -78,7 +81,9 @@ export class InstanceHeartbeat {
     await this.options.db.execute(sql`
       insert into instance_heartbeats (instance_id) values (${this.instanceId})
       on conflict (instance_id) do update set last_seen = now()`);
-    this.timer = setInterval(() => void this.beat(), this.everyMs);
+    this.timer = setInterval(() => {
+      if (this.beats === 0) void this.beat();
+    }, this.everyMs);
     this.timer.unref();
   }
 
@@ -113,31 +118,36 @@ export class InstanceHeartbeat {
     await this.flushing;
   }
 
-  /** One beat: alive, and the devices of the instances that are not recorded offline. Resolves with the devices recorded. */
+  /**
+   * One beat: alive, and the devices of the instances that are not recorded offline. Resolves with the devices
+   * recorded. A beat asked for while one runs starts once it has ended, so it sees what that one recorded.
+   */
   beat(): Promise<string[]> {
-    const run = (async () => {
-      try {
-        const [beat] = rowsOf<{ silent: boolean | null }>(
-          await this.options.db.execute(sql`
-            with before as (select last_seen from instance_heartbeats where instance_id = ${this.instanceId})
-            insert into instance_heartbeats (instance_id) values (${this.instanceId})
-            on conflict (instance_id) do update set last_seen = now()
-            returning (select coalesce(b.last_seen < now() - make_interval(secs => ${this.deadAfterS}), true) from before b) as silent`),
-        );
-        // Silent long enough for a peer to take it for a crash (the database was out of reach): its devices,
-        // still connected here, may have been recorded offline. They are claimed and recorded online again.
-        if (beat?.silent !== false) await this.rejoin();
-        // A holding not written stays waiting: a device of this instance left unclaimed would be taken for a crash's.
-        await this.flushed();
-        return await this.sweep();
-      } catch (err) {
-        this.options.log.warn({ err }, 'instance heartbeat failed');
-        return [];
-      }
-    })();
-    const done = run.then(() => undefined);
-    this.beating = done;
+    this.beats++;
+    const run = this.beating.then(() => this.beatOnce()).finally(() => this.beats--);
+    this.beating = run;
     return run;
+  }
+
+  private async beatOnce(): Promise<string[]> {
+    try {
+      const [beat] = rowsOf<{ silent: boolean | null }>(
+        await this.options.db.execute(sql`
+          with before as (select last_seen from instance_heartbeats where instance_id = ${this.instanceId})
+          insert into instance_heartbeats (instance_id) values (${this.instanceId})
+          on conflict (instance_id) do update set last_seen = now()
+          returning (select coalesce(b.last_seen < now() - make_interval(secs => ${this.deadAfterS}), true) from before b) as silent`),
+      );
+      // Silent long enough for a peer to take it for a crash (the database was out of reach): its devices,
+      // still connected here, may have been recorded offline. They are claimed and recorded online again.
+      if (beat?.silent !== false) await this.rejoin();
+      // A holding not written stays waiting: a device of this instance left unclaimed would be taken for a crash's.
+      await this.flushed();
+      return await this.sweep();
+    } catch (err) {
+      this.options.log.warn({ err }, 'instance heartbeat failed');
+      return [];
+    }
   }
 
   /** Claims every device this instance's broker holds, and records online any a peer recorded offline. */
