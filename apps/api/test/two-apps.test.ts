@@ -74,6 +74,6 @@ describe('two apps in one process', () => {
     await unlock(strict);
     await vi.waitFor(async () => {
       expect(await strict.database.db.select().from(usedOperationIds).where(eq(usedOperationIds.id, expired))).toEqual([]);
-    });
+    }, { timeout: 10_000 });
   });
 });

@@ -17,8 +17,9 @@ Object.defineProperty(navigator, 'languages', { configurable: true, get: () => [
 Object.defineProperty(navigator, 'language', { configurable: true, get: () => 'en-GB' });
 
 // What a test waits for (findBy…, waitFor) may take a loaded 2-core host more than the default second to
-// render; a hang is still caught by the test's own time-out.
-configure({ asyncUtilTimeout: 5_000 });
+// render: the lock page's Settings card took over 5 s at three times CI's load. A cap for a hang, not a
+// budget; the test's own time-out is twice it.
+configure({ asyncUtilTimeout: 10_000 });
 
 // Pages render as their routes load them: the signed-in pages with their strings.
 beforeAll(() => loadAppPageTexts());

@@ -72,7 +72,7 @@ describe('the bridge between the instances’ brokers', () => {
       // Longer than a notice may be once in base64.
       const large: BridgedMessage = { topic: deviceTopic(deviceId, 'config'), payload: Buffer.alloc(7000, 'a'), retain: true };
       await Promise.all([sender.forward(small), sender.forward(large)]);
-      await vi.waitFor(() => expect(received).toHaveLength(2));
+      await vi.waitFor(() => expect(received).toHaveLength(2), { timeout: 10_000 });
       expect(received).toEqual([small, large]);
       const { rows } = await database.executeSql('select topic from mqtt_bridge_messages where topic = $1', [large.topic]);
       expect(rows).toHaveLength(1);

@@ -316,7 +316,7 @@ describe('operations on a device-backed lock', () => {
       // An answer to no request of this instance's (another instance's, say) comes after it, in order.
       const stranger = randomUUID();
       await publish('result', { requestId: stranger, outcome: 'DONE' });
-      await vi.waitFor(() => expect(forwarded.some((m) => m.includes(stranger))).toBe(true));
+      await vi.waitFor(() => expect(forwarded.some((m) => m.includes(stranger))).toBe(true), { timeout: 10_000 });
       expect(forwarded.filter((m) => m.startsWith(topic('result')) && m.includes(requestId))).toEqual([]);
     } finally {
       bus.bridge(peers as BrokerBridge);

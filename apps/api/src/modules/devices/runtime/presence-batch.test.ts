@@ -67,7 +67,7 @@ describe('presence reported by many devices at once', () => {
         expect(announced.map((delivery) => delivery.eventType), device.deviceId).toEqual(['device.online', 'device.offline']);
         expect(announced[0]!.payload).toMatchObject({ type: 'device.online', data: { applicationId: sandbox.applicationId, lockId: device.lockId, lockName: 'Front Door', deviceId: device.deviceId } });
       }
-      await vi.waitFor(() => expect([...live.values()]).toEqual(devices.map(() => [true, false])));
+      await vi.waitFor(() => expect([...live.values()]).toEqual(devices.map(() => [true, false])), { timeout: 10_000 });
     } finally {
       stop();
       await Promise.all(clients.map((client) => client.endAsync()));
