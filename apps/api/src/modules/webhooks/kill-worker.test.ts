@@ -88,9 +88,10 @@ describe('a worker killed mid-delivery', () => {
       expect(reg.status).toBe(200);
       const auth = { ...json, authorization: `Bearer ${((await reg.json()) as { authToken: string }).authToken}` };
       const created = await fetch(`${a.url}/api/platform/application`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Kill Doors', companyName: 'K Ltd', mailingAddress: '1 Road' }) });
+      expect(created.status, await created.clone().text()).toBe(201);
       const appId = created.headers.get('location')!.split('/').pop()!;
       const hookRes = await fetch(`${a.url}/api/platform/application/${appId}/webhook`, { method: 'POST', headers: auth, body: JSON.stringify({ url: receiver.url, events: ['application.updated'] }) });
-      expect(hookRes.status).toBe(201);
+      expect(hookRes.status, await hookRes.clone().text()).toBe(201);
       const hook = (await hookRes.json()) as WebhookWithSecret;
       expect((await fetch(`${a.url}/api/platform/application/${appId}`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Killed Doors' }) })).status).toBe(204);
 
