@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { and, eq, sql } from 'drizzle-orm';
 import { DEVICE_PRESENCE_SETTLE_S, deviceErrors, deviceTopic } from '@latchkey/contract';
 import { deviceConnections, instanceHeartbeats, lockDevices, webhookDeliveries, webhooks } from '../../../db/schema.js';
@@ -66,6 +66,27 @@ describe('which instance holds a device', () => {
     client.end(true);
     await closed(client);
     expect(await eventually(async () => (await heartbeat().flushed(), (await holder()) === UNCLAIMED))).toBe(true);
+  });
+});
+
+describe('beats', () => {
+  it('run one after another: one asked for while another runs starts when that one has ended', async () => {
+    const beats = heartbeat() as unknown as { beatOnce: () => Promise<string[]> };
+    const beatOnce = beats.beatOnce.bind(beats);
+    let running = 0;
+    let most = 0;
+    const spy = vi.spyOn(beats, 'beatOnce').mockImplementation(() => {
+      running++;
+      most = Math.max(most, running);
+      return beatOnce().finally(() => running--);
+    });
+    try {
+      await Promise.all([heartbeat().beat(), heartbeat().beat(), heartbeat().beat()]);
+      expect(spy).toHaveBeenCalledTimes(3);
+      expect(most).toBe(1);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
 
