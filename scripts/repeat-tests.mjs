@@ -61,7 +61,6 @@ function runOnce(run, project) {
     save();
     return;
   }
-  let failedTests = 0;
   for (const f of fileResults(json, cwd)) {
     const file = `${project} ${f.file}`;
     const entry = tally.get(file) ?? { runs: 0, passedRuns: 0, tests: 0, seconds: [], failures: [] };
@@ -69,12 +68,11 @@ function runOnce(run, project) {
     entry.runs++;
     entry.seconds.push(f.seconds);
     entry.tests = f.tests;
-    failedTests += f.failures.length - (f.didNotLoad ? 1 : 0);
     entry.failures.push(...f.failures.map((x) => ({ run, ...x })));
     if (f.passed) entry.passedRuns++;
   }
-  history.push({ run, project, seconds, passed: json.numPassedTests, failed: failedTests, skipped: json.numPendingTests });
-  console.log(`run ${run}/${runs} ${project}: ${json.numPassedTests} passed, ${failedTests} failed, ${json.numPendingTests} skipped in ${seconds}s (${new Date().toISOString().slice(11, 19)})`);
+  history.push({ run, project, seconds, passed: json.numPassedTests, failed: json.numFailedTests, skipped: json.numPendingTests });
+  console.log(`run ${run}/${runs} ${project}: ${json.numPassedTests} passed, ${json.numFailedTests} failed, ${json.numPendingTests} skipped in ${seconds}s (${new Date().toISOString().slice(11, 19)})`);
   save();
 }
 

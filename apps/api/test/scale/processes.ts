@@ -78,8 +78,8 @@ export async function waitReady(url: string, timeoutMs = 60_000): Promise<void> 
 export async function requestsInFlight(url: string, p: string, body: unknown, count: number): Promise<{ statuses: Promise<number[]> }> {
   const { hostname, port } = new URL(url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: count });
-  const send = (method: string, path: string, payload?: string) => {
-    const req = http.request({ host: hostname, port, method, path, agent, headers: payload ? { 'content-type': 'application/json' } : {} });
+  const send = (method: string, target: string, payload?: string) => {
+    const req = http.request({ host: hostname, port, method, path: target, agent, headers: payload ? { 'content-type': 'application/json' } : {} });
     const status = new Promise<number>((resolve, reject) => {
       req.on('response', (res) => {
         res.resume();
@@ -93,13 +93,15 @@ export async function requestsInFlight(url: string, p: string, body: unknown, co
   };
   await Promise.all(Array.from({ length: count }, () => send('GET', '/api/health').status));
   const posts = Array.from({ length: count }, () => send('POST', `/api${p}`, JSON.stringify(body)));
-  const clientPorts = await Promise.all(posts.map((post) => post.sentFrom));
+  // Held from the start, so a request that fails while this waits fails the wait, not the process later.
+  const statuses = Promise.all(posts.map((post) => post.status)).finally(() => agent.destroy());
+  const failed = statuses.then(() => new Promise<never>(() => {}));
+  const clientPorts = await Promise.race([Promise.all(posts.map((post) => post.sentFrom)), failed]);
   const deadline = Date.now() + 30_000;
   while (!readByServer(Number(port), clientPorts)) {
     if (Date.now() > deadline) throw new Error(`the service at ${url} did not read ${count} requests within 30 s`);
-    await new Promise((r) => setTimeout(r, 5));
+    await Promise.race([new Promise((r) => setTimeout(r, 5)), failed]);
   }
-  const statuses = Promise.all(posts.map((post) => post.status)).finally(() => agent.destroy());
   return { statuses };
 }
 
